@@ -1,0 +1,93 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings every Swift target shares (one place, as swift-log does).
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Flow",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Flow", targets: ["Flow"]),
+        .library(name: "FlowStandardOps", targets: ["FlowStandardOps"]),
+        .library(name: "FlowCluster", targets: ["FlowCluster"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .executable(name: "flow-coordinator", targets: ["flow-coordinator"]),
+        .executable(name: "flow-worker", targets: ["flow-worker"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+    ],
+    targets: [
+        // Transport: libzmq and a thin Swift layer over it. Knows nothing of flows.
+        .systemLibrary(
+            name: "CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], swiftSettings: strictSettings),
+
+        // Flow core: the seed API, the flow tree, the engine, flow files. Knows nothing of sockets.
+        .target(
+            name: "Flow",
+            dependencies: [.product(name: "Yams", package: "Yams")],
+            swiftSettings: strictSettings
+        ),
+        // The stock operations every worker offers (the seed's demo ops, later real ones).
+        .target(name: "FlowStandardOps", dependencies: ["Flow"], swiftSettings: strictSettings),
+
+        // Wire protocol: messages and their binary codec (docs/PROTOCOL.md).
+        .target(name: "FlowWire", dependencies: ["Flow"], swiftSettings: strictSettings),
+
+        // Cluster: coordinator and worker, protocol state machines with a thin ZeroMQ shell.
+        .target(
+            name: "FlowCluster",
+            dependencies: [
+                "Flow", "FlowWire", "ZeroMQ", "FlowStandardOps",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // Executables: option parsing only.
+        .executableTarget(
+            name: "flow-coordinator",
+            dependencies: [
+                "FlowCluster", "Flow",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "flow-worker",
+            dependencies: [
+                "FlowCluster", "Flow", "FlowStandardOps",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(name: "FlowTests", dependencies: ["Flow", "FlowStandardOps"]),
+        // The seed README's code, compiled in Swift 5 language mode (FlowTests compiles it in 6).
+        .testTarget(
+            name: "SeedCompatSwift5Tests",
+            dependencies: ["Flow"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(name: "SeedCompatSwift6Tests", dependencies: ["Flow"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "FlowWireTests", dependencies: ["FlowWire", "Flow"]),
+        .testTarget(
+            name: "FlowClusterTests",
+            dependencies: ["FlowCluster", "Flow", "FlowWire", "ZeroMQ", "flow-coordinator", "flow-worker"]
+        ),
+    ]
+)

@@ -1,0 +1,197 @@
+import Foundation
+
+/// Called with the flow before its first op starts.
+public typealias FlowWillStartBlock = (Flow) -> Void
+/// Called with the flow after it finished (successfully, failed, ended early or cancelled).
+public typealias FlowDidFinishBlock = (Flow) -> Void
+
+/// A blueprint of ops and the data bucket they share: chain `add` calls, then ``start()`` or
+/// ``run()``.
+///
+/// ```swift
+/// Flow()
+///   .setDataBucket(dataBucket: ["images": ["a", "b"]])
+///   .add(operation: SimplePrintOp(message: "hello"))
+///   .addGrouped(operationCreator: UploadSingleImageOp.self,
+///               dispatcher: FlowArrayGroupDispatcher(inputKey: "images", outputKey: "imageURLs"))
+///   .setDidFinishBlock { flow in print(flow.generateSummary()) }
+///   .start()
+/// ```
+///
+/// Where callbacks run: Linux command-line programs have no main run loop, so the will-start
+/// block, the failure handlers and the did-finish block run on the flow's own task (a thread of
+/// Swift's global concurrent pool), one after another, never at the same time. ``run()`` returns
+/// after the did-finish block has returned.
+public final class Flow: @unchecked Sendable {
+    enum Phase { case idle, running, finished }
+
+    let lock = NSLock()
+    var storedBucket: [String: Any] = [:]
+    var storedIsSuccess = true
+    var storedError: (any Error)?
+    var entries: [FlowLogEntry] = []
+    var blueprint = FlowBlueprint()
+    var definitionNodes: [FlowPlanNode]?
+    var willStartBlock: FlowWillStartBlock?
+    var didFinishBlock: FlowDidFinishBlock?
+    var failureHandlers: [(any Error) -> Void] = []
+    var executor: any FlowExecutor = FlowLocalExecutor()
+    var phase = Phase.idle
+    var engineTask: Task<FlowEngine.Outcome, Never>?
+    var cancelRequested = false
+    var finishWaiters: [CheckedContinuation<Void, Never>] = []
+    var storedOutcome: FlowEngine.Outcome?
+
+    /// The flow's name, shown by tools; the flow file's `flow:` for a loaded flow.
+    public let name: String?
+
+    /// Creates an empty flow.
+    public init() {
+        name = nil
+    }
+
+    /// Creates a flow from a flow file's definition; its ops are built by name.
+    ///
+    /// - Parameters:
+    ///   - definition: the flow tree and initial bucket.
+    ///   - registry: builds the named ops when the flow runs in this process.
+    public init(definition: FlowDefinition, registry: FlowOperationRegistry = FlowOperationRegistry()) {
+        name = definition.name
+        storedBucket = definition.bucket.mapValues(\.anyValue)
+        definitionNodes = FlowPlanNode.nodes(from: definition.steps)
+        executor = FlowLocalExecutor(registry: registry)
+    }
+
+    // MARK: State
+
+    /// The shared data bucket.
+    public var dataBucket: [String: Any] {
+        get { lock.withLock { storedBucket } }
+        set { lock.withLock { storedBucket = newValue } }
+    }
+
+    /// Whether every op so far succeeded; `true` before the flow runs and when it ends early at an
+    /// unmatched case.
+    public var isSuccess: Bool {
+        get { lock.withLock { storedIsSuccess } }
+        set { lock.withLock { storedIsSuccess = newValue } }
+    }
+
+    /// The error that stopped the flow: the op's error for `withError`, a ``FlowDataError`` for
+    /// missing or mistyped input, a ``FlowError`` otherwise; `nil` while it succeeds.
+    public var error: (any Error)? {
+        get { lock.withLock { storedError } }
+        set { lock.withLock { storedError = newValue } }
+    }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { lock.withLock { cancelRequested } }
+
+    /// Every summary line so far, in order.
+    public var logEntries: [FlowLogEntry] { lock.withLock { entries } }
+
+    // MARK: Blueprint
+
+    /// Sets the initial data bucket.
+    @discardableResult
+    public func setDataBucket(dataBucket: [String: Any]) -> Flow {
+        self.dataBucket = dataBucket
+        return self
+    }
+
+    /// Sets the block called before the first op.
+    @discardableResult
+    public func setWillStartBlock(block: @escaping FlowWillStartBlock) -> Flow {
+        lock.withLock { willStartBlock = block }
+        return self
+    }
+
+    /// Sets the block called when the flow has finished.
+    @discardableResult
+    public func setDidFinishBlock(block: @escaping FlowDidFinishBlock) -> Flow {
+        lock.withLock { didFinishBlock = block }
+        return self
+    }
+
+    /// Adds a serial op; with a case, opens a case branch that later `add` calls extend.
+    ///
+    /// - Parameters:
+    ///   - operation: the op instance.
+    ///   - flowCase: the condition of a new branch, or `nil` for a plain step.
+    @discardableResult
+    public func add(operation: FlowOperation, flowCase: FlowCase? = nil) -> Flow {
+        lock.withLock { blueprint.add(.operation(.instance(operation), location: nil), flowCase: flowCase) }
+        return self
+    }
+
+    /// Adds a group: one op from `operationCreator` per element of the dispatcher's input array.
+    @discardableResult
+    public func addGrouped(operationCreator: any FlowOperationCreator.Type, dispatcher: FlowGroupDispatcher) -> Flow {
+        let plan = FlowGroupPlan(
+            source: .creator(operationCreator), inputKey: dispatcher.inputKey, outputKey: dispatcher.outputKey,
+            maxConcurrent: dispatcher.maxConcurrentOperationCount, allowFailure: dispatcher.allowFailure, location: nil
+        )
+        lock.withLock { blueprint.add(.group(plan), flowCase: nil) }
+        return self
+    }
+
+    /// Joins all open case branches: the next step runs after whichever branch ran.
+    @discardableResult
+    public func combine() -> Flow {
+        lock.withLock { blueprint.combine() }
+        return self
+    }
+
+    /// Adds a handler called with the error when the flow fails (before the did-finish block).
+    @discardableResult
+    public func onFailure(_ handler: @escaping (any Error) -> Void) -> Flow {
+        lock.withLock { failureHandlers.append(handler) }
+        return self
+    }
+
+    /// Adds a handler called only when the flow fails with an error of type `E`.
+    @discardableResult
+    public func onFailure<E: Error>(_ type: E.Type, _ handler: @escaping (E) -> Void) -> Flow {
+        onFailure { error in
+            if let typed = error as? E { handler(typed) }
+        }
+    }
+
+    /// Runs the ops with another executor, for example a cluster's.
+    @discardableResult
+    public func setExecutor(_ executor: any FlowExecutor) -> Flow {
+        lock.withLock { self.executor = executor }
+        return self
+    }
+
+    // MARK: Log
+
+    /// Adds a line to the summary.
+    public func log(message: String) {
+        log(message, at: Date())
+    }
+
+    func log(_ text: String, at time: Date) {
+        lock.withLock { entries.append(FlowLogEntry(time: time, text: text)) }
+    }
+
+    /// The summary in the seed's format: every line with its time, then `Flow isSuccess:`.
+    public func generateSummary() -> String {
+        let (lines, success) = lock.withLock { (entries, storedIsSuccess) }
+        return FlowSummary.render(entries: lines, isSuccess: success)
+    }
+}
+
+/// One summary line.
+public struct FlowLogEntry: Sendable, Hashable {
+    /// When it happened.
+    public var time: Date
+    /// The text after the time stamp, for example `[SimplePrintOp] WillStart`.
+    public var text: String
+
+    /// Creates a line.
+    public init(time: Date, text: String) {
+        self.time = time
+        self.text = text
+    }
+}

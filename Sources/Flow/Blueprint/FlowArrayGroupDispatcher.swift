@@ -1,0 +1,33 @@
+/// Fans the array at `inputKey` out to one op per element and collects their outputs, in input
+/// order, at `outputKey`.
+///
+/// Each op gets a temporary bucket holding only `[primaryInputParamKey: element]`; its value at
+/// `primaryOutputParamKey` is collected. A failed op's missing output is skipped, so with
+/// `allowFailure` the output can be shorter than the input.
+public class FlowGroupDispatcher: @unchecked Sendable {
+    /// The bucket key of the input array.
+    public let inputKey: String
+    /// The bucket key the outputs are collected at.
+    public let outputKey: String
+    /// At most this many ops run at once.
+    public let maxConcurrentOperationCount: Int
+    /// Whether the flow goes on when some ops fail.
+    public let allowFailure: Bool
+
+    /// Creates a dispatcher.
+    ///
+    /// - Parameters:
+    ///   - inputKey: the bucket key of the input array.
+    ///   - outputKey: the bucket key of the output array.
+    ///   - maxConcurrentOperationCount: at most this many ops run at once (at least 1).
+    ///   - allowFailure: whether the flow goes on when some ops fail.
+    public init(inputKey: String, outputKey: String, maxConcurrentOperationCount: Int = 3, allowFailure: Bool = false) {
+        self.inputKey = inputKey
+        self.outputKey = outputKey
+        self.maxConcurrentOperationCount = max(1, maxConcurrentOperationCount)
+        self.allowFailure = allowFailure
+    }
+}
+
+/// The seed's array dispatcher.
+public final class FlowArrayGroupDispatcher: FlowGroupDispatcher, @unchecked Sendable {}

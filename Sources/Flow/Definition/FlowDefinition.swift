@@ -1,0 +1,147 @@
+import Foundation
+
+/// A flow as data: what a flow file holds, and what the coordinator walks.
+///
+/// A blueprint built in Swift with ``Flow`` and a flow loaded from YAML or JSON with
+/// ``FlowFileLoader`` describe the same tree: serial steps, groups and cases.
+public struct FlowDefinition: Sendable, Hashable {
+    /// The flow's name (`flow:` in a file).
+    public var name: String
+    /// The initial data bucket (`bucket:` in a file).
+    public var bucket: [String: FlowValue]
+    /// The steps, run in order (`steps:` in a file).
+    public var steps: [FlowStep]
+    /// Where the flow was read from, when it came from a file.
+    public var location: FlowSourceLocation?
+
+    /// Creates a flow definition.
+    public init(name: String, bucket: [String: FlowValue] = [:], steps: [FlowStep], location: FlowSourceLocation? = nil) {
+        self.name = name
+        self.bucket = bucket
+        self.steps = steps
+        self.location = location
+    }
+}
+
+/// One node of a flow tree.
+public indirect enum FlowStep: Sendable, Hashable {
+    /// One op run against the flow's data bucket.
+    case operation(FlowOperationStep)
+    /// One op instance per element of an array (``FlowArrayGroupDispatcher``).
+    case group(FlowGroupStep)
+    /// Branches chosen by a bucket value, combined again afterwards (``FlowCase``).
+    case cases(FlowCasesStep)
+
+    /// Where the step was written, when it came from a file.
+    public var location: FlowSourceLocation? {
+        switch self {
+        case .operation(let step): return step.location
+        case .group(let step): return step.location
+        case .cases(let step): return step.location
+        }
+    }
+}
+
+/// A serial step: one op, by registered name, with its parameters (`- op: NAME` / `with:`).
+public struct FlowOperationStep: Sendable, Hashable {
+    /// The registered op name.
+    public var op: String
+    /// The op's parameters (`with:`).
+    public var parameters: [String: FlowValue]
+    /// Where the step was written.
+    public var location: FlowSourceLocation?
+
+    /// Creates a serial step.
+    public init(op: String, parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil) {
+        self.op = op
+        self.parameters = parameters
+        self.location = location
+    }
+}
+
+/// A grouped step: the seed's `FlowArrayGroupDispatcher` as data (`- group:`).
+public struct FlowGroupStep: Sendable, Hashable {
+    /// The registered op name; one instance runs per input element.
+    public var op: String
+    /// The bucket key of the input array (`input:`, the dispatcher's `inputKey`).
+    public var input: String
+    /// The bucket key the outputs are collected at, in input order (`output:`, `outputKey`).
+    public var output: String
+    /// At most this many of the group's ops run at once (`maxConcurrent:`, default 3).
+    public var maxConcurrent: Int
+    /// Whether the flow goes on when some elements fail (`allowFailure:`, default false).
+    public var allowFailure: Bool
+    /// Parameters given to every instance (`with:`).
+    public var parameters: [String: FlowValue]
+    /// Where the step was written.
+    public var location: FlowSourceLocation?
+
+    /// Creates a grouped step.
+    public init(
+        op: String, input: String, output: String, maxConcurrent: Int = 3, allowFailure: Bool = false,
+        parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil
+    ) {
+        self.op = op
+        self.input = input
+        self.output = output
+        self.maxConcurrent = maxConcurrent
+        self.allowFailure = allowFailure
+        self.parameters = parameters
+        self.location = location
+    }
+}
+
+/// Case branches (`- cases:`): the first branch whose key holds its value runs, then the flow goes
+/// on with the next step (the seed's `combine()`).
+public struct FlowCasesStep: Sendable, Hashable {
+    /// The branches, in the order they are tried.
+    public var branches: [FlowCaseBranch]
+    /// Steps run when no branch matches (`default:`). Without them, no match ends the flow early
+    /// and successfully, as in the seed.
+    public var defaultSteps: [FlowStep]?
+    /// Where the step was written.
+    public var location: FlowSourceLocation?
+
+    /// Creates a cases step.
+    public init(branches: [FlowCaseBranch], defaultSteps: [FlowStep]? = nil, location: FlowSourceLocation? = nil) {
+        self.branches = branches
+        self.defaultSteps = defaultSteps
+        self.location = location
+    }
+}
+
+/// One case branch: runs when `bucket[key]` is the string `value`.
+public struct FlowCaseBranch: Sendable, Hashable {
+    /// The bucket key compared.
+    public var key: String
+    /// The string the bucket value must equal.
+    public var value: String
+    /// The branch's steps.
+    public var steps: [FlowStep]
+
+    /// Creates a branch.
+    public init(key: String, value: String, steps: [FlowStep]) {
+        self.key = key
+        self.value = value
+        self.steps = steps
+    }
+}
+
+/// A place in a flow file, for messages in the `FILE:LINE:COLUMN: message` form.
+public struct FlowSourceLocation: Sendable, Hashable, CustomStringConvertible {
+    /// The file's path as given.
+    public var file: String
+    /// 1-based line.
+    public var line: Int
+    /// 1-based column.
+    public var column: Int
+
+    /// Creates a location.
+    public init(file: String, line: Int, column: Int) {
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String { "\(file):\(line):\(column)" }
+}

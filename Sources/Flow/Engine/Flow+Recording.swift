@@ -1,0 +1,68 @@
+import Foundation
+
+extension Flow {
+    /// Writes one op's lines, all together so concurrent ops never interleave within an op:
+    /// WillStart, its log lines (and, for serial ops, its bucket changes), DidFinish.
+    func record(_ result: FlowTaskResult, tag: String?, appliesBucketChanges: Bool) {
+        let label = FlowLabel.make(name: result.operationName, tag: tag, worker: result.worker)
+        lock.withLock {
+            entries.append(FlowLogEntry(time: result.startedAt, text: "\(label) WillStart"))
+            for event in result.events {
+                switch event.kind {
+                case .log(let message):
+                    entries.append(FlowLogEntry(time: event.time, text: "\(label) \(message)"))
+                case .set(let key, let value):
+                    if appliesBucketChanges { applyLocked(key: key, value: value, at: event.time) }
+                }
+            }
+            entries.append(FlowLogEntry(time: result.finishedAt, text: "\(label) DidFinish: \(result.state.summaryText)"))
+        }
+    }
+
+    /// Sets a bucket value and writes the seed's `[DataBucket] add for` / `replace for` line.
+    func applyBucketChange(key: String, value: Any, at time: Date) {
+        lock.withLock { applyLocked(key: key, value: value, at: time) }
+    }
+
+    private func applyLocked(key: String, value: Any, at time: Date) {
+        if let old = storedBucket[key] {
+            entries.append(FlowLogEntry(time: time, text: "[DataBucket] replace for \(key): \(old) -> \(value)"))
+        } else {
+            entries.append(FlowLogEntry(time: time, text: "[DataBucket] add for \(key): \(value)"))
+        }
+        storedBucket[key] = value
+    }
+}
+
+extension FlowTaskResult {
+    /// The error a failed result stands for.
+    var failure: any Error {
+        if let error { return error }
+        switch state {
+        case .withInsufficientInputData(let text): return FlowDataError.insufficientInputData(text)
+        case .withMismatchInputDataType(let text): return FlowDataError.mismatchInputDataType(text)
+        case .withError(let text): return FlowRemoteError(operation: operationName, worker: worker, message: text)
+        case .cancelled: return FlowError.cancelled
+        case .successfully: return FlowRemoteError(operation: operationName, worker: worker, message: "no error")
+        }
+    }
+}
+
+/// An op that failed on another machine: its error's printed form.
+public struct FlowRemoteError: Error, CustomStringConvertible, Sendable {
+    /// The op.
+    public let operation: String
+    /// The worker it ran on.
+    public let worker: String?
+    /// `"\(error)"` on the worker.
+    public let message: String
+
+    /// Creates an error.
+    public init(operation: String, worker: String?, message: String) {
+        self.operation = operation
+        self.worker = worker
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// One op to run: what the engine hands an executor.
+public struct FlowTask: @unchecked Sendable {
+    /// How the op is given.
+    public enum Operation: @unchecked Sendable {
+        /// An op instance built in this process.
+        case instance(FlowOperation)
+        /// A registered op name with its parameters.
+        case named(String, parameters: [String: FlowValue])
+    }
+
+    /// The op.
+    public var operation: Operation
+    /// The bucket it runs against: a copy of the flow's bucket for a serial op, the temporary
+    /// `[primaryInputParamKey: element]` bucket for a group element.
+    public var bucket: [String: Any]
+    /// The short id of a group element (shown as `[Op abcd]`), `nil` for a serial op.
+    public var groupTag: String?
+    /// The element's index in its group, `nil` for a serial op.
+    public var groupIndex: Int?
+    /// The group element; the executor puts it in the op's temporary bucket under the op's
+    /// `primaryInputParamKey` (the op, possibly on a worker, is the one that knows that key).
+    public var groupElement: Any?
+    /// The op's name as the summary shows it.
+    public var operationName: String
+    /// Where the step was written, for error messages.
+    public var location: FlowSourceLocation?
+
+    /// Creates a task.
+    public init(operation: Operation, bucket: [String: Any], groupTag: String? = nil, groupIndex: Int? = nil,
+                groupElement: Any? = nil, operationName: String, location: FlowSourceLocation? = nil) {
+        self.operation = operation
+        self.bucket = bucket
+        self.groupTag = groupTag
+        self.groupIndex = groupIndex
+        self.groupElement = groupElement
+        self.operationName = operationName
+        self.location = location
+    }
+}
+
+/// Runs the ops the engine hands it: in this process (``FlowLocalExecutor``) or on a cluster.
+///
+/// The engine never has more tasks outstanding than a group's `maxConcurrent` (one for serial
+/// ops). An executor must return promptly with ``FlowFinishState/cancelled`` when the calling task
+/// is cancelled.
+public protocol FlowExecutor: Sendable {
+    /// Runs one op and returns what it did.
+    func execute(_ task: FlowTask) async -> FlowTaskResult
+}
+
+/// Runs ops in this process; registered names are built from a registry.
+public struct FlowLocalExecutor: FlowExecutor {
+    /// The registry for ops given by name.
+    public let registry: FlowOperationRegistry
+
+    /// Creates a local executor.
+    public init(registry: FlowOperationRegistry = FlowOperationRegistry()) {
+        self.registry = registry
+    }
+
+    public func execute(_ task: FlowTask) async -> FlowTaskResult {
+        let operation: FlowOperation
+        switch task.operation {
+        case .instance(let instance):
+            operation = instance
+        case .named(let name, let parameters):
+            do {
+                operation = try registry.makeOperation(named: name, parameters: parameters)
+            } catch {
+                var result = FlowTaskResult.failure(error, operationName: task.operationName, bucket: task.bucket)
+                result.groupIndex = task.groupIndex
+                return result
+            }
+        }
+        guard let index = task.groupIndex else {
+            return await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag)
+        }
+        return await FlowOperationRunner.runGroupElement(
+            operation, element: task.groupElement as Any, index: index, groupTag: task.groupTag ?? "")
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The tree the engine walks: a ``FlowDefinition`` or a Swift blueprint, with ops either as
+/// instances or by registered name.
+indirect enum FlowPlanNode: @unchecked Sendable {
+    case operation(FlowOperationReference, location: FlowSourceLocation?)
+    case group(FlowGroupPlan)
+    case cases(branches: [(FlowCase, [FlowPlanNode])], defaultSteps: [FlowPlanNode]?)
+}
+
+/// An op as a blueprint names it.
+enum FlowOperationReference: @unchecked Sendable {
+    /// An instance built in Swift (`add(operation:)`).
+    case instance(FlowOperation)
+    /// A registered op with its parameters (flow files).
+    case named(String, parameters: [String: FlowValue])
+}
+
+/// A grouped step ready to run.
+struct FlowGroupPlan: @unchecked Sendable {
+    enum Source {
+        case creator(any FlowOperationCreator.Type)
+        case named(String, parameters: [String: FlowValue])
+    }
+
+    var source: Source
+    var inputKey: String
+    var outputKey: String
+    var maxConcurrent: Int
+    var allowFailure: Bool
+    var location: FlowSourceLocation?
+}
+
+extension FlowPlanNode {
+    /// Converts a flow definition's steps.
+    static func nodes(from steps: [FlowStep]) -> [FlowPlanNode] {
+        steps.map { step in
+            switch step {
+            case .operation(let op):
+                return .operation(.named(op.op, parameters: op.parameters), location: op.location)
+            case .group(let group):
+                return .group(FlowGroupPlan(
+                    source: .named(group.op, parameters: group.parameters), inputKey: group.input,
+                    outputKey: group.output, maxConcurrent: max(1, group.maxConcurrent),
+                    allowFailure: group.allowFailure, location: group.location
+                ))
+            case .cases(let cases):
+                return .cases(
+                    branches: cases.branches.map { (FlowCase(key: $0.key, value: $0.value), nodes(from: $0.steps)) },
+                    defaultSteps: cases.defaultSteps.map { nodes(from: $0) }
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// What one run of one op produced, wherever it ran.
+public struct FlowTaskResult: @unchecked Sendable {
+    /// The op's name as shown in the summary.
+    public var operationName: String
+    /// How it finished.
+    public var state: FlowFinishState
+    /// The error behind a failure, when it ran in this process (`nil` for a remote op's failure,
+    /// whose text is in ``state``).
+    public var error: (any Error)?
+    /// Log lines and bucket writes, in the order the op made them.
+    public var events: [FlowRecordedEvent]
+    /// The op's bucket when it finished (a group element's output is read from it).
+    public var bucket: [String: Any]
+    /// When the op started, on the machine that ran it.
+    public var startedAt: Date
+    /// When the op finished, on the machine that ran it.
+    public var finishedAt: Date
+    /// The worker that ran the op, `nil` in-process.
+    public var worker: String?
+    /// For a group element: its index in the group.
+    public var groupIndex: Int?
+    /// For a group element: the value it left at its `primaryOutputParamKey`, if any.
+    public var groupOutput: Any?
+
+    /// Creates a result.
+    public init(
+        operationName: String, state: FlowFinishState, error: (any Error)? = nil, events: [FlowRecordedEvent],
+        bucket: [String: Any], startedAt: Date, finishedAt: Date, worker: String? = nil
+    ) {
+        self.operationName = operationName
+        self.state = state
+        self.error = error
+        self.events = events
+        self.bucket = bucket
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.worker = worker
+    }
+
+    /// A result for an op that could not be run at all.
+    public static func failure(_ error: any Error, operationName: String, bucket: [String: Any] = [:], worker: String? = nil) -> FlowTaskResult {
+        let now = Date()
+        return FlowTaskResult(
+            operationName: operationName, state: .withError(String(describing: error)), error: error, events: [],
+            bucket: bucket, startedAt: now, finishedAt: now, worker: worker
+        )
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// An op written with async/await: override ``run()``; returning is success, throwing is failure.
+///
+/// ```swift
+/// final class FetchOp: FlowAsyncOperation, @unchecked Sendable {
+///     override func run() async throws {
+///         let url: String = try value("url")
+///         set("body", try await fetch(url))
+///     }
+/// }
+/// ```
+///
+/// A missing or mistyped ``value(_:as:)`` read throws ``FlowDataError`` and finishes the op with
+/// the seed's `withInsufficientInputData` / `withMismatchInputDataType` state. Cancelling the flow
+/// cancels the task running ``run()``.
+open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
+    private var runningTask: Task<Void, Never>?
+
+    /// Creates the op.
+    public override init() {}
+
+    /// The op's logic: override it.
+    open func run() async throws {}
+
+    /// Reads a bucket value.
+    ///
+    /// - Throws: ``FlowDataError`` when the key is missing or holds another type.
+    public func value<T>(_ key: String, as type: T.Type = T.self) throws -> T {
+        let stored: Any? = lock.withLock { context?.bucket[key] }
+        guard let stored else { throw FlowDataError.insufficientInputData(FlowDataError.missingMessage(key: key)) }
+        guard let typed = stored as? T else {
+            throw FlowDataError.mismatchInputDataType(FlowDataError.mismatchMessage(key: key, value: stored, expected: T.self))
+        }
+        return typed
+    }
+
+    /// Reads a bucket value that may be absent.
+    ///
+    /// - Throws: ``FlowDataError`` when the key holds another type.
+    public func optionalValue<T>(_ key: String, as type: T.Type = T.self) throws -> T? {
+        let stored: Any? = lock.withLock { context?.bucket[key] }
+        guard let stored else { return nil }
+        guard let typed = stored as? T else {
+            throw FlowDataError.mismatchInputDataType(FlowDataError.mismatchMessage(key: key, value: stored, expected: T.self))
+        }
+        return typed
+    }
+
+    /// Writes a bucket value (same as ``FlowOperation/setData(name:value:)``).
+    public func set(_ key: String, _ value: Any) {
+        setData(name: key, value: value)
+    }
+
+    public final override func mainLogic() {
+        startWithAsynchronous()
+        let task = Task {
+            do {
+                try await self.run()
+                self.finishSuccessfully()
+            } catch FlowDataError.insufficientInputData(let message) {
+                self.finish(.withInsufficientInputData(message))
+            } catch FlowDataError.mismatchInputDataType(let message) {
+                self.finish(.withMismatchInputDataType(message))
+            } catch {
+                self.finishWithError(error: error)
+            }
+        }
+        lock.withLock { runningTask = task }
+        if isCancelled { task.cancel() }
+    }
+
+    open override func didCancel() {
+        let task = lock.withLock { runningTask }
+        task?.cancel()
+        super.didCancel()
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+extension FlowOperation {
+    /// Ends the op once; later calls are ignored, as are calls on an op that is not running.
+    func finish(_ type: FlowOperationStateFinishType) {
+        let state: FlowFinishState
+        let error: (any Error)?
+        switch type {
+        case .successfully: (state, error) = (.successfully, nil)
+        case .withError(let failure): (state, error) = (.withError(String(describing: failure)), failure)
+        case .withInsufficientInputData(let text):
+            (state, error) = (.withInsufficientInputData(text), FlowDataError.insufficientInputData(text))
+        case .withMismatchInputDataType(let text):
+            (state, error) = (.withMismatchInputDataType(text), FlowDataError.mismatchInputDataType(text))
+        }
+        complete(state: state, error: error, seedState: .finished(type))
+    }
+
+    func complete(state: FlowFinishState, error: (any Error)?, seedState: FlowOperationState) {
+        let callback: ((FlowFinishState, (any Error)?) -> Void)? = lock.withLock {
+            guard let context, !context.isFinished else { return nil }
+            context.isFinished = true
+            storedState = seedState
+            defer { context.onFinish = nil }
+            return context.onFinish
+        }
+        callback?(state, error)
+    }
+
+    /// Marks the op cancelled, lets it react, and ends its run as cancelled.
+    func cancelRun() {
+        let first = lock.withLock {
+            defer { cancelled = true }
+            return !cancelled
+        }
+        guard first else { return }
+        didCancel()
+        complete(state: .cancelled, error: CancellationError(), seedState: .finished(.withError(CancellationError())))
+    }
+}
+
+/// Runs single ops in this process: the engine's local executor and the worker both use it.
+public enum FlowOperationRunner {
+    /// Runs one op against a bucket and returns what it did.
+    ///
+    /// ``FlowOperation/mainLogic()`` runs on a Dispatch global queue thread. Cancelling the calling
+    /// task cancels the op (``FlowOperation/isCancelled`` turns true) and returns at once with
+    /// ``FlowFinishState/cancelled``.
+    ///
+    /// - Parameters:
+    ///   - operation: a fresh op instance.
+    ///   - bucket: the data bucket it reads and writes: a copy of the flow's bucket for a serial op,
+    ///     `[primaryInputParamKey: element]` for a group element.
+    ///   - groupTag: the short id shown in a group element's tag, `nil` for a serial op.
+    /// - Returns: the finish state, the events in order, and the bucket as the op left it.
+    public static func run(_ operation: FlowOperation, bucket: [String: Any], groupTag: String?) async -> FlowTaskResult {
+        let context = FlowOperationContext(bucket: bucket, groupTag: groupTag)
+        let outcome: (FlowFinishState, (any Error)?) = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<(FlowFinishState, (any Error)?), Never>) in
+                let alreadyCancelled = operation.lock.withLock {
+                    operation.context = context
+                    context.onFinish = { state, error in continuation.resume(returning: (state, error)) }
+                    return operation.cancelled
+                }
+                if alreadyCancelled || Task.isCancelled {
+                    operation.complete(state: .cancelled, error: CancellationError(), seedState: .finished(.withError(CancellationError())))
+                    return
+                }
+                DispatchQueue.global().async {
+                    operation.mainLogic()
+                    let unfinished = operation.lock.withLock { !context.isFinished && !context.isAsynchronous }
+                    if unfinished {
+                        let error = FlowError.operationDidNotFinish(operation: operation.operationName)
+                        operation.complete(state: .withError(String(describing: error)), error: error,
+                                           seedState: .finished(.withError(error)))
+                    }
+                }
+            }
+        } onCancel: {
+            operation.cancelRun()
+        }
+        let (events, finalBucket) = operation.lock.withLock { (context.events, context.bucket) }
+        return FlowTaskResult(
+            operationName: operation.operationName, state: outcome.0, error: outcome.1, events: events,
+            bucket: finalBucket, startedAt: context.startedAt, finishedAt: Date(), worker: nil
+        )
+    }
+
+    /// Runs one group element: the op gets `[primaryInputParamKey: element]` as its bucket, and
+    /// the result carries the value it left at `primaryOutputParamKey`.
+    ///
+    /// - Parameters:
+    ///   - operation: a fresh op instance.
+    ///   - element: the array element.
+    ///   - index: the element's index, returned in the result.
+    ///   - groupTag: the short id shown in the op's tag.
+    public static func runGroupElement(_ operation: FlowOperation, element: Any, index: Int, groupTag: String) async -> FlowTaskResult {
+        var result = await run(operation, bucket: [operation.primaryInputParamKey: element], groupTag: groupTag)
+        result.groupIndex = index
+        result.groupOutput = result.bucket[operation.primaryOutputParamKey]
+        return result
+    }
+}

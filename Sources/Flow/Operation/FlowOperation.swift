@@ -1,0 +1,152 @@
+import Foundation
+
+/// How an op finished, with the error itself: the seed's finish type.
+public enum FlowOperationStateFinishType: @unchecked Sendable {
+    case successfully
+    case withError(any Error)
+    case withInsufficientInputData(String)
+    case withMismatchInputDataType(String)
+}
+
+/// The state of an op, as in the seed.
+public enum FlowOperationState: @unchecked Sendable {
+    case idle
+    case executing
+    case finished(FlowOperationStateFinishType)
+}
+
+/// Makes an op usable inside a group: the dispatcher creates one instance per array element.
+public protocol FlowOperationCreator {
+    /// Creates a fresh op.
+    static func create() -> FlowOperation
+}
+
+/// One reusable unit of work that reads and writes a data bucket: subclass it and override
+/// ``mainLogic()``.
+///
+/// A synchronous op calls ``finishSuccessfully()`` or ``finishWithError(error:)`` before
+/// ``mainLogic()`` returns. An asynchronous op starts its work, calls ``startWithAsynchronous()``
+/// at the end of ``mainLogic()``, and finishes later from any thread. An op that returns from
+/// ``mainLogic()`` without doing either is reported as failed (the seed would wait forever).
+///
+/// ``mainLogic()`` runs on a Dispatch global queue thread, never on the main thread, so blocking
+/// work there does not stall Swift concurrency's cooperative pool.
+///
+/// The class is `@unchecked Sendable` so that ops written as in the seed (capturing `self` in a
+/// `DispatchQueue.global().asyncAfter` callback) compile in Swift 6 mode; its own state is guarded by
+/// a lock.
+open class FlowOperation: @unchecked Sendable {
+    /// A unique id for this instance.
+    public final let identifier = UUID().uuidString
+    /// A display name; the type's name when `nil`.
+    public var name: String?
+
+    let lock = NSLock()
+    var context: FlowOperationContext?
+    var storedState = FlowOperationState.idle
+    var cancelled = false
+
+    /// Creates an op.
+    public init() {}
+
+    /// The key under which a group puts this op's input element.
+    open var primaryInputParamKey: String { "" }
+    /// The key from which a group collects this op's output.
+    open var primaryOutputParamKey: String { "" }
+
+    /// The op's logic: override it.
+    open func mainLogic() {}
+
+    /// The op's current state.
+    public var state: FlowOperationState {
+        lock.withLock { storedState }
+    }
+
+    /// Whether the flow was cancelled while this op ran; a long op should check it and finish.
+    public var isCancelled: Bool {
+        lock.withLock { cancelled }
+    }
+
+    /// The op's tag in the summary: `[TypeName]`, or `[TypeName abcd]` inside a group.
+    public var displayName: String {
+        let tag = lock.withLock { context?.groupTag }
+        return FlowLabel.make(name: operationName, tag: tag, worker: nil)
+    }
+
+    /// The name shown in the summary and used to find the op in a registry.
+    public var operationName: String {
+        name ?? String(describing: type(of: self))
+    }
+
+    /// Marks the op as asynchronous: call it at the end of ``mainLogic()`` after starting async work.
+    public func startWithAsynchronous() {
+        lock.withLock {
+            if case .idle = storedState { storedState = .executing }
+            context?.isAsynchronous = true
+        }
+    }
+
+    /// Finishes the op successfully.
+    public func finishSuccessfully() {
+        finish(.successfully)
+    }
+
+    /// Finishes the op with an error; the flow stops (or, in a group that allows failure, goes on).
+    ///
+    /// - Parameter error: the error, printed in the summary as `DidFinish: withError: <error>`.
+    public func finishWithError(error: any Error) {
+        finish(.withError(error))
+    }
+
+    /// Reads a value from the op's data bucket.
+    ///
+    /// A missing key finishes the op `withInsufficientInputData`, a value of another type
+    /// `withMismatchInputDataType`, both with the seed's messages; with `isOptional` both just
+    /// return `nil`.
+    ///
+    /// - Parameters:
+    ///   - name: the bucket key.
+    ///   - isOptional: whether a missing or mistyped value is acceptable.
+    /// - Returns: the value, or `nil`.
+    public func getData<T>(name: String, isOptional: Bool = false) -> T? {
+        let value: Any? = lock.withLock { context?.bucket[name] }
+        if let value, let typed = value as? T {
+            return typed
+        }
+        if !isOptional {
+            if let value {
+                finish(.withMismatchInputDataType(FlowDataError.mismatchMessage(key: name, value: value, expected: T.self)))
+            } else {
+                finish(.withInsufficientInputData(FlowDataError.missingMessage(key: name)))
+            }
+        }
+        return nil
+    }
+
+    /// Writes a value to the op's data bucket (a group element's temporary bucket inside a group).
+    ///
+    /// - Parameters:
+    ///   - name: the bucket key.
+    ///   - value: the value; to cross to a worker it must be a ``FlowValue``-convertible type.
+    public func setData(name: String, value: Any) {
+        lock.withLock {
+            guard let context, !context.isFinished else { return }
+            context.bucket[name] = value
+            context.events.append(FlowRecordedEvent(time: Date(), kind: .set(key: name, value: value)))
+        }
+    }
+
+    /// Records a line in the flow's summary, tagged with this op's name.
+    ///
+    /// - Parameter message: the line.
+    public func log(message: String) {
+        lock.withLock {
+            guard let context, !context.isFinished else { return }
+            context.events.append(FlowRecordedEvent(time: Date(), kind: .log(message)))
+        }
+    }
+
+    /// Called once when the flow is cancelled while this op runs. Subclasses that run their own
+    /// tasks cancel them here; call `super`.
+    open func didCancel() {}
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Maps op names, as flow files and the wire protocol use them, to factories that build the op
+/// from its parameters.
+public struct FlowOperationRegistry: Sendable {
+    /// One registered op.
+    public struct Entry: Sendable {
+        /// The name used in flow files (`op: NAME`).
+        public let name: String
+        /// The key a group puts each element under.
+        public let primaryInputParamKey: String
+        /// The key a group collects each output from.
+        public let primaryOutputParamKey: String
+        /// One line for `flow-worker --list-ops`.
+        public let summary: String
+        /// Builds a fresh op from its parameters (`with:`).
+        public let make: @Sendable (FlowParameters) throws -> FlowOperation
+    }
+
+    private var entries: [String: Entry] = [:]
+
+    /// Creates an empty registry.
+    public init() {}
+
+    /// Registers an op under a name.
+    ///
+    /// - Parameters:
+    ///   - name: the name flow files use.
+    ///   - summary: one line describing the op and its parameters.
+    ///   - primaryInputParamKey: the op's group input key; read from an op built with no
+    ///     parameters when `nil`.
+    ///   - primaryOutputParamKey: the op's group output key; likewise.
+    ///   - make: builds the op; throws ``FlowParameterError`` for bad parameters.
+    public mutating func register(
+        _ name: String, summary: String = "", primaryInputParamKey: String? = nil, primaryOutputParamKey: String? = nil,
+        make: @escaping @Sendable (FlowParameters) throws -> FlowOperation
+    ) {
+        let probe = (primaryInputParamKey == nil || primaryOutputParamKey == nil)
+            ? try? make(FlowParameters([:], operation: name)) : nil
+        entries[name] = Entry(
+            name: name,
+            primaryInputParamKey: primaryInputParamKey ?? probe?.primaryInputParamKey ?? "",
+            primaryOutputParamKey: primaryOutputParamKey ?? probe?.primaryOutputParamKey ?? "",
+            summary: summary, make: make
+        )
+    }
+
+    /// Registers a seed-style group op that takes no parameters, under its type name (or `name`).
+    ///
+    /// - Parameters:
+    ///   - type: an op type conforming to ``FlowOperationCreator``.
+    ///   - name: the registered name; the type's name when `nil`.
+    ///   - summary: one line describing the op.
+    public mutating func register<Op: FlowOperation & FlowOperationCreator>(_ type: Op.Type, name: String? = nil, summary: String = "") {
+        register(name ?? String(describing: type), summary: summary) { _ in type.create() }
+    }
+
+    /// Adds every entry of another registry, replacing same-named ones.
+    public mutating func merge(_ other: FlowOperationRegistry) {
+        entries.merge(other.entries) { _, new in new }
+    }
+
+    /// The registered names, sorted.
+    public var names: [String] { entries.keys.sorted() }
+
+    /// Whether an op is registered under `name`.
+    public func contains(_ name: String) -> Bool { entries[name] != nil }
+
+    /// The entry registered under `name`.
+    public func entry(named name: String) -> Entry? { entries[name] }
+
+    /// Builds an op.
+    ///
+    /// - Throws: ``FlowError/unknownOperation(_:)`` for an unknown name, or the factory's
+    ///   ``FlowParameterError``.
+    public func makeOperation(named name: String, parameters: [String: FlowValue]) throws -> FlowOperation {
+        guard let entry = entries[name] else { throw FlowError.unknownOperation(name) }
+        let operation = try entry.make(FlowParameters(parameters, operation: name))
+        if operation.name == nil, String(describing: type(of: operation)) != name { operation.name = name }
+        return operation
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// A bucket value that can cross a process boundary: the closed set of types the wire protocol and
+/// flow files carry.
+///
+/// Inside one process a data bucket holds `Any`, as in the seed. Values leave the process as
+/// `FlowValue` (``init(any:)``) and come back as plain Swift values (``anyValue``), so an op reads
+/// `String`, `Int`, `Double`, `Bool`, `Data`, `Date`, `[Any]` and `[String: Any]` whichever side of
+/// the wire it runs on.
+public enum FlowValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case bytes(Data)
+    case date(Date)
+    case array([FlowValue])
+    case map([String: FlowValue])
+}
+
+extension FlowValue {
+    /// Converts an in-process bucket value into a serialisable one.
+    ///
+    /// - Parameter any: a value as an op stored it in a data bucket.
+    /// - Returns: `nil` when the value (or a value inside it) has no serialisable form, for example
+    ///   a class instance of the user's own.
+    public init?(any: Any) {
+        switch any {
+        case let value as FlowValue: self = value
+        case let value as String: self = .string(value)
+        case let value as Substring: self = .string(String(value))
+        case let value as Bool: self = .bool(value)
+        case let value as Int: self = .integer(Int64(value))
+        case let value as Int64: self = .integer(value)
+        case let value as Int32: self = .integer(Int64(value))
+        case let value as UInt32: self = .integer(Int64(value))
+        case let value as UInt8: self = .integer(Int64(value))
+        case let value as Double: self = .double(value)
+        case let value as Float: self = .double(Double(value))
+        case let value as Data: self = .bytes(value)
+        case let value as Date: self = .date(value)
+        case let value as URL: self = .string(value.absoluteString)
+        case is NSNull: self = .null
+        case let value as [Any]:
+            var items: [FlowValue] = []
+            items.reserveCapacity(value.count)
+            for element in value {
+                guard let item = FlowValue(any: element) else { return nil }
+                items.append(item)
+            }
+            self = .array(items)
+        case let value as [String: Any]:
+            var items: [String: FlowValue] = [:]
+            for (key, element) in value {
+                guard let item = FlowValue(any: element) else { return nil }
+                items[key] = item
+            }
+            self = .map(items)
+        default:
+            // Optionals arrive boxed in `Any`; `nil` is `.null`, a wrapped value is unwrapped.
+            let mirror = Mirror(reflecting: any)
+            guard mirror.displayStyle == .optional else { return nil }
+            guard let wrapped = mirror.children.first?.value else {
+                self = .null
+                return
+            }
+            self.init(any: wrapped)
+        }
+    }
+
+    /// The plain Swift value an op reads from its bucket: `String`, `Int`, `Double`, `Bool`, `Data`,
+    /// `Date`, `[Any]`, `[String: Any]`, or `NSNull` for ``null``.
+    public var anyValue: Any {
+        switch self {
+        case .null: return NSNull()
+        case .bool(let value): return value
+        case .integer(let value): return Int(value)
+        case .double(let value): return value
+        case .string(let value): return value
+        case .bytes(let value): return value
+        case .date(let value): return value
+        case .array(let values): return values.map(\.anyValue)
+        case .map(let values): return values.mapValues(\.anyValue)
+        }
+    }
+
+    /// A name for the value's type, for error messages.
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "bool"
+        case .integer: return "integer"
+        case .double: return "double"
+        case .string: return "string"
+        case .bytes: return "bytes"
+        case .date: return "date"
+        case .array: return "array"
+        case .map: return "map"
+        }
+    }
+
+    /// The string inside a ``string`` value, `nil` otherwise.
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    /// The integer inside an ``integer`` value, `nil` otherwise.
+    public var integerValue: Int? {
+        if case .integer(let value) = self { return Int(value) }
+        return nil
+    }
+
+    /// The Boolean inside a ``bool`` value, `nil` otherwise.
+    public var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    /// The number inside an ``integer`` or ``double`` value, `nil` otherwise.
+    public var doubleValue: Double? {
+        switch self {
+        case .double(let value): return value
+        case .integer(let value): return Double(value)
+        default: return nil
+        }
+    }
+}
+
+extension FlowValue: CustomStringConvertible {
+    /// The value printed as the seed prints a bucket value: `"\(value)"` of the plain Swift value.
+    public var description: String { String(describing: anyValue) }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    /// Converts a whole bucket for the wire.
+    ///
+    /// - Returns: the serialisable bucket, or the first key whose value cannot be serialised.
+    public func flowValues() -> Result<[String: FlowValue], FlowValueConversionError> {
+        var result: [String: FlowValue] = [:]
+        for (key, value) in self {
+            guard let converted = FlowValue(any: value) else {
+                return .failure(FlowValueConversionError(key: key, typeName: String(describing: type(of: value))))
+            }
+            result[key] = converted
+        }
+        return .success(result)
+    }
+}
+
+/// A bucket value that has no serialisable form and so cannot be sent to another process.
+public struct FlowValueConversionError: Error, CustomStringConvertible, Sendable {
+    /// The bucket key holding the value.
+    public let key: String
+    /// The Swift type of the value.
+    public let typeName: String
+
+    public var description: String {
+        "<\(key)> holds a value of type <\(typeName)>, which cannot be sent to a worker: use a string, number, bool, bytes, date, array or map"
+    }
+}

@@ -1,0 +1,17 @@
+import Flow
+
+/// The seed's demo op: logs its message. Parameters: `message` (string).
+public final class SimplePrintOp: FlowOperation, @unchecked Sendable {
+    /// The line it logs.
+    public let message: String
+
+    /// Creates the op.
+    public init(message: String) {
+        self.message = message
+    }
+
+    public override func mainLogic() {
+        log(message: message)
+        finishSuccessfully()
+    }
+}

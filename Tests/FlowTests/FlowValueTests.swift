@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+import Flow
+
+@Suite struct FlowValueTests {
+    @Test func plainValuesConvertBothWays() throws {
+        let date = Date(timeIntervalSince1970: 1_700_000_000.25)
+        let bucket: [String: Any] = [
+            "s": "text", "i": 3, "d": 1.5, "b": true, "data": Data([1, 2]), "date": date,
+            "list": ["a", 1, [true]], "map": ["k": ["v": 2]], "null": NSNull(),
+        ]
+        let values = try bucket.flowValues().get()
+        #expect(values["list"] == .array([.string("a"), .integer(1), .array([.bool(true)])]))
+        #expect(values["map"] == .map(["k": .map(["v": .integer(2)])]))
+        let back = values.mapValues(\.anyValue)
+        #expect(back["i"] as? Int == 3)
+        #expect(back["d"] as? Double == 1.5)
+        #expect(back["date"] as? Date == date)
+        #expect((back["list"] as? [Any])?.count == 3)
+        #expect(back["null"] is NSNull)
+    }
+
+    @Test func valuesPrintAsTheSeedPrintsThem() {
+        let value = FlowValue(any: ["url_of_a", "url_of_b"])
+        #expect(value?.description == #"["url_of_a", "url_of_b"]"#)
+        #expect(FlowValue.integer(7).description == "7")
+        #expect(FlowValue.string("plain").description == "plain")
+    }
+
+    @Test func aUserTypeHasNoWireFormAndIsNamed() {
+        struct Custom {}
+        let result = (["x": Custom()] as [String: Any]).flowValues()
+        guard case .failure(let error) = result else {
+            Issue.record("a custom type converted")
+            return
+        }
+        #expect(error.key == "x")
+        #expect(error.description.contains("Custom"))
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import Flow
+
+@Suite struct GroupTests {
+    @Test(arguments: [1, 2, 3, 5])
+    func neverRunsMoreThanMaxConcurrentOpsAtOnce(limit: Int) async {
+        let probe = ConcurrencyProbe()
+        let items = (0..<12).map { "i\($0)" }
+        let flow = groupFlow(items: items, registry: probeRegistry(probe), maxConcurrent: limit)
+        await flow.run()
+        #expect(flow.isSuccess)
+        #expect(probe.peak == limit)
+    }
+
+    @Test func outputsKeepInputOrderWhenLaterElementsFinishFirst() async {
+        let probe = ConcurrencyProbe()
+        let registry = probeRegistry(probe) { item in item == "a" ? 200 : item == "b" ? 100 : 5 }
+        let flow = groupFlow(items: ["a", "b", "c", "d"], registry: registry, maxConcurrent: 4)
+        await flow.run()
+        #expect(flow.dataBucket["results"] as? [String] == ["out_a", "out_b", "out_c", "out_d"])
+    }
+
+    @Test func eachOpSeesOnlyItsTemporaryBucket() async {
+        let seen = ConcurrencyProbe()
+        var registry = FlowOperationRegistry()
+        registry.register("PeekOp", primaryInputParamKey: "x", primaryOutputParamKey: "y") { _ in
+            FlowClosureOperation(name: "PeekOp", primaryInputParamKey: "x", primaryOutputParamKey: "y") { op in
+                let secret: String? = try op.optionalValue("secret")
+                seen.enter(secret ?? "none")
+                seen.leave()
+                op.set("y", try op.value("x", as: Int.self) * 10)
+            }
+        }
+        let flow = Flow(definition: FlowDefinition(name: "t", steps: [
+            .group(FlowGroupStep(op: "PeekOp", input: "xs", output: "ys")),
+        ]), registry: registry).setDataBucket(dataBucket: ["xs": [1, 2, 3], "secret": "s3cr3t"])
+        await flow.run()
+        #expect(seen.startedNames == ["none", "none", "none"])
+        #expect(flow.dataBucket["ys"] as? [Int] == [10, 20, 30])
+    }
+
+    @Test func allowFailureSkipsFailedOutputsAndSucceeds() async {
+        let probe = ConcurrencyProbe()
+        let flow = groupFlow(items: ["a", "fail1", "c", "fail2"], registry: probeRegistry(probe), allowFailure: true)
+        await flow.run()
+        #expect(flow.isSuccess)
+        #expect(flow.dataBucket["results"] as? [String] == ["out_a", "out_c"])
+        let lines = masked(flow)
+        #expect(lines.contains("[EchoOp ####] DidFinish: withError: failed on fail1"))
+        #expect(lines.contains("[FlowArrayGroupDispatcher] all finished. output size: 2"))
+    }
+
+    @Test func firstFailureStopsTheGroupWhenFailureIsNotAllowed() async {
+        let probe = ConcurrencyProbe()
+        let items = ["fail0"] + (1..<20).map { "i\($0)" }
+        let flow = groupFlow(items: items, registry: probeRegistry(probe) { $0 == "fail0" ? 1 : 100 }, maxConcurrent: 2)
+        await flow.run()
+        #expect(!flow.isSuccess)
+        #expect(flow.dataBucket["results"] == nil)
+        let lines = masked(flow)
+        #expect(lines.contains("[Group] not allow failure in group. stop immediately."))
+        #expect(!lines.contains { $0.contains("all finished") })
+        // The first failure cancels the rest: only the ops already running had started.
+        #expect(probe.startedNames.count == 2)
+        #expect((flow.error as? TestFailure)?.item == "fail0")
+    }
+
+    @Test(arguments: [
+        (["other": 1] as [String: any Sendable], "missing"),
+        (["items": [] as [String]], "empty"),
+        (["items": "not an array"], "not an array"),
+    ])
+    func groupWithoutInputFailsWithTheSeedMessage(bucket: [String: any Sendable], _ label: String) async {
+        let flow = groupFlow(items: [], registry: probeRegistry(ConcurrencyProbe())).setDataBucket(dataBucket: bucket)
+        await flow.run()
+        #expect(!flow.isSuccess, "\(label)")
+        #expect(flow.error == nil)
+        let lines = masked(flow)
+        #expect(lines.contains("[FlowArrayGroupDispatcher] group created: 0"))
+        #expect(lines.contains("[Group] no operation to run for group; please make sure the input data: <items> is not empty"))
+    }
+
+    @Test func groupOpsAreTaggedWithAShortId() async {
+        let flow = groupFlow(items: ["a"], registry: probeRegistry(ConcurrencyProbe()))
+        await flow.run()
+        let willStart = flow.logEntries.map(\.text).first { $0.hasSuffix("WillStart") } ?? ""
+        #expect(willStart.wholeMatch(of: #/\[EchoOp [0-9a-f]{4}\] WillStart/#) != nil)
+    }
+}

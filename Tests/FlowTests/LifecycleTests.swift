@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import Flow
+
+final class ForgetfulOp: FlowOperation, @unchecked Sendable {
+    override func mainLogic() {}
+}
+
+/// Runs until cancelled (or 10 s), then finishes; records whether it saw the cancellation.
+final class LongOp: FlowOperation, @unchecked Sendable {
+    private let seen = NSLock()
+    private var sawCancellation = false
+    var observedCancellation: Bool { seen.withLock { sawCancellation } }
+    let started = DispatchSemaphore(value: 0)
+
+    override func mainLogic() {
+        started.signal()
+        let deadline = Date().addingTimeInterval(10)
+        while !isCancelled && Date() < deadline { usleep(1_000) }
+        seen.withLock { sawCancellation = isCancelled }
+        finishSuccessfully()
+    }
+}
+
+@Suite struct LifecycleTests {
+    @Test func blocksRunBeforeAndAfterAndRunWaitsForTheDidFinishBlock() async {
+        let order = ConcurrencyProbe()
+        let flow = Flow().setDataBucket(dataBucket: ["k": "v"])
+            .add(operation: FlowClosureOperation(name: "Op") { _ in order.enter("op") })
+            .setWillStartBlock { flow in order.enter("willStart:\(flow.dataBucket["k"] as? String ?? "")") }
+            .setDidFinishBlock { flow in order.enter("didFinish:\(flow.isSuccess)") }
+        await flow.run()
+        #expect(order.startedNames == ["willStart:v", "op", "didFinish:true"])
+    }
+
+    @Test func anOpThatReturnsWithoutFinishingFailsInsteadOfHanging() async {
+        let flow = Flow().add(operation: ForgetfulOp()).add(operation: NoteOp("never"))
+        await flow.run()
+        #expect(!flow.isSuccess)
+        #expect(notes(flow).isEmpty)
+        #expect(masked(flow).contains { $0.hasPrefix("[ForgetfulOp] DidFinish: withError: ForgetfulOp.mainLogic() returned without finishing") })
+    }
+
+    @Test func cancelStopsTheFlowAndTheRunningOpSeesIt() async {
+        let long = LongOp()
+        let flow = Flow().add(operation: long).add(operation: NoteOp("never"))
+        let run = Task { await flow.run() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { long.started.wait(); continuation.resume() }
+        }
+        flow.cancel()
+        await run.value
+        #expect(!flow.isSuccess)
+        #expect(flow.isCancelled)
+        #expect(notes(flow).isEmpty)
+        let lines = masked(flow)
+        #expect(lines.contains("[LongOp] DidFinish: cancelled"))
+        #expect(lines.contains("[Flow] cancelled"))
+        #expect(flow.error as? FlowError == .cancelled)
+        for _ in 0..<200 where !long.observedCancellation { try? await Task.sleep(for: .milliseconds(10)) }
+        #expect(long.observedCancellation)
+    }
+
+    @Test func cancellingAnAsyncOpCancelsItsTask() async {
+        let flow = Flow().add(operation: FlowClosureOperation(name: "SleepyOp") { _ in
+            try await Task.sleep(for: .seconds(30))
+        })
+        let run = Task { await flow.run() }
+        try? await Task.sleep(for: .milliseconds(100))
+        let started = Date()
+        flow.cancel()
+        await run.value
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(masked(flow).contains("[Flow] cancelled"))
+    }
+
+    @Test func failureHandlersRunAndAreFilteredByErrorType() async {
+        struct Expired: Error {}
+        let calls = ConcurrencyProbe()
+        let flow = Flow()
+            .add(operation: FlowClosureOperation(name: "FailOp") { _ in throw TestFailure(item: "x") })
+            .onFailure { error in calls.enter("any:\(error)") }
+            .onFailure(TestFailure.self) { error in calls.enter("typed:\(error.item)") }
+            .onFailure(Expired.self) { _ in calls.enter("expired") }
+            .setDidFinishBlock { _ in calls.enter("didFinish") }
+        await flow.run()
+        #expect(calls.startedNames == ["any:failed on x", "typed:x", "didFinish"])
+        #expect((flow.error as? TestFailure)?.item == "x")
+    }
+
+    @Test func asyncOpsMapMissingAndMistypedValuesToTheSeedStates() async {
+        let flow = Flow().setDataBucket(dataBucket: ["n": "x"])
+            .add(operation: FlowClosureOperation(name: "TypedOp") { op in _ = try op.value("n", as: Int.self) })
+        await flow.run()
+        #expect(masked(flow).contains(
+            "[TypedOp] DidFinish: withMismatchInputDataType: <n> in data bucket is <x> with type <String>, but NOT type <Int>."))
+
+        let missing = Flow().add(operation: FlowClosureOperation(name: "TypedOp") { op in _ = try op.value("m", as: Int.self) })
+        await missing.run()
+        #expect(masked(missing).contains("[TypedOp] DidFinish: withInsufficientInputData: can't find <m> in data bucket"))
+        #expect(!missing.isSuccess)
+    }
+
+    @Test func startIsFireAndForgetAndRunWaitsForTheSameRun() async {
+        let count = ConcurrencyProbe()
+        let flow = Flow().add(operation: FlowClosureOperation(name: "CountOp") { _ in
+            count.enter("ran")
+            try await Task.sleep(for: .milliseconds(50))
+        })
+        flow.start()
+        await flow.run()
+        #expect(count.startedNames == ["ran"])
+        #expect(flow.isSuccess)
+    }
+
+    @Test func finishingTwiceKeepsTheFirstResult() async {
+        final class TwiceOp: FlowOperation, @unchecked Sendable {
+            override func mainLogic() {
+                finishSuccessfully()
+                finishWithError(error: TestFailure(item: "late"))
+                log(message: "after finish")
+            }
+        }
+        let flow = Flow().add(operation: TwiceOp())
+        await flow.run()
+        #expect(flow.isSuccess)
+        #expect(!masked(flow).contains("[TwiceOp] after finish"))
+    }
+}

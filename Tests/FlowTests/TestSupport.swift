@@ -1,0 +1,70 @@
+import Foundation
+@testable import Flow
+
+/// Counts how many ops run at once, and the most ever seen.
+final class ConcurrencyProbe: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running = 0
+    private(set) var maximum = 0
+    private(set) var started: [String] = []
+
+    func enter(_ name: String) {
+        lock.withLock {
+            running += 1
+            maximum = max(maximum, running)
+            started.append(name)
+        }
+    }
+
+    func leave() {
+        lock.withLock { running -= 1 }
+    }
+
+    var startedNames: [String] { lock.withLock { started } }
+    var peak: Int { lock.withLock { maximum } }
+}
+
+/// A group op that echoes `item` as `result` ("out_<item>") after `item`-dependent sleep, fails for
+/// items starting with "fail", and reports to a probe.
+func probeRegistry(_ probe: ConcurrencyProbe, sleepMilliseconds: @escaping @Sendable (String) -> Int = { _ in 20 }) -> FlowOperationRegistry {
+    var registry = FlowOperationRegistry()
+    registry.register("EchoOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { _ in
+        FlowClosureOperation(name: "EchoOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { op in
+            let item: String = try op.value("item")
+            probe.enter(item)
+            defer { probe.leave() }
+            try await Task.sleep(for: .milliseconds(sleepMilliseconds(item)))
+            if item.hasPrefix("fail") { throw TestFailure(item: item) }
+            op.set("result", "out_" + item)
+        }
+    }
+    registry.register("PrintOp") { parameters in
+        let message = try parameters.string("message", default: "")
+        return FlowClosureOperation(name: "PrintOp") { op in op.log(message: message) }
+    }
+    return registry
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let item: String
+    var description: String { "failed on \(item)" }
+}
+
+/// Summary lines without time stamps and group ids.
+func masked(_ flow: Flow) -> [String] {
+    flow.generateSummary().split(separator: "\n").map { line in
+        String(line)
+            .replacingOccurrences(of: #"^\d{1,2}:\d{2}:\d{2} (AM|PM) "#, with: "", options: .regularExpression)
+            .replacingOccurrences(of: #"\[(\w+) [0-9a-f]{4}\]"#, with: "[$1 ####]", options: .regularExpression)
+    }
+}
+
+func groupFlow(
+    items: [Any], registry: FlowOperationRegistry, maxConcurrent: Int = 3, allowFailure: Bool = false
+) -> Flow {
+    Flow(definition: FlowDefinition(
+        name: "group", bucket: [:],
+        steps: [.group(FlowGroupStep(op: "EchoOp", input: "items", output: "results",
+                                     maxConcurrent: maxConcurrent, allowFailure: allowFailure))]
+    ), registry: registry).setDataBucket(dataBucket: ["items": items])
+}

@@ -1,0 +1,1 @@
+../SeedCompatSwift5Tests/SeedReadmeOps.swift
