@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FlowStandardOps", targets: ["FlowStandardOps"]),
         .library(name: "FlowCluster", targets: ["FlowCluster"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "FlowCommandLine", targets: ["FlowCommandLine"]),
         .executable(name: "flow-coordinator", targets: ["flow-coordinator"]),
         .executable(name: "flow-worker", targets: ["flow-worker"]),
     ],
@@ -55,25 +56,23 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // Executables: option parsing only.
-        .executableTarget(
-            name: "flow-coordinator",
-            dependencies: [
-                "FlowCluster", "Flow",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "flow-worker",
+        // The programs' commands, as a library so users build their own worker with their own ops.
+        .target(
+            name: "FlowCommandLine",
             dependencies: [
                 "FlowCluster", "Flow", "FlowStandardOps",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),
+        // Executables: a main.swift each, nothing more.
+        .executableTarget(name: "flow-coordinator", dependencies: ["FlowCommandLine"], swiftSettings: strictSettings),
+        .executableTarget(name: "flow-worker", dependencies: ["FlowCommandLine"], swiftSettings: strictSettings),
+
+        // Benchmarks: run through scripts/bench, release builds only.
+        .executableTarget(name: "flow-bench", dependencies: ["Flow"], path: "Benchmarks/flow-bench"),
 
         .testTarget(name: "FlowTests", dependencies: ["Flow", "FlowStandardOps"]),
         // The seed README's code, compiled in Swift 5 language mode (FlowTests compiles it in 6).

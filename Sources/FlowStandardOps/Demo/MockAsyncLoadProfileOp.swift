@@ -23,3 +23,7 @@ public final class MockAsyncLoadProfileOp: FlowOperation, @unchecked Sendable {
         startWithAsynchronous()
     }
 }
+
+extension MockAsyncLoadProfileOp: FlowRemoteOperation {
+    public var remoteParameters: [String: FlowValue] { ["delay": .double(delay)] }
+}

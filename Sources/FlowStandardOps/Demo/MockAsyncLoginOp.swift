@@ -29,3 +29,7 @@ public final class MockAsyncLoginOp: FlowOperation, @unchecked Sendable {
         startWithAsynchronous()
     }
 }
+
+extension MockAsyncLoginOp: FlowRemoteOperation {
+    public var remoteParameters: [String: FlowValue] { ["delay": .double(delay)] }
+}

@@ -15,3 +15,7 @@ public final class SimplePrintOp: FlowOperation, @unchecked Sendable {
         finishSuccessfully()
     }
 }
+
+extension SimplePrintOp: FlowRemoteOperation {
+    public var remoteParameters: [String: FlowValue] { ["message": .string(message)] }
+}

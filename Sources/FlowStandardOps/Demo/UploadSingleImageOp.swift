@@ -30,3 +30,7 @@ public final class UploadSingleImageOp: FlowOperation, FlowOperationCreator, @un
         startWithAsynchronous()
     }
 }
+
+extension UploadSingleImageOp: FlowRemoteOperation {
+    public var remoteParameters: [String: FlowValue] { ["delay": .double(delay)] }
+}

@@ -1,0 +1,42 @@
+// Prints throughput figures for the flow engine. Run through scripts/bench (release build).
+import Flow
+import Foundation
+
+/// The smallest group op: copies its input to its output.
+final class TrivialOp: FlowOperation, FlowOperationCreator, @unchecked Sendable {
+    static func create() -> FlowOperation { TrivialOp() }
+    override var primaryInputParamKey: String { "in" }
+    override var primaryOutputParamKey: String { "out" }
+    override func mainLogic() {
+        if let value: Int = getData(name: "in") { setData(name: "out", value: value) }
+        finishSuccessfully()
+    }
+}
+
+func measureGroup(elements: Int, maxConcurrent: Int) async -> (seconds: Double, ok: Bool) {
+    let flow = Flow()
+        .setDataBucket(dataBucket: ["items": Array(0..<elements)])
+        .addGrouped(operationCreator: TrivialOp.self, dispatcher: FlowArrayGroupDispatcher(
+            inputKey: "items", outputKey: "results", maxConcurrentOperationCount: maxConcurrent))
+    let start = ContinuousClock.now
+    await flow.run()
+    let elapsed = ContinuousClock.now - start
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return (seconds, flow.isSuccess && (flow.dataBucket["results"] as? [Int])?.count == elements)
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+let elements = arguments.first.flatMap(Int.init) ?? 10_000
+let rounds = 5
+print("in-process group of \(elements) trivial ops (median of \(rounds) runs)")
+for limit in [1, 3, 64] {
+    var rates: [Double] = []
+    for _ in 0..<rounds {
+        let (seconds, ok) = await measureGroup(elements: elements, maxConcurrent: limit)
+        guard ok else { print("  run failed"); exit(1) }
+        rates.append(Double(elements) / seconds)
+    }
+    rates.sort()
+    let median = rates[rates.count / 2]
+    print(String(format: "  maxConcurrent %3d: %9.0f ops/s  (%.1f µs per op)", limit, median, 1e6 / median))
+}

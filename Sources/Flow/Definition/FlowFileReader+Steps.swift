@@ -1,0 +1,171 @@
+import Yams
+
+extension FlowFileReader {
+    /// The keys a `group:` map may have.
+    static let groupKeys = ["op", "input", "output", "maxConcurrent", "allowFailure", "with"]
+    /// The keys a `cases:` map may have.
+    static let casesKeys = ["key", "branches", "default"]
+
+    /// `- op: NAME` with optional `with:`.
+    mutating func readOperationStep(op: Yams.Node, with: Yams.Node?, location: FlowSourceLocation) -> FlowOperationStep? {
+        let name = readOpName(op)
+        var parameters: [String: FlowValue]? = [:]
+        if let with {
+            parameters = readValueMap("with", with, meaning: "the op's parameters")
+        }
+        guard let name, let parameters else { return nil }
+        return FlowOperationStep(op: name, parameters: parameters, location: location)
+    }
+
+    /// `- group:` with `op`, `input`, `output` and optional `maxConcurrent`, `allowFailure`, `with`.
+    ///
+    /// - Parameters:
+    ///   - node: the value of `group:`.
+    ///   - key: the `group` key, where missing fields are reported.
+    ///   - location: the step's location.
+    mutating func readGroupStep(_ node: Yams.Node, key: Yams.Node, location: FlowSourceLocation) -> FlowGroupStep? {
+        guard case .mapping(let mapping) = node else {
+            report("group must be a map with 'op', 'input' and 'output', found \(Self.describe(node))", at: node)
+            return nil
+        }
+        let fields = fields(of: mapping, allowed: Self.groupKeys, in: "group")
+        var failed = false
+
+        var op: String?
+        if let value = fields["op"] {
+            op = readOpName(value)
+        } else {
+            report("group has no op: add 'op: <registered op name>'", at: key)
+        }
+        var input: String?
+        if let value = fields["input"] {
+            input = readString("input", value, meaning: "the bucket key of the input array")
+        } else {
+            report("group has no input: add 'input: <bucket key of the array>'", at: key)
+        }
+        var output: String?
+        if let value = fields["output"] {
+            output = readString("output", value, meaning: "the bucket key to collect the results at")
+        } else {
+            report("group has no output: add 'output: <bucket key for the results>'", at: key)
+        }
+
+        var maxConcurrent = 3
+        if let value = fields["maxConcurrent"] {
+            if let number = readPositiveInteger("maxConcurrent", value) { maxConcurrent = number } else { failed = true }
+        }
+        var allowFailure = false
+        if let value = fields["allowFailure"] {
+            if let flag = readBool("allowFailure", value) { allowFailure = flag } else { failed = true }
+        }
+        var parameters: [String: FlowValue] = [:]
+        if let value = fields["with"] {
+            if let map = readValueMap("with", value, meaning: "parameters for every op in the group") {
+                parameters = map
+            } else {
+                failed = true
+            }
+        }
+
+        guard let op, let input, let output, !failed else { return nil }
+        return FlowGroupStep(
+            op: op, input: input, output: output, maxConcurrent: maxConcurrent, allowFailure: allowFailure,
+            parameters: parameters, location: location)
+    }
+
+    /// `- cases:` with `key`, `branches` and optional `default`.
+    ///
+    /// - Parameters:
+    ///   - node: the value of `cases:`.
+    ///   - key: the `cases` key, where missing fields are reported.
+    ///   - location: the step's location.
+    mutating func readCasesStep(_ node: Yams.Node, key: Yams.Node, location: FlowSourceLocation) -> FlowCasesStep? {
+        guard case .mapping(let mapping) = node else {
+            report("cases must be a map with 'key' and 'branches', found \(Self.describe(node))", at: node)
+            return nil
+        }
+        let fields = fields(of: mapping, allowed: Self.casesKeys, in: "cases")
+
+        var bucketKey: String?
+        if let value = fields["key"] {
+            bucketKey = readString("key", value, meaning: "the bucket key whose value picks the branch")
+        } else {
+            report("cases has no key: add 'key: <bucket key to compare>'", at: key)
+        }
+
+        var branches: [(value: String, steps: [FlowStep])]?
+        if let value = fields["branches"] {
+            branches = readBranches(value)
+        } else {
+            report("cases has no branches: add 'branches:' mapping each case value to a list of steps", at: key)
+        }
+
+        var defaultSteps: [FlowStep]?
+        var failed = false
+        if let value = fields["default"] {
+            defaultSteps = readSteps("default", value, allowEmpty: true)
+            failed = defaultSteps == nil
+        }
+
+        guard let bucketKey, let branches, !failed else { return nil }
+        return FlowCasesStep(
+            branches: branches.map { FlowCaseBranch(key: bucketKey, value: $0.value, steps: $0.steps) },
+            defaultSteps: defaultSteps, location: location)
+    }
+
+    /// `branches:`: case value to steps, in file order. A plain `1` or `true` key is its text.
+    private mutating func readBranches(_ node: Yams.Node) -> [(value: String, steps: [FlowStep])]? {
+        guard case .mapping(let mapping) = node else {
+            if Self.tagName(of: node) == .null {
+                report("branches is empty: add at least one 'VALUE: [steps]'", at: node)
+            } else {
+                report("branches must be a map from case value to a list of steps, found \(Self.describe(node))", at: node)
+            }
+            return nil
+        }
+        guard !mapping.isEmpty else {
+            report("branches is empty: add at least one 'VALUE: [steps]'", at: node)
+            return nil
+        }
+        var branches: [(value: String, steps: [FlowStep])] = []
+        var seen: Set<String> = []
+        var failed = false
+        for (key, value) in mapping {
+            guard case .scalar(let scalar) = key else {
+                report("a branch key must be a case value (text), found \(Self.describe(key))", at: key)
+                failed = true
+                continue
+            }
+            let caseValue = scalar.string
+            if !seen.insert(caseValue).inserted {
+                report("branch '\(caseValue)' appears more than once: keep one", at: key)
+                failed = true
+            }
+            if let steps = readSteps("branch '\(caseValue)'", value, allowEmpty: true) {
+                branches.append((caseValue, steps))
+            } else {
+                failed = true
+            }
+        }
+        return failed ? nil : branches
+    }
+
+    /// An integer of at least 1.
+    private mutating func readPositiveInteger(_ name: String, _ node: Yams.Node) -> Int? {
+        if case .scalar(let scalar) = node, Self.tagName(of: node) == .int,
+           let number = Int.construct(from: scalar), number >= 1 {
+            return number
+        }
+        report("\(name) must be an integer of at least 1, found \(Self.describe(node))", at: node)
+        return nil
+    }
+
+    /// `true` or `false`.
+    private mutating func readBool(_ name: String, _ node: Yams.Node) -> Bool? {
+        if case .scalar(let scalar) = node, Self.tagName(of: node) == .bool, let flag = Bool.construct(from: scalar) {
+            return flag
+        }
+        report("\(name) must be true or false, found \(Self.describe(node))", at: node)
+        return nil
+    }
+}

@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+
+/// Runs a Flow program's root command and exits with the Flow exit codes: 0 success, 1 the flow
+/// failed, 2 usage or flow-file error (ArgumentParser would say 64), 3 cluster error.
+public enum CommandMain {
+    /// Parses the arguments, runs the command, and exits.
+    public static func run<Command: AsyncParsableCommand>(_ type: Command.Type, arguments: [String]? = nil) async -> Never {
+        do {
+            var command = try type.parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            exit(0)
+        } catch {
+            let code = type.exitCode(for: error)
+            let message = type.fullMessage(for: error)
+            if code == .success {
+                print(message)
+                exit(0)
+            }
+            if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+            exit(code == .validationFailure ? 2 : code.rawValue)
+        }
+    }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+
+/// `flow-coordinator`: runs flow files on a cluster of flow-workers.
+public struct FlowCoordinatorCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "flow-coordinator",
+        abstract: "Run flow files on a cluster of flow-workers.",
+        discussion: """
+            Exit codes: 0 the flow succeeded; 1 the flow ran and failed; 2 usage or flow-file error, nothing \
+            ran; 3 cluster error (cannot bind or connect, no worker offers an op in time).
+            """,
+        subcommands: [RunCommand.self, ValidateCommand.self]
+    )
+
+    public init() {}
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Flow
+import FlowCluster
+import FlowStandardOps
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// `flow-worker`: connects to a coordinator and runs the ops of a registry.
+///
+/// Build your own worker with your own ops by setting ``registry`` before calling `main()`:
+///
+/// ```swift
+/// var registry = FlowOperationRegistry.standard
+/// registry.register("ResizeOp") { params in ResizeOp(width: try params.integer("width")) }
+/// FlowWorkerCommand.registry = registry
+/// await FlowWorkerCommand.main()
+/// ```
+public struct FlowWorkerCommand: AsyncParsableCommand {
+    /// The ops this worker offers; the stock ones by default.
+    nonisolated(unsafe) public static var registry = FlowOperationRegistry.standard
+
+    public static let configuration = CommandConfiguration(
+        commandName: "flow-worker",
+        abstract: "Run flow ops for a flow-coordinator.",
+        discussion: """
+            Connects to a coordinator (flow-coordinator run --bind ENDPOINT), offers its ops, and runs up to \
+            --concurrency tasks at once. Reconnects when the coordinator restarts. On SIGTERM or SIGINT it \
+            finishes the running tasks, says goodbye and exits 0.
+            """
+    )
+
+    @Option(name: .long, help: "The coordinator's endpoint, e.g. tcp://10.0.0.5:5555 or ipc:///tmp/flow.sock.")
+    var connect: String?
+
+    @Option(name: .long, help: "How many tasks run at once (default: the number of cores).")
+    var concurrency: Int?
+
+    @Option(name: .long, help: "The name shown in summaries (default: HOST-PID).")
+    var name: String?
+
+    @Flag(name: .long, help: "List the ops this worker offers and exit.")
+    var listOps = false
+
+    @Option(name: .long, help: "Seconds between heartbeats.")
+    var heartbeatInterval: Double = 1
+
+    @Option(name: .long, help: "Missed heartbeats before reconnecting.")
+    var liveness: Int = 3
+
+    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    @Flag(name: .long, help: .hidden)
+    var exitWithParent = false
+
+    public init() {}
+
+    public func validate() throws {
+        if !listOps && connect == nil { throw ValidationError("missing --connect ENDPOINT (or --list-ops)") }
+        if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
+        if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
+        if Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level '\(logLevel)'") }
+    }
+
+    public func run() async throws {
+        ProcessSignals.clearInheritedMask()
+        let registry = Self.registry
+        if listOps {
+            for name in registry.names {
+                let entry = registry.entry(named: name)!
+                var keys = ""
+                if !entry.primaryInputParamKey.isEmpty || !entry.primaryOutputParamKey.isEmpty {
+                    keys = "  [group: \(entry.primaryInputParamKey) -> \(entry.primaryOutputParamKey)]"
+                }
+                print("\(name)\(keys)\n    \(entry.summary)")
+            }
+            return
+        }
+        var logger = CommandLineLogging.logger(label: "flow-worker", level: logLevel)
+        var configuration = FlowWorker.Configuration(endpoint: connect!, name: name, concurrency: concurrency ?? ProcessInfo.processInfo.activeProcessorCount)
+        configuration.heartbeatInterval = heartbeatInterval
+        configuration.liveness = liveness
+        logger[metadataKey: "worker.name"] = "\(configuration.name)"
+        let worker = try FlowWorker(configuration: configuration, registry: registry, logger: logger)
+        if exitWithParent { ProcessSignals.drainWhenParentExits { worker.drain() } }
+        let group = ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        do {
+            try await group.run()
+        } catch let error as ClusterError {
+            CommandLineLogging.printError(error.description)
+            throw ExitCode(3)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import Flow
+import FlowStandardOps
+import Foundation
+
+/// `flow-coordinator validate FLOW_FILE`: checks a flow file without running it.
+struct ValidateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check a flow file: syntax, structure, and op names.",
+        discussion: """
+            Every error is printed as FILE:LINE:COLUMN: message. Op names that the stock flow-worker does not \
+            offer are warnings (your own workers may offer them); with --strict they are errors.
+            """
+    )
+
+    @Argument(help: "The flow file (YAML or JSON).")
+    var flowFile: String
+
+    @Flag(name: .long, help: "Treat op names the stock flow-worker does not offer as errors.")
+    var strict = false
+
+    func run() async throws {
+        let standard = FlowOperationRegistry.standard
+        let definition: FlowDefinition
+        do {
+            definition = try FlowFileLoader(registry: strict ? standard : nil).load(contentsOf: flowFile)
+        } catch {
+            CommandLineLogging.printDiagnostic(String(describing: error))
+            throw ExitCode(2)
+        }
+        var warnings = 0
+        definition.forEachOperation { name, location in
+            guard !standard.contains(name) else { return }
+            warnings += 1
+            let place = location.map { "\($0): " } ?? ""
+            CommandLineLogging.printDiagnostic("\(place)warning: op '\(name)' is not offered by the stock flow-worker; run it with workers that register it")
+        }
+        print("\(flowFile): ok (flow '\(definition.name)', \(definition.stepCount) steps\(warnings > 0 ? ", \(warnings) warning(s)" : ""))")
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+
+/// Turns messages into ZeroMQ frames and back (docs/PROTOCOL.md, "Message framing").
+///
+/// Frames are those after the routing id: a ROUTER strips it on receive and the caller prepends
+/// it on send. There is no empty delimiter frame.
+public enum WireCodec {
+    /// Frame 0 of every message: `FLOW01`.
+    public static let protocolFrame = Data(WireLimits.protocolSignature)
+
+    /// Encodes a message into its frames: protocol, command and, except for HEARTBEAT, body.
+    ///
+    /// Encoding does not check limits the decoder enforces: batches must not be empty, the slot
+    /// count must be at least 1, and values must nest at most ``WireLimits/maximumValueDepth``
+    /// deep, or the receiver drops the message.
+    /// - Parameter message: the message to send.
+    /// - Returns: two or three frames.
+    public static func encode(_ message: WireMessage) -> [Data] {
+        let command = Data([message.command.rawValue])
+        guard message.command.hasBody else { return [protocolFrame, command] }
+        var writer = WireWriter(capacity: estimatedBodySize(of: message))
+        encodeBody(of: message, into: &writer)
+        return [protocolFrame, command, writer.data]
+    }
+
+    /// Appends a message's body (frame 2) to a writer; nothing for HEARTBEAT.
+    ///
+    /// For a sender that keeps one writer and reuses its storage from message to message.
+    public static func encodeBody(of message: WireMessage, into writer: inout WireWriter) {
+        switch message {
+        case .ready(let ready):
+            ready.write(to: &writer)
+        case .task(let tasks):
+            writer.writeVarint(UInt64(tasks.count))
+            for task in tasks {
+                task.write(to: &writer)
+            }
+        case .result(let results):
+            writer.writeVarint(UInt64(results.count))
+            for result in results {
+                result.write(to: &writer)
+            }
+        case .heartbeat:
+            break
+        case .disconnect(let reason):
+            writer.writeString(reason)
+        }
+    }
+
+    /// Decodes a message from its frames, rejecting anything the spec does not allow.
+    ///
+    /// - Parameter frames: the frames after any routing id.
+    /// - Returns: the message.
+    /// - Throws: ``WireDecodingError`` saying what is wrong and where; the caller drops the
+    ///   message and logs the error (and MAY answer ``WireDecodingError/Code/unsupportedVersion``
+    ///   with DISCONNECT).
+    public static func decode(_ frames: [Data]) throws(WireDecodingError) -> WireMessage {
+        guard let protocolFrame = frames.first else {
+            throw WireDecodingError(.missingFrame, "missing protocol frame: the message has no frames")
+        }
+        try checkProtocol(protocolFrame)
+        guard frames.count >= 2 else {
+            throw WireDecodingError(.missingFrame, "missing command frame: the message has only the protocol frame")
+        }
+        let commandFrame = frames[1]
+        guard commandFrame.count == 1, let commandByte = commandFrame.first else {
+            throw WireDecodingError(.invalidCommandFrame, "command frame has \(commandFrame.count) bytes, expected 1")
+        }
+        guard let command = WireCommand(rawValue: commandByte) else {
+            throw WireDecodingError(.unknownCommand, "unknown command 0x\(commandByte.hexDigits)")
+        }
+        let expectedFrames = command.hasBody ? 3 : 2
+        guard frames.count <= expectedFrames else {
+            throw WireDecodingError(
+                .extraFrames, "\(command) has \(frames.count) frames, expected \(expectedFrames)"
+            )
+        }
+        guard command.hasBody else { return .heartbeat }
+        guard frames.count == expectedFrames else {
+            throw WireDecodingError(.missingFrame, "missing body frame for \(command)")
+        }
+        var reader = WireReader(frames[2])
+        let message = try decodeBody(of: command, from: &reader)
+        try reader.expectEnd()
+        return message
+    }
+
+    private static func decodeBody(of command: WireCommand, from reader: inout WireReader) throws(WireDecodingError) -> WireMessage {
+        switch command {
+        case .ready:
+            return .ready(try WireReady(reading: &reader))
+        case .task:
+            let count = try readBatchCount(minimumElementSize: WireTask.minimumEncodedSize, "task count", &reader)
+            var tasks: [WireTask] = []
+            tasks.reserveCapacity(count)
+            for _ in 0..<count {
+                tasks.append(try WireTask(reading: &reader))
+            }
+            return .task(tasks)
+        case .result:
+            let count = try readBatchCount(minimumElementSize: WireResult.minimumEncodedSize, "result count", &reader)
+            var results: [WireResult] = []
+            results.reserveCapacity(count)
+            for _ in 0..<count {
+                results.append(try WireResult(reading: &reader))
+            }
+            return .result(results)
+        case .heartbeat:
+            return .heartbeat
+        case .disconnect:
+            return .disconnect(reason: try reader.readString("reason"))
+        }
+    }
+
+    private static func readBatchCount(
+        minimumElementSize: Int, _ field: StaticString, _ reader: inout WireReader
+    ) throws(WireDecodingError) -> Int {
+        let start = reader.offset
+        let count = try reader.readCount(minimumElementSize: minimumElementSize, field)
+        guard count > 0 else {
+            throw WireDecodingError(.emptyBatch, offset: start, "\(field): a batch must hold at least one element")
+        }
+        return count
+    }
+
+    private static func checkProtocol(_ frame: Data) throws(WireDecodingError) {
+        let signature = WireLimits.protocolSignature
+        if frame.elementsEqual(signature) { return }
+        let bytes = [UInt8](frame.prefix(32))
+        let isOtherVersion = frame.count == signature.count
+            && bytes.starts(with: signature.prefix(4))
+            && bytes[4...].allSatisfy { (0x30...0x39).contains($0) }
+        if isOtherVersion {
+            throw WireDecodingError(
+                .unsupportedVersion,
+                "unsupported protocol version \"\(String(decoding: bytes, as: UTF8.self))\", expected \"FLOW01\""
+            )
+        }
+        throw WireDecodingError(.wrongProtocol, "wrong protocol frame \(printable(bytes, total: frame.count)), expected \"FLOW01\"")
+    }
+
+    /// A frame shown in a log line: quoted when it is printable ASCII, hex otherwise.
+    private static func printable(_ bytes: [UInt8], total: Int) -> String {
+        let ellipsis = total > bytes.count ? "… (\(total) bytes)" : ""
+        if bytes.allSatisfy({ (0x20...0x7E).contains($0) }) {
+            return "\"\(String(decoding: bytes, as: UTF8.self))\(ellipsis)\""
+        }
+        return "0x" + bytes.map(\.hexDigits).joined() + ellipsis
+    }
+
+    /// A guess at the body size so most messages are written without reallocating.
+    private static func estimatedBodySize(of message: WireMessage) -> Int {
+        switch message {
+        case .ready(let ready): return 64 + ready.ops.reduce(0) { $0 + $1.utf8.count + 1 }
+        case .task(let tasks): return 8 + tasks.count * 128
+        case .result(let results): return 8 + results.reduce(0) { $0 + 64 + $1.events.count * 48 }
+        case .heartbeat: return 0
+        case .disconnect(let reason): return reason.utf8.count + 10
+        }
+    }
+}

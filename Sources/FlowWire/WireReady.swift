@@ -1,0 +1,53 @@
+/// The body of READY: a worker announces itself, its capacity and the ops it offers.
+public struct WireReady: Sendable, Hashable {
+    /// The worker's name, as the summary shows it (unique per cluster by convention, not by rule).
+    public var workerName: String
+    /// Protocol feature flags the worker supports; none are defined in `FLOW01`, so 0.
+    public var features: UInt32
+    /// How many tasks the worker runs at once: the coordinator's credit for it. At least 1.
+    public var slotCount: UInt32
+    /// The registered op names the worker can run.
+    public var ops: [String]
+    /// The worker machine's host name, for the summary and diagnostics.
+    public var hostname: String
+    /// The worker's process id, for diagnostics.
+    public var processID: UInt32
+
+    /// Creates a READY body.
+    public init(workerName: String, features: UInt32 = 0, slotCount: UInt32, ops: [String], hostname: String, processID: UInt32) {
+        self.workerName = workerName
+        self.features = features
+        self.slotCount = slotCount
+        self.ops = ops
+        self.hostname = hostname
+        self.processID = processID
+    }
+}
+
+extension WireReady {
+    /// Appends the body fields in spec order.
+    public func write(to writer: inout WireWriter) {
+        writer.writeString(workerName)
+        writer.writeUInt32(features)
+        writer.writeUInt32(slotCount)
+        writer.writeStrings(ops)
+        writer.writeString(hostname)
+        writer.writeUInt32(processID)
+    }
+
+    /// Reads the body fields in spec order.
+    ///
+    /// - Throws: on truncation or invalid UTF-8, and when the slot count is 0.
+    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+        workerName = try reader.readString("worker name")
+        features = try reader.readUInt32("features")
+        let slotStart = reader.offset
+        slotCount = try reader.readUInt32("slot count")
+        guard slotCount > 0 else {
+            throw WireDecodingError(.invalidField, offset: slotStart, "slot count: must be at least 1, got 0")
+        }
+        ops = try reader.readStrings("op name")
+        hostname = try reader.readString("hostname")
+        processID = try reader.readUInt32("pid")
+    }
+}

@@ -1,0 +1,89 @@
+import Flow
+import Foundation
+
+/// One finished task in a RESULT batch.
+public struct WireResult: Sendable, Hashable {
+    /// The task id from the TASK.
+    public var taskID: UInt64
+    /// The attempt from the TASK; a coordinator discards a result for any other attempt.
+    public var attempt: UInt32
+    /// How the op finished.
+    public var finishState: FlowFinishState
+    /// When the op started, on the worker's clock (microsecond resolution on the wire).
+    public var startedAt: Date
+    /// When the op finished, on the worker's clock (microsecond resolution on the wire).
+    public var finishedAt: Date
+    /// What the op did, in the order it did it: log lines and bucket writes.
+    public var events: [FlowOperationEvent]
+    /// For a group element, the value the op left at its `primaryOutputParamKey`; `nil` when it
+    /// left none, and for a serial op.
+    public var output: FlowValue?
+
+    /// Creates a result.
+    public init(
+        taskID: UInt64,
+        attempt: UInt32,
+        finishState: FlowFinishState,
+        startedAt: Date,
+        finishedAt: Date,
+        events: [FlowOperationEvent] = [],
+        output: FlowValue? = nil
+    ) {
+        self.taskID = taskID
+        self.attempt = attempt
+        self.finishState = finishState
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.events = events
+        self.output = output
+    }
+}
+
+extension WireResult {
+    /// The fewest bytes one result takes: fixed fields, empty text, no events, no output.
+    static let minimumEncodedSize = 8 + 4 + 1 + 1 + 8 + 8 + 1 + 1
+
+    /// Appends the result's fields in spec order.
+    public func write(to writer: inout WireWriter) {
+        writer.writeUInt64(taskID)
+        writer.writeUInt32(attempt)
+        writer.writeFinishState(finishState)
+        writer.writeDate(startedAt)
+        writer.writeDate(finishedAt)
+        writer.writeVarint(UInt64(events.count))
+        for event in events {
+            writer.writeEvent(event)
+        }
+        if let output {
+            writer.writeUInt8(0x01)
+            writer.writeValue(output)
+        } else {
+            writer.writeUInt8(0x00)
+        }
+    }
+
+    /// Reads the result's fields in spec order.
+    ///
+    /// - Throws: on any malformed field.
+    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+        taskID = try reader.readUInt64("task id")
+        attempt = try reader.readUInt32("attempt")
+        finishState = try reader.readFinishState("finish state")
+        startedAt = try reader.readDate("started at")
+        finishedAt = try reader.readDate("finished at")
+        let count = try reader.readCount(minimumElementSize: WireReader.minimumEventSize, "events")
+        var events: [FlowOperationEvent] = []
+        events.reserveCapacity(count)
+        for _ in 0..<count {
+            events.append(try reader.readEvent("event"))
+        }
+        self.events = events
+        let outputStart = reader.offset
+        switch try reader.readUInt8("output") {
+        case 0x00: output = nil
+        case 0x01: output = try reader.readValue("output")
+        case let marker:
+            throw WireDecodingError(.invalidField, offset: outputStart, "output: presence byte must be 0x00 or 0x01, got 0x\(marker.hexDigits)")
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Flow
+
+/// One task in a TASK batch: run one op once against a bucket.
+public struct WireTask: Sendable, Hashable {
+    /// Identifies the task for the whole run; the RESULT carries it back.
+    public var taskID: UInt64
+    /// 1 for the first dispatch, one more for each re-dispatch after a worker was lost.
+    public var attempt: UInt32
+    /// The registered op name to run.
+    public var op: String
+    /// A short tag shown in the summary beside the op (e.g. `3f2a` for a group element), empty for
+    /// a serial op.
+    public var displayTag: String
+    /// The op's parameters.
+    public var parameters: [String: FlowValue]
+    /// The op's input bucket for a serial op; empty for a group element.
+    public var bucket: [String: FlowValue]
+    /// The array element a group element task runs on, `nil` for a serial op (flags bit 0).
+    ///
+    /// The worker runs the op with `[primaryInputParamKey: element]` as its bucket: the op, which
+    /// only the worker instantiates, is the one that knows that key.
+    public var groupElement: FlowValue?
+    /// How long the op may run, in milliseconds; 0 means no limit.
+    public var timeLimitMilliseconds: UInt32
+
+    /// Whether the task is one element of a group.
+    public var isGroupElement: Bool { groupElement != nil }
+
+    /// Creates a task.
+    public init(
+        taskID: UInt64,
+        attempt: UInt32 = 1,
+        op: String,
+        displayTag: String = "",
+        parameters: [String: FlowValue] = [:],
+        bucket: [String: FlowValue] = [:],
+        groupElement: FlowValue? = nil,
+        timeLimitMilliseconds: UInt32 = 0
+    ) {
+        self.taskID = taskID
+        self.attempt = attempt
+        self.op = op
+        self.displayTag = displayTag
+        self.parameters = parameters
+        self.bucket = bucket
+        self.groupElement = groupElement
+        self.timeLimitMilliseconds = timeLimitMilliseconds
+    }
+}
+
+extension WireTask {
+    /// Flags bit 0: the task is a group element, and its element follows the time limit.
+    static let groupElementFlag: UInt8 = 0x01
+    /// The fewest bytes one task takes: fixed fields, empty strings and empty maps.
+    static let minimumEncodedSize = 8 + 4 + 1 + 1 + 1 + 1 + 1 + 4
+
+    /// Appends the task's fields in spec order.
+    public func write(to writer: inout WireWriter) {
+        writer.writeUInt64(taskID)
+        writer.writeUInt32(attempt)
+        writer.writeString(op)
+        writer.writeString(displayTag)
+        writer.writeValueMap(parameters)
+        writer.writeValueMap(bucket)
+        writer.writeUInt8(groupElement == nil ? 0 : Self.groupElementFlag)
+        writer.writeUInt32(timeLimitMilliseconds)
+        if let groupElement {
+            writer.writeValue(groupElement)
+        }
+    }
+
+    /// Reads the task's fields in spec order.
+    ///
+    /// - Throws: on any malformed field, including reserved flag bits that are set.
+    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+        taskID = try reader.readUInt64("task id")
+        attempt = try reader.readUInt32("attempt")
+        op = try reader.readString("op name")
+        displayTag = try reader.readString("display tag")
+        parameters = try reader.readValueMap("parameters")
+        bucket = try reader.readValueMap("bucket")
+        let flagsStart = reader.offset
+        let flags = try reader.readUInt8("flags")
+        guard flags & ~Self.groupElementFlag == 0 else {
+            throw WireDecodingError(.invalidField, offset: flagsStart, "flags: reserved bits set in 0x\(flags.hexDigits)")
+        }
+        timeLimitMilliseconds = try reader.readUInt32("time limit")
+        groupElement = flags & Self.groupElementFlag != 0 ? try reader.readValue("group element") : nil
+    }
+}

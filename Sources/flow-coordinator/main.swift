@@ -1,0 +1,3 @@
+import FlowCommandLine
+
+await CommandMain.run(FlowCoordinatorCommand.self)

@@ -1,0 +1,337 @@
+import Foundation
+import Testing
+
+@testable import Flow
+
+/// The sample from the flow file format, line numbers as written.
+private let sampleYAML = """
+    flow: upload-images            # name, required, string
+    bucket:                        # initial data bucket, optional, a map of any values
+      images: [a, b, c, d]
+      target: A
+    steps:                         # required, non-empty list
+      - op: SimplePrintOp          # one op, by registered name
+        with: {message: Step1}     # its parameters, optional map
+      - group:                     # FlowArrayGroupDispatcher
+          op: UploadSingleImageOp
+          input: images            # inputKey, required
+          output: imageURLs        # outputKey, required
+          maxConcurrent: 3         # optional, default 3, integer >= 1
+          allowFailure: false      # optional, default false
+          with: {}                 # optional
+      - cases:                     # FlowCase branches, then combine
+          key: target              # required
+          branches:                # required map: case value (string) -> list of steps
+            A: [{op: SimplePrintOp, with: {message: Step2A1}}]
+            B: [{op: SimplePrintOp, with: {message: Step2B1}}]
+          default: []              # optional list of steps
+      - op: SimplePrintOp
+        with: {message: Step3}
+    """
+
+private let sampleJSON = """
+    {
+      "flow": "upload-images",
+      "bucket": {"images": ["a", "b", "c", "d"], "target": "A"},
+      "steps": [
+        {"op": "SimplePrintOp", "with": {"message": "Step1"}},
+        {"group": {"op": "UploadSingleImageOp", "input": "images", "output": "imageURLs",
+                   "maxConcurrent": 3, "allowFailure": false, "with": {}}},
+        {"cases": {"key": "target",
+                   "branches": {"A": [{"op": "SimplePrintOp", "with": {"message": "Step2A1"}}],
+                                "B": [{"op": "SimplePrintOp", "with": {"message": "Step2B1"}}]},
+                   "default": []}},
+        {"op": "SimplePrintOp", "with": {"message": "Step3"}}
+      ]
+    }
+    """
+
+private func printStep(_ message: String) -> FlowStep {
+    .operation(FlowOperationStep(op: "SimplePrintOp", parameters: ["message": .string(message)]))
+}
+
+/// The sample as it should load, without locations.
+private let expectedSample = FlowDefinition(
+    name: "upload-images",
+    bucket: ["images": .array([.string("a"), .string("b"), .string("c"), .string("d")]), "target": .string("A")],
+    steps: [
+        printStep("Step1"),
+        .group(FlowGroupStep(op: "UploadSingleImageOp", input: "images", output: "imageURLs", maxConcurrent: 3, allowFailure: false)),
+        .cases(FlowCasesStep(
+            branches: [
+                FlowCaseBranch(key: "target", value: "A", steps: [printStep("Step2A1")]),
+                FlowCaseBranch(key: "target", value: "B", steps: [printStep("Step2B1")]),
+            ],
+            defaultSteps: [])),
+        printStep("Step3"),
+    ])
+
+private func load(_ text: String, registry: FlowOperationRegistry? = nil) throws -> FlowDefinition {
+    try FlowFileLoader(registry: registry).load(text: text, file: "f.yaml")
+}
+
+private func temporaryFile(_ text: String, suffix: String) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("flowfile-\(UUID().uuidString)\(suffix)").path
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+// Locations differ between YAML and JSON and are asserted on their own; whole values compare without them.
+extension FlowDefinition {
+    fileprivate var strippedOfLocations: FlowDefinition {
+        FlowDefinition(name: name, bucket: bucket, steps: steps.map(\.strippedOfLocations))
+    }
+}
+
+extension FlowStep {
+    fileprivate var strippedOfLocations: FlowStep {
+        switch self {
+        case .operation(var step):
+            step.location = nil
+            return .operation(step)
+        case .group(var step):
+            step.location = nil
+            return .group(step)
+        case .cases(var step):
+            step.location = nil
+            step.branches = step.branches.map {
+                FlowCaseBranch(key: $0.key, value: $0.value, steps: $0.steps.map(\.strippedOfLocations))
+            }
+            step.defaultSteps = step.defaultSteps?.map(\.strippedOfLocations)
+            return .cases(step)
+        }
+    }
+}
+
+@Suite("FlowFileLoader")
+struct FlowFileLoaderTests {
+    @Test func sampleYAMLLoadsIntoTheExpectedDefinition() throws {
+        let definition = try load(sampleYAML)
+        #expect(definition.strippedOfLocations == expectedSample)
+    }
+
+    @Test func sampleRecordsWhereTheFlowAndEachStepWereWritten() throws {
+        let definition = try load(sampleYAML)
+        #expect(definition.location == FlowSourceLocation(file: "f.yaml", line: 1, column: 1))
+        #expect(definition.steps.map { $0.location?.description } == ["f.yaml:6:5", "f.yaml:8:5", "f.yaml:15:5", "f.yaml:21:5"])
+        guard case .cases(let cases) = definition.steps[2] else {
+            Issue.record("third step is not cases: \(definition.steps[2])")
+            return
+        }
+        #expect(cases.branches.map { $0.steps.first?.location?.description } == ["f.yaml:18:13", "f.yaml:19:13"])
+    }
+
+    @Test func jsonEquivalentLoadsTheSameDefinition() throws {
+        let definition = try load(sampleJSON)
+        #expect(definition.strippedOfLocations == expectedSample)
+        #expect(definition.steps.first?.location == FlowSourceLocation(file: "f.yaml", line: 5, column: 5))
+    }
+
+    @Test func compactJSONWithoutSpacesLoads() throws {
+        let definition = try load(#"{"flow":"x","steps":[{"op":"A","with":{"n":1,"s":"t"}}]}"#)
+        #expect(definition.strippedOfLocations == FlowDefinition(
+            name: "x", steps: [.operation(.init(op: "A", parameters: ["n": .integer(1), "s": .string("t")]))]))
+    }
+
+    @Test func groupDefaultsAreThreeConcurrentAndNoFailureAllowed() throws {
+        let definition = try load("""
+            flow: g
+            steps:
+              - group: {op: Up, input: images, output: urls}
+              - group: {op: Up, input: images, output: urls, maxConcurrent: 10, allowFailure: true, with: {size: 2}}
+            """)
+        #expect(definition.steps == [
+            .group(.init(op: "Up", input: "images", output: "urls", maxConcurrent: 3, allowFailure: false,
+                         location: .init(file: "f.yaml", line: 3, column: 5))),
+            .group(.init(op: "Up", input: "images", output: "urls", maxConcurrent: 10, allowFailure: true,
+                         parameters: ["size": .integer(2)], location: .init(file: "f.yaml", line: 4, column: 5))),
+        ])
+    }
+
+    @Test func casesNestInsideBranchesWithGroupsAndDefaults() throws {
+        let definition = try load("""
+            flow: nested
+            steps:
+              - cases:
+                  key: region
+                  branches:
+                    eu:
+                      - group: {op: Up, input: files, output: urls}
+                      - cases:
+                          key: tier
+                          branches:
+                            gold: [{op: Fast}]
+                          default:
+                            - op: Slow
+                    us: []
+            """)
+        let inner = FlowStep.cases(.init(
+            branches: [FlowCaseBranch(key: "tier", value: "gold", steps: [.operation(.init(op: "Fast"))])],
+            defaultSteps: [.operation(.init(op: "Slow"))]))
+        let expected = FlowDefinition(name: "nested", steps: [
+            .cases(.init(branches: [
+                FlowCaseBranch(key: "region", value: "eu", steps: [.group(.init(op: "Up", input: "files", output: "urls")), inner]),
+                FlowCaseBranch(key: "region", value: "us", steps: []),
+            ])),
+        ])
+        #expect(definition.strippedOfLocations == expected)
+    }
+
+    @Test func casesWithoutDefaultHaveNoDefaultSteps() throws {
+        let definition = try load("flow: c\nsteps:\n  - cases: {key: k, branches: {a: [{op: A}]}}\n")
+        guard case .cases(let cases) = definition.steps.first else {
+            Issue.record("not a cases step: \(definition.steps)")
+            return
+        }
+        #expect(cases.defaultSteps == nil)
+    }
+
+    @Test func branchKeysAreTheirTextAndKeepFileOrder() throws {
+        let definition = try load("""
+            flow: order
+            steps:
+              - cases:
+                  key: k
+                  branches:
+                    zeta: []
+                    1: []
+                    true: []
+                    alpha: []
+                    ~: []
+            """)
+        guard case .cases(let cases) = definition.steps.first else {
+            Issue.record("not a cases step: \(definition.steps)")
+            return
+        }
+        #expect(cases.branches.map(\.value) == ["zeta", "1", "true", "alpha", "~"])
+    }
+
+    @Test func valuesTakeTheTypeTheirResolvedTagGives() throws {
+        let definition = try load("""
+            flow: values
+            bucket:
+              count: 3
+              negative: -42
+              hex: 0x1F
+              ratio: 1.5
+              exponent: 1e3
+              flag: true
+              off: no
+              nothing: null
+              tilde: ~
+              empty:
+              day: 2024-05-01
+              moment: 2024-05-01T12:30:00Z
+              quotedNumber: "42"
+              quotedBool: 'true'
+              explicitString: !!str 7
+              bytes: !!binary aGVsbG8=
+              text: hello world
+              nested: {list: [1, "2", {deep: false}], map: {a: 1.25}}
+            steps: [{op: A}]
+            """)
+        #expect(definition.bucket == [
+            "count": .integer(3),
+            "negative": .integer(-42),
+            "hex": .integer(31),
+            "ratio": .double(1.5),
+            "exponent": .double(1000),
+            "flag": .bool(true),
+            "off": .bool(false),
+            "nothing": .null,
+            "tilde": .null,
+            "empty": .null,
+            "day": .date(Date(timeIntervalSince1970: 1_714_521_600)),
+            "moment": .date(Date(timeIntervalSince1970: 1_714_566_600)),
+            "quotedNumber": .string("42"),
+            "quotedBool": .string("true"),
+            "explicitString": .string("7"),
+            "bytes": .bytes(Data("hello".utf8)),
+            "text": .string("hello world"),
+            "nested": .map([
+                "list": .array([.integer(1), .string("2"), .map(["deep": .bool(false)])]),
+                "map": .map(["a": .double(1.25)]),
+            ]),
+        ])
+    }
+
+    @Test func mergeKeysAndAliasesFillParameters() throws {
+        let definition = try load("""
+            flow: merge
+            bucket:
+              defaults: &defaults {retries: 2, mode: fast}
+            steps:
+              - op: A
+                with:
+                  <<: *defaults
+                  mode: slow
+              - op: B
+                with: *defaults
+            """)
+        #expect(definition.steps.map(\.strippedOfLocations) == [
+            .operation(.init(op: "A", parameters: ["retries": .integer(2), "mode": .string("slow")])),
+            .operation(.init(op: "B", parameters: ["retries": .integer(2), "mode": .string("fast")])),
+        ])
+    }
+
+    @Test func emptyWithAndBucketMeanNone() throws {
+        let definition = try load("flow: e\nbucket:\nsteps:\n  - op: A\n    with:\n")
+        #expect(definition.strippedOfLocations == FlowDefinition(name: "e", steps: [.operation(.init(op: "A"))]))
+    }
+
+    @Test func registeredOpsLoad() throws {
+        var registry = FlowOperationRegistry()
+        registry.register("SimplePrintOp") { _ in FlowOperation() }
+        registry.register("UploadSingleImageOp") { _ in FlowOperation() }
+        let definition = try load(sampleYAML, registry: registry)
+        #expect(definition.strippedOfLocations == expectedSample)
+    }
+
+    @Test func loadsFromAFileAndNamesItInLocations() throws {
+        let path = try temporaryFile(sampleYAML, suffix: ".yaml")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let definition = try FlowFileLoader().load(contentsOf: path)
+        #expect(definition.strippedOfLocations == expectedSample)
+        #expect(definition.location == FlowSourceLocation(file: path, line: 1, column: 1))
+    }
+
+    @Test(arguments: [
+        ("3", FlowValue.integer(3)),
+        ("-7", .integer(-7)),
+        ("1.5", .double(1.5)),
+        ("true", .bool(true)),
+        ("false", .bool(false)),
+        ("null", .null),
+        ("~", .null),
+        ("hello", .string("hello")),
+        ("hello world", .string("hello world")),
+        ("\"3\"", .string("3")),
+        ("'true'", .string("true")),
+        ("2024-05-01", .date(Date(timeIntervalSince1970: 1_714_521_600))),
+        ("[1, x]", .array([.integer(1), .string("x")])),
+        ("{a: 1}", .map(["a": .integer(1)])),
+        ("", .string("")),
+        ("a: b", .string("a: b")),
+        ("- a", .string("- a")),
+        ("{unclosed", .string("{unclosed")),
+        ("99999999999999999999", .string("99999999999999999999")),
+        ("see issue #12", .string("see issue #12")),
+        (" 3 ", .integer(3)),
+        ("*notAnAlias", .string("*notAnAlias")),
+    ])
+    func valueFromScalarReadsTextAsYAMLWould(text: String, expected: FlowValue) {
+        #expect(FlowFileLoader.value(fromScalar: text) == expected)
+    }
+
+    @Test func loadBucketReadsYAMLAndJSONMaps() throws {
+        let yaml = try temporaryFile("images: [a, b]\ncount: 2\n", suffix: ".yaml")
+        let json = try temporaryFile(#"{"images": ["a", "b"], "count": 2}"#, suffix: ".json")
+        defer {
+            try? FileManager.default.removeItem(atPath: yaml)
+            try? FileManager.default.removeItem(atPath: json)
+        }
+        let expected: [String: FlowValue] = ["images": .array([.string("a"), .string("b")]), "count": .integer(2)]
+        #expect(try FlowFileLoader().loadBucket(contentsOf: yaml) == expected)
+        #expect(try FlowFileLoader().loadBucket(contentsOf: json) == expected)
+    }
+}

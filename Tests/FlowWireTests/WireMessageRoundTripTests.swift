@@ -1,0 +1,155 @@
+import Flow
+import FlowWire
+import Foundation
+import Testing
+
+@Suite("Message round trips")
+struct WireMessageRoundTripTests {
+    @Test("every sample message decodes to what was encoded", arguments: sampleMessages)
+    func sampleMessageRoundTrips(message: WireMessage) throws {
+        #expect(try roundTrip(message) == message)
+    }
+
+    @Test("READY keeps every field, including unicode names and no ops")
+    func readyRoundTrips() throws {
+        let full = WireReady(workerName: "wörker-ü", features: 0xDEAD_BEEF, slotCount: .max, ops: ["a", "", "日本"], hostname: "", processID: .max)
+        let empty = WireReady(workerName: "", slotCount: 1, ops: [], hostname: "h", processID: 0)
+        #expect(try roundTrip(.ready(full)) == .ready(full))
+        #expect(try roundTrip(.ready(empty)) == .ready(empty))
+    }
+
+    @Test("TASK keeps every field, with empty and extreme values")
+    func taskRoundTrips() throws {
+        let extreme = WireTask(
+            taskID: .max, attempt: .max, op: "", displayTag: "", parameters: everyValue, bucket: ["in": .map(everyValue)],
+            timeLimitMilliseconds: .max
+        )
+        let plain = WireTask(taskID: 0, attempt: 0, op: "echo")
+        let message = WireMessage.task([sampleTask(), extreme, plain])
+        #expect(try roundTrip(message) == message)
+    }
+
+    @Test("RESULT keeps every finish state", arguments: [
+        FlowFinishState.successfully, .withError("boom: \"quoted\" ✗"), .withError(""),
+        .withInsufficientInputData("can't find <image> in data bucket"),
+        .withMismatchInputDataType("<width> is a string, expected integer"), .cancelled,
+    ])
+    func resultKeepsFinishState(state: FlowFinishState) throws {
+        let message = WireMessage.result([sampleResult(finishState: state)])
+        #expect(try roundTrip(message) == message)
+    }
+
+    @Test("RESULT keeps events in order, with every value type in set events")
+    func resultKeepsEvents() throws {
+        var events: [FlowOperationEvent] = []
+        for (index, entry) in everyValue.sorted(by: { $0.key < $1.key }).enumerated() {
+            let time = wireDate(sampleTime + Int64(index) * 1_001)
+            events.append(FlowOperationEvent(time: time, kind: .log("line \(index) — \(entry.key)")))
+            events.append(FlowOperationEvent(time: time, kind: .set(key: entry.key, value: entry.value)))
+        }
+        events.append(FlowOperationEvent(time: wireDate(-5), kind: .log("")))
+        let result = WireResult(taskID: 9, attempt: 3, finishState: .successfully, startedAt: wireDate(-7), finishedAt: wireDate(sampleTime), events: events)
+        guard case .result(let decoded) = try roundTrip(.result([result])) else {
+            Issue.record("not a RESULT")
+            return
+        }
+        #expect(decoded.first?.events == events)
+        #expect(decoded == [result])
+    }
+
+    @Test("a group element keeps its element, of any value type, and a result its output", arguments: everyValue.sorted { $0.key < $1.key })
+    func groupElementAndOutputRoundTrip(entry: (key: String, value: FlowValue)) throws {
+        let task = WireTask(taskID: 1, op: "square", displayTag: "ab12", groupElement: entry.value)
+        #expect(task.isGroupElement)
+        #expect(try roundTrip(.task([task])) == .task([task]))
+        let result = WireResult(taskID: 1, attempt: 1, finishState: .successfully, startedAt: wireDate(0), finishedAt: wireDate(0), output: entry.value)
+        #expect(try roundTrip(.result([result])) == .result([result]))
+    }
+
+    @Test("a serial task has no group element and a result may have no output")
+    func serialTaskHasNoElement() throws {
+        let task = WireTask(taskID: 2, op: "echo", bucket: ["k": .null])
+        #expect(!task.isGroupElement)
+        guard case .task(let tasks) = try roundTrip(.task([task])) else {
+            Issue.record("not a TASK")
+            return
+        }
+        #expect(tasks.first?.groupElement == nil)
+        let result = WireResult(taskID: 2, attempt: 1, finishState: .cancelled, startedAt: wireDate(0), finishedAt: wireDate(0))
+        guard case .result(let results) = try roundTrip(.result([result])) else {
+            Issue.record("not a RESULT")
+            return
+        }
+        #expect(results.first.map { $0.output == nil } == true)
+    }
+
+    @Test("HEARTBEAT is two frames and nothing else")
+    func heartbeatIsTwoFrames() throws {
+        #expect(WireCodec.encode(.heartbeat) == [Data("FLOW01".utf8), Data([0x04])])
+        #expect(try WireCodec.decode(frames(0x04)) == .heartbeat)
+    }
+
+    @Test("DISCONNECT keeps its reason, empty or unicode")
+    func disconnectRoundTrips() throws {
+        for reason in ["", "unknown worker: send READY", "Überlastung 🔥"] {
+            #expect(try roundTrip(.disconnect(reason: reason)) == .disconnect(reason: reason))
+        }
+    }
+
+    @Test("a batch of 10,000 tasks round-trips in one body")
+    func largeTaskBatchRoundTrips() throws {
+        let tasks = (0..<10_000).map { index in
+            WireTask(
+                taskID: UInt64(index), attempt: 1, op: "square", displayTag: String(index, radix: 16),
+                parameters: ["factor": .integer(2)], groupElement: .integer(Int64(index))
+            )
+        }
+        #expect(try roundTrip(.task(tasks)) == .task(tasks))
+    }
+
+    @Test("a batch of 10,000 results round-trips in one body")
+    func largeResultBatchRoundTrips() throws {
+        let results = (0..<10_000).map { (index: Int) -> WireResult in
+            let start = sampleTime + Int64(index)
+            let state: FlowFinishState = index % 7 == 0 ? .withError("odd \(index)") : .successfully
+            let event = FlowOperationEvent(time: wireDate(start + 100), kind: .set(key: "value", value: .integer(Int64(index * index))))
+            return WireResult(
+                taskID: UInt64(index), attempt: 1, finishState: state,
+                startedAt: wireDate(start), finishedAt: wireDate(start + 250), events: [event]
+            )
+        }
+        #expect(try roundTrip(.result(results)) == .result(results))
+    }
+
+    @Test("encoding is deterministic: equal messages give equal bytes")
+    func encodingIsDeterministic() {
+        for message in sampleMessages {
+            #expect(WireCodec.encode(message) == WireCodec.encode(message))
+        }
+        var shuffled: [String: FlowValue] = [:]
+        for entry in everyValue.sorted(by: { $0.key > $1.key }) { shuffled[entry.key] = entry.value }
+        let first = WireCodec.encode(.task([WireTask(taskID: 1, op: "x", parameters: everyValue)]))
+        let second = WireCodec.encode(.task([WireTask(taskID: 1, op: "x", parameters: shuffled)]))
+        #expect(first == second)
+    }
+
+    @Test("a reused writer encodes the same body as a fresh one")
+    func reusedWriterMatches() {
+        var writer = WireWriter(capacity: 16)
+        for message in sampleMessages where message.command.hasBody {
+            writer.removeAll()
+            WireCodec.encodeBody(of: message, into: &writer)
+            #expect(writer.data == WireCodec.encode(message)[2])
+        }
+    }
+
+    @Test("commands are only sent by the roles the spec allows")
+    func commandDirections() {
+        #expect(WireCommand.ready.canBeSent(by: .worker) && !WireCommand.ready.canBeSent(by: .coordinator))
+        #expect(WireCommand.result.canBeSent(by: .worker) && !WireCommand.result.canBeSent(by: .coordinator))
+        #expect(WireCommand.task.canBeSent(by: .coordinator) && !WireCommand.task.canBeSent(by: .worker))
+        for command in [WireCommand.heartbeat, .disconnect] {
+            #expect(command.canBeSent(by: .worker) && command.canBeSent(by: .coordinator))
+        }
+    }
+}
