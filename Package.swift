@@ -71,6 +71,13 @@ let package = Package(
         .executableTarget(name: "flow-coordinator", dependencies: ["FlowCommandLine"], swiftSettings: strictSettings),
         .executableTarget(name: "flow-worker", dependencies: ["FlowCommandLine"], swiftSettings: strictSettings),
 
+        // Examples: your own worker, and a Swift blueprint on a local cluster.
+        .executableTarget(name: "custom-worker-example", dependencies: ["FlowCommandLine", "Flow", "FlowStandardOps"],
+                          path: "examples/custom-worker", exclude: ["reverse.yaml"]),
+        .executableTarget(name: "blueprint-on-cluster-example",
+                          dependencies: ["FlowCluster", "Flow", "FlowStandardOps", .product(name: "Logging", package: "swift-log")],
+                          path: "examples/blueprint-on-cluster"),
+
         // Benchmarks: run through scripts/bench, release builds only.
         .executableTarget(name: "flow-bench", dependencies: ["Flow"], path: "Benchmarks/flow-bench"),
 
@@ -84,6 +91,8 @@ let package = Package(
         .testTarget(name: "SeedCompatSwift6Tests", dependencies: ["Flow"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FlowWireTests", dependencies: ["FlowWire", "Flow"]),
+        // The cluster's protocol state machines, driven without sockets or sleeps.
+        .testTarget(name: "FlowClusterStateTests", dependencies: ["FlowCluster", "FlowWire", "Flow"]),
         .testTarget(
             name: "FlowClusterTests",
             dependencies: ["FlowCluster", "Flow", "FlowWire", "ZeroMQ", "flow-coordinator", "flow-worker"]
