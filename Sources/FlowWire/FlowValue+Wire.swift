@@ -163,7 +163,8 @@ extension WireReader {
                 )
             }
             let value = try readValue(field, enclosing: enclosing)
-            if map.updateValue(value, forKey: key) != nil {
+            // Pattern-matched: `FlowValue` is `ExpressibleByNilLiteral`, so `!= nil` is ambiguous.
+            if case .some = map.updateValue(value, forKey: key) {
                 throw WireDecodingError(.invalidMap, offset: keyStart, "\(field): duplicate map key \"\(key)\"")
             }
             previousKey = key

@@ -27,7 +27,7 @@ public struct WireResult: Sendable, Hashable {
         startedAt: Date,
         finishedAt: Date,
         events: [FlowOperationEvent] = [],
-        output: FlowValue? = nil
+        output: FlowValue? = .none
     ) {
         self.taskID = taskID
         self.attempt = attempt
@@ -80,8 +80,8 @@ extension WireResult {
         self.events = events
         let outputStart = reader.offset
         switch try reader.readUInt8("output") {
-        case 0x00: output = nil
-        case 0x01: output = try reader.readValue("output")
+        case 0x00: output = .none
+        case 0x01: output = .some(try reader.readValue("output"))
         case let marker:
             throw WireDecodingError(.invalidField, offset: outputStart, "output: presence byte must be 0x00 or 0x01, got 0x\(marker.hexDigits)")
         }

@@ -24,7 +24,11 @@ public struct WireTask: Sendable, Hashable {
     public var timeLimitMilliseconds: UInt32
 
     /// Whether the task is one element of a group.
-    public var isGroupElement: Bool { groupElement != nil }
+    public var isGroupElement: Bool {
+        // Pattern-matched: `FlowValue` is `ExpressibleByNilLiteral`, so `!= nil` is ambiguous.
+        if case .some = groupElement { return true }
+        return false
+    }
 
     /// Creates a task.
     public init(
@@ -34,7 +38,7 @@ public struct WireTask: Sendable, Hashable {
         displayTag: String = "",
         parameters: [String: FlowValue] = [:],
         bucket: [String: FlowValue] = [:],
-        groupElement: FlowValue? = nil,
+        groupElement: FlowValue? = .none,
         timeLimitMilliseconds: UInt32 = 0
     ) {
         self.taskID = taskID
@@ -62,10 +66,13 @@ extension WireTask {
         writer.writeString(displayTag)
         writer.writeValueMap(parameters)
         writer.writeValueMap(bucket)
-        writer.writeUInt8(groupElement == nil ? 0 : Self.groupElementFlag)
-        writer.writeUInt32(timeLimitMilliseconds)
         if let groupElement {
+            writer.writeUInt8(Self.groupElementFlag)
+            writer.writeUInt32(timeLimitMilliseconds)
             writer.writeValue(groupElement)
+        } else {
+            writer.writeUInt8(0)
+            writer.writeUInt32(timeLimitMilliseconds)
         }
     }
 
@@ -85,6 +92,12 @@ extension WireTask {
             throw WireDecodingError(.invalidField, offset: flagsStart, "flags: reserved bits set in 0x\(flags.hexDigits)")
         }
         timeLimitMilliseconds = try reader.readUInt32("time limit")
-        groupElement = flags & Self.groupElementFlag != 0 ? try reader.readValue("group element") : nil
+        if flags & Self.groupElementFlag != 0 {
+            groupElement = .some(try reader.readValue("group element"))
+        } else {
+            // `.none`, not `nil`: `FlowValue` is `ExpressibleByNilLiteral`, and a bare `nil` can
+            // become `.some(.null)`.
+            groupElement = .none
+        }
     }
 }
