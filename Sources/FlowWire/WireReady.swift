@@ -12,15 +12,21 @@ public struct WireReady: Sendable, Hashable {
     public var hostname: String
     /// The worker's process id, for diagnostics.
     public var processID: UInt32
+    /// How often the worker heartbeats, in milliseconds: the coordinator heartbeats this worker at
+    /// the same interval and declares it dead after `LIVENESS` such intervals of silence, so the
+    /// two sides never disagree about liveness. At least 1.
+    public var heartbeatIntervalMilliseconds: UInt32
 
     /// Creates a READY body.
-    public init(workerName: String, features: UInt32 = 0, slotCount: UInt32, ops: [String], hostname: String, processID: UInt32) {
+    public init(workerName: String, features: UInt32 = 0, slotCount: UInt32, ops: [String], hostname: String, processID: UInt32,
+                heartbeatIntervalMilliseconds: UInt32 = 1000) {
         self.workerName = workerName
         self.features = features
         self.slotCount = slotCount
         self.ops = ops
         self.hostname = hostname
         self.processID = processID
+        self.heartbeatIntervalMilliseconds = heartbeatIntervalMilliseconds
     }
 }
 
@@ -33,6 +39,7 @@ extension WireReady {
         writer.writeStrings(ops)
         writer.writeString(hostname)
         writer.writeUInt32(processID)
+        writer.writeUInt32(heartbeatIntervalMilliseconds)
     }
 
     /// Reads the body fields in spec order.
@@ -49,5 +56,10 @@ extension WireReady {
         ops = try reader.readStrings("op name")
         hostname = try reader.readString("hostname")
         processID = try reader.readUInt32("pid")
+        let intervalStart = reader.offset
+        heartbeatIntervalMilliseconds = try reader.readUInt32("heartbeat interval")
+        guard heartbeatIntervalMilliseconds > 0 else {
+            throw WireDecodingError(.invalidField, offset: intervalStart, "heartbeat interval: must be at least 1 ms, got 0")
+        }
     }
 }

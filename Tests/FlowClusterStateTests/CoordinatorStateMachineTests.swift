@@ -7,8 +7,9 @@ import Testing
 private let alpha = Data("alpha".utf8)
 private let beta = Data("beta".utf8)
 
-private func ready(_ name: String, slots: UInt32, ops: [String] = ["EchoOp"]) -> WireMessage {
-    .ready(WireReady(workerName: name, slotCount: slots, ops: ops, hostname: "test", processID: 1))
+private func ready(_ name: String, slots: UInt32, ops: [String] = ["EchoOp"], heartbeatMilliseconds: UInt32 = 1000) -> WireMessage {
+    .ready(WireReady(workerName: name, slotCount: slots, ops: ops, hostname: "test", processID: 1,
+                     heartbeatIntervalMilliseconds: heartbeatMilliseconds))
 }
 
 private func task(_ id: UInt64, op: String = "EchoOp") -> WireTask {
@@ -169,5 +170,18 @@ private func completed(_ actions: [CoordinatorStateMachine.Action]) -> [UInt64] 
         _ = machine.cancel(taskID: 2)
         #expect(completed(machine.receive(.result([result(2)]), from: alpha, now: 1)).isEmpty)
         #expect(machine.workers[alpha]?.free == 1)
+    }
+
+    @Test func eachWorkerIsHeartbeatedAndJudgedAtTheIntervalItAnnounced() {
+        var machine = machine()
+        _ = machine.receive(ready("fast", slots: 1, heartbeatMilliseconds: 200), from: alpha, now: 0)
+        _ = machine.receive(ready("slow", slots: 1, heartbeatMilliseconds: 5000), from: beta, now: 0)
+        #expect(machine.tick(now: 0.25) == [.send(to: alpha, .heartbeat)])
+        _ = machine.receive(.heartbeat, from: alpha, now: 0.3)
+        // Four seconds of silence: past the coordinator's own 1 s x 3, but the slow worker said 5 s.
+        let later = machine.tick(now: 4)
+        #expect(later.contains { if case .report(.workerLost(name: "fast", _, _)) = $0 { true } else { false } })
+        #expect(!later.contains { if case .report(.workerLost(name: "slow", _, _)) = $0 { true } else { false } })
+        #expect(machine.workers[beta] != nil)
     }
 }

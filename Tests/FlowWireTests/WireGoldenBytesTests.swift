@@ -22,7 +22,7 @@ struct WireGoldenBytesTests {
     @Test("READY example")
     func readyExample() throws {
         let ready = WireReady(workerName: "w1", slotCount: 2, ops: ["echo"], hostname: "h", processID: 42)
-        try expectBody(.ready(ready), "02 7731  00000000  02000000  01 04 6563686f  01 68  2a000000")
+        try expectBody(.ready(ready), "02 7731  00000000  02000000  01 04 6563686f  01 68  2a000000  e8030000")
     }
 
     @Test("TASK example")

@@ -4,7 +4,8 @@ import FlowWire
 extension CoordinatorStateMachine {
     mutating func register(_ ready: WireReady, peer: Data, now: Double) -> [Action] {
         workers[peer] = Worker(name: ready.workerName, ops: Set(ready.ops), slots: Int(ready.slotCount),
-                               lastReceived: now, lastSent: now)
+                               lastReceived: now, lastSent: now,
+                               heartbeatInterval: Double(max(1, ready.heartbeatIntervalMilliseconds)) / 1000)
         return [.report(.workerJoined(name: ready.workerName, host: ready.hostname, slots: Int(ready.slotCount),
                                       ops: ready.ops.count))] + dispatch(now: now)
     }

@@ -11,7 +11,8 @@ import FlowWire
 /// task no connected worker offers fails after the worker time-out.
 struct CoordinatorStateMachine: Sendable {
     struct Configuration: Sendable {
-        /// Seconds between heartbeats.
+        /// Seconds between heartbeats for workers that announce none (kept for tests; READY
+        /// always carries the worker's own interval).
         var heartbeatInterval: Double = 1
         /// Missed intervals before a worker is declared dead.
         var liveness: Int = 3
@@ -36,6 +37,8 @@ struct CoordinatorStateMachine: Sendable {
         var inFlight: Set<UInt64> = []
         var lastReceived: Double
         var lastSent: Double
+        /// The worker's heartbeat interval (READY), which governs this connection.
+        var heartbeatInterval: Double
         var free: Int { slots - inFlight.count }
     }
 
@@ -123,11 +126,10 @@ struct CoordinatorStateMachine: Sendable {
     /// Time passed: heartbeats out, dead workers out, tasks nobody offers failed.
     mutating func tick(now: Double) -> [Action] {
         var actions: [Action] = []
-        let deadline = configuration.heartbeatInterval * Double(configuration.liveness)
-        for (peer, worker) in workers where now - worker.lastReceived > deadline {
+        for (peer, worker) in workers where now - worker.lastReceived > worker.heartbeatInterval * Double(configuration.liveness) {
             actions += remove(peer, reason: .lost(silentFor: now - worker.lastReceived), now: now)
         }
-        for (peer, worker) in workers where now - worker.lastSent >= configuration.heartbeatInterval {
+        for (peer, worker) in workers where now - worker.lastSent >= worker.heartbeatInterval {
             workers[peer]?.lastSent = now
             actions.append(.send(to: peer, .heartbeat))
         }

@@ -23,7 +23,8 @@ public final class FlowCoordinator: FlowExecutor, @unchecked Sendable {
     public struct Configuration: Sendable {
         /// The endpoint to bind, for example `tcp://0.0.0.0:5555` or `ipc:///tmp/flow.sock`.
         public var endpoint: String
-        /// Seconds between heartbeats.
+        /// The coordinator heartbeats each worker at the interval the worker announces in READY;
+        /// this sets how often it checks (a quarter of it, at most every 50 ms).
         public var heartbeatInterval: Double = 1
         /// Missed heartbeat intervals before a worker is declared dead.
         public var liveness: Int = 3
@@ -263,7 +264,7 @@ public final class FlowCoordinator: FlowExecutor, @unchecked Sendable {
         let poller = ZMQPoller()
         let routerIndex = poller.register(router)
         let wakeupIndex = poller.register(wakeup.receiver)
-        let tickInterval = min(0.1, configuration.heartbeatInterval / 4)
+        let tickInterval = min(0.05, configuration.heartbeatInterval / 4)
         var nextTick = Self.now()
 
         while true {

@@ -114,7 +114,8 @@ public final class FlowWorker: Service, @unchecked Sendable {
 
     private var ready: WireMessage {
         .ready(WireReady(workerName: configuration.name, slotCount: UInt32(configuration.concurrency), ops: registry.names,
-                         hostname: ProcessInfo.processInfo.hostName, processID: UInt32(ProcessInfo.processInfo.processIdentifier)))
+                         hostname: ProcessInfo.processInfo.hostName, processID: UInt32(ProcessInfo.processInfo.processIdentifier),
+                         heartbeatIntervalMilliseconds: UInt32(max(1, (configuration.heartbeatInterval * 1000).rounded()))))
     }
 
     private func connect() throws -> ZMQSocket {
@@ -141,10 +142,10 @@ public final class FlowWorker: Service, @unchecked Sendable {
         var lastSent = lastReceived
         var announcedDrain = false
 
+        var poller = ZMQPoller()
+        var dealerIndex = poller.register(dealer)
+        var wakeupIndex = poller.register(wakeup.receiver)
         while true {
-            let poller = ZMQPoller()
-            let dealerIndex = poller.register(dealer)
-            let wakeupIndex = poller.register(wakeup.receiver)
             do {
                 _ = try poller.poll(timeout: Int(min(100, interval * 250)))
             } catch {
@@ -194,6 +195,9 @@ public final class FlowWorker: Service, @unchecked Sendable {
                     logger.error("reconnect failed: \(error)")
                     return
                 }
+                poller = ZMQPoller()
+                dealerIndex = poller.register(dealer)
+                wakeupIndex = poller.register(wakeup.receiver)
                 lastReceived = now
                 lastSent = now
             }
