@@ -81,7 +81,11 @@ let package = Package(
         // Benchmarks: run through scripts/bench, release builds only.
         .executableTarget(name: "flow-bench", dependencies: ["Flow"], path: "Benchmarks/flow-bench"),
 
+        // Harness shared by the test targets: child processes and real servers (nginx) they start.
+        .target(name: "FlowTestSupport", path: "Tests/FlowTestSupport"),
+
         .testTarget(name: "FlowTests", dependencies: ["Flow", "FlowStandardOps"]),
+        .testTarget(name: "FlowStandardOpsTests", dependencies: ["FlowStandardOps", "Flow", "FlowTestSupport"]),
         // The seed README's code, compiled in Swift 5 language mode (FlowTests compiles it in 6).
         .testTarget(
             name: "SeedCompatSwift5Tests",
@@ -95,7 +99,10 @@ let package = Package(
         .testTarget(name: "FlowClusterStateTests", dependencies: ["FlowCluster", "FlowWire", "Flow"]),
         .testTarget(
             name: "FlowClusterTests",
-            dependencies: ["FlowCluster", "Flow", "FlowWire", "ZeroMQ", "flow-coordinator", "flow-worker"]
+            dependencies: [
+                "FlowCluster", "Flow", "FlowWire", "ZeroMQ", "FlowStandardOps", "FlowTestSupport",
+                "flow-coordinator", "flow-worker", "custom-worker-example", "blueprint-on-cluster-example",
+            ]
         ),
     ]
 )

@@ -97,7 +97,7 @@ public final class ClusterRun: @unchecked Sendable {
         await flow.run()
         stop()
         if flow.isSuccess { return .succeeded }
-        return flow.error is ClusterError ? .clusterError : .failed
+        return (flow.error as? ClusterError)?.isClusterFailure == true ? .clusterError : .failed
     }
 
     /// Stops the coordinator and the local workers.

@@ -1,19 +1,62 @@
+import Flow
 import FlowCluster
 import Foundation
 
-/// Progress and cluster events on stderr.
-final class ProgressReporter: Sendable {
-    let quiet: Bool
+/// Progress on stderr: a live line redrawn in place while a group runs when stderr is a terminal,
+/// plain lines every few seconds otherwise; which worker runs each serial op; cluster events.
+final class ProgressReporter: @unchecked Sendable {
+    private struct Group {
+        var operation: String
+        var total: Int
+        var done = 0
+        var failed = 0
+        var startedAt = Date()
+        var lastPrinted = Date.distantPast
+    }
 
-    init(quiet: Bool) {
+    private let quiet: Bool
+    private let isTerminal: Bool
+    private let plainInterval: Double
+    private let lock = NSLock()
+    private var group: Group?
+    private var lineIsOpen = false
+    private var status: (@Sendable () -> FlowCoordinator.Status?)?
+    private var timer: (any DispatchSourceTimer)?
+
+    /// - Parameters:
+    ///   - quiet: no progress at all (diagnostics still print).
+    ///   - plainInterval: seconds between plain progress lines when stderr is not a terminal.
+    init(quiet: Bool, plainInterval: Double = 2) {
         self.quiet = quiet
+        self.isTerminal = isatty(STDERR_FILENO) == 1
+        self.plainInterval = plainInterval
+    }
+
+    /// Starts redrawing every half second, reading the cluster's busy slots from `status`.
+    func start(status: @escaping @Sendable () -> FlowCoordinator.Status?) {
+        guard !quiet else { return }
+        lock.withLock { self.status = status }
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + 0.5, repeating: 0.5)
+        timer.setEventHandler { [weak self] in self?.refresh(force: false) }
+        timer.resume()
+        lock.withLock { self.timer = timer }
+    }
+
+    func stop() {
+        let timer = lock.withLock { self.timer }
+        timer?.cancel()
+        lock.withLock {
+            if lineIsOpen { write("\n") }
+            lineIsOpen = false
+        }
     }
 
     func report(_ event: ClusterEvent) {
         switch event {
         case .staleResult, .unknownPeer, .unexpectedMessage, .malformedMessage:
-            // Diagnostics, printed even with --quiet: something odd reached the coordinator.
-            FileHandle.standardError.write(Data("[cluster] \(event)\n".utf8))
+            // Diagnostics print even with --quiet: something odd reached the coordinator.
+            lock.withLock { emit("[cluster] \(event)") }
         default:
             note(event.description)
         }
@@ -21,6 +64,80 @@ final class ProgressReporter: Sendable {
 
     func note(_ text: String) {
         guard !quiet else { return }
-        FileHandle.standardError.write(Data("[cluster] \(text)\n".utf8))
+        lock.withLock { emit("[cluster] \(text)") }
+    }
+
+    func report(_ event: FlowProgressEvent) {
+        guard !quiet else { return }
+        switch event {
+        case .groupStarted(let operation, let total, let limit):
+            lock.withLock {
+                group = Group(operation: operation, total: total)
+                emit("group \(operation): \(total) element(s), at most \(limit) at once")
+            }
+        case .groupElementFinished(_, let done, let failed, _):
+            lock.withLock {
+                group?.done = done
+                group?.failed = failed
+            }
+            refresh(force: false)
+        case .groupFinished(let operation, let done, let failed, let total):
+            refresh(force: true)
+            lock.withLock {
+                if lineIsOpen { write("\n") }
+                lineIsOpen = false
+                let seconds = group.map { Date().timeIntervalSince($0.startedAt) } ?? 0
+                emit("group \(operation): \(done)/\(total) done, \(failed) failed in \(String(format: "%.1f", seconds)) s")
+                group = nil
+            }
+        case .operationStarted, .operationFinished:
+            break
+        }
+    }
+
+    private func refresh(force: Bool) {
+        guard !quiet else { return }
+        let statusReader = lock.withLock { status }
+        let cluster = statusReader?()
+        lock.withLock {
+            guard var current = group else { return }
+            let now = Date()
+            if !isTerminal && !force && now.timeIntervalSince(current.lastPrinted) < plainInterval { return }
+            if isTerminal && !force && now.timeIntervalSince(current.lastPrinted) < 0.1 { return }
+            current.lastPrinted = now
+            group = current
+            let elapsed = max(0.001, now.timeIntervalSince(current.startedAt))
+            let rate = Double(current.done) / elapsed
+            let remaining = current.total - current.done
+            let eta = rate > 0 ? Self.duration(Double(remaining) / rate) : "?"
+            var line = "\(current.operation): \(current.done)/\(current.total) done"
+            line += ", \(current.failed) failed, \(String(format: "%.1f", rate))/s, ETA \(eta)"
+            if let cluster { line += ", workers busy \(cluster.running)/\(cluster.slots) slots on \(cluster.workers)" }
+            if isTerminal {
+                write("\r\u{1B}[K" + line)
+                lineIsOpen = true
+            } else {
+                write("progress: " + line + "\n")
+            }
+        }
+    }
+
+    /// Prints a whole line, above the live progress line if one is open. Call under the lock.
+    private func emit(_ text: String) {
+        if lineIsOpen {
+            write("\r\u{1B}[K")
+            lineIsOpen = false
+        }
+        write(text + "\n")
+    }
+
+    private func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        if seconds < 60 { return String(format: "%.0fs", seconds.rounded(.up)) }
+        if seconds < 3600 { return "\(Int(seconds) / 60)m\(Int(seconds) % 60)s" }
+        return "\(Int(seconds) / 3600)h\((Int(seconds) % 3600) / 60)m"
     }
 }

@@ -85,12 +85,15 @@ struct RunCommand: AsyncParsableCommand {
             CommandLineLogging.printError(String(describing: error))
             throw ExitCode(3)
         }
+        run.flow.setProgressHandler { event in progress.report(event) }
+        progress.start { run.status }
         let interrupts = InterruptHandler { run.flow.cancel() }
         if !(await run.waitForLocalWorkers()) {
             progress.note("not every local worker joined in time; going on with those that did")
         }
         let outcome = await run.run()
         interrupts.cancel()
+        progress.stop()
 
         let text = run.flow.generateSummary()
         print(text, terminator: "")

@@ -41,6 +41,8 @@ public final class Flow: @unchecked Sendable {
     var cancelRequested = false
     var finishWaiters: [CheckedContinuation<Void, Never>] = []
     var storedOutcome: FlowEngine.Outcome?
+    var records: [FlowOperationRecord] = []
+    var progressHandler: (@Sendable (FlowProgressEvent) -> Void)?
 
     /// The flow's name, shown by tools; the flow file's `flow:` for a loaded flow.
     public let name: String?
@@ -89,6 +91,9 @@ public final class Flow: @unchecked Sendable {
 
     /// Every summary line so far, in order.
     public var logEntries: [FlowLogEntry] { lock.withLock { entries } }
+
+    /// Every op run so far (serial ops and group elements), in the order they finished.
+    public var operationRecords: [FlowOperationRecord] { lock.withLock { records } }
 
     // MARK: Blueprint
 
@@ -155,6 +160,14 @@ public final class Flow: @unchecked Sendable {
         onFailure { error in
             if let typed = error as? E { handler(typed) }
         }
+    }
+
+    /// Sets a handler told about progress (ops starting and finishing, group counts) while the
+    /// flow runs. It is called on the flow's task: keep it short.
+    @discardableResult
+    public func setProgressHandler(_ handler: @escaping @Sendable (FlowProgressEvent) -> Void) -> Flow {
+        lock.withLock { progressHandler = handler }
+        return self
     }
 
     /// Runs the ops with another executor, for example a cluster's.

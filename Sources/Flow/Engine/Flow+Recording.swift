@@ -3,8 +3,19 @@ import Foundation
 extension Flow {
     /// Writes one op's lines, all together so concurrent ops never interleave within an op:
     /// WillStart, its log lines (and, for serial ops, its bucket changes), DidFinish.
-    func record(_ result: FlowTaskResult, tag: String?, appliesBucketChanges: Bool) {
+    /// Returns the op's record for reports.
+    @discardableResult
+    func record(_ result: FlowTaskResult, tag: String?, appliesBucketChanges: Bool, groupOutputKey: String? = nil,
+                location: FlowSourceLocation? = nil) -> FlowOperationRecord {
         let label = FlowLabel.make(name: result.operationName, tag: tag, worker: result.worker)
+        var logLines: [FlowLogEntry] = []
+        for event in result.events {
+            if case .log(let message) = event.kind { logLines.append(FlowLogEntry(time: event.time, text: message)) }
+        }
+        let record = FlowOperationRecord(
+            operationName: result.operationName, tag: tag, groupIndex: result.groupIndex, groupOutputKey: groupOutputKey,
+            worker: result.worker, startedAt: result.startedAt, finishedAt: result.finishedAt, state: result.state,
+            logLines: logLines, location: location)
         lock.withLock {
             entries.append(FlowLogEntry(time: result.startedAt, text: "\(label) WillStart"))
             for event in result.events {
@@ -16,7 +27,15 @@ extension Flow {
                 }
             }
             entries.append(FlowLogEntry(time: result.finishedAt, text: "\(label) DidFinish: \(result.state.summaryText)"))
+            records.append(record)
         }
+        return record
+    }
+
+    /// Tells the progress handler, if any.
+    func progress(_ event: FlowProgressEvent) {
+        let handler = lock.withLock { progressHandler }
+        handler?(event)
     }
 
     /// Sets a bucket value and writes the seed's `[DataBucket] add for` / `replace for` line.

@@ -48,8 +48,9 @@ struct FlowEngine: Sendable {
             task = FlowTask(operation: .named(name, parameters: parameters), bucket: flow.dataBucket,
                             operationName: name, location: location)
         }
+        flow.progress(.operationStarted(name: task.operationName))
         let result = await executor.execute(task)
-        flow.record(result, tag: nil, appliesBucketChanges: true)
+        flow.progress(.operationFinished(flow.record(result, tag: nil, appliesBucketChanges: true, location: location)))
         if case .cancelled = result.state { return .cancelled }
         guard result.state.isSuccess else { return .failed(result.failure) }
         return Task.isCancelled ? .cancelled : nil
@@ -62,6 +63,11 @@ struct FlowEngine: Sendable {
             return .failed(FlowError.emptyGroupInput(key: plan.inputKey))
         }
         flow.log(message: "[FlowArrayGroupDispatcher] group created: \(elements.count)")
+        let operationName = groupOperationName(plan)
+        flow.progress(.groupStarted(operation: operationName, total: elements.count, maxConcurrent: plan.maxConcurrent))
+        var done = 0
+        var failed = 0
+        defer { flow.progress(.groupFinished(operation: operationName, done: done, failed: failed, total: elements.count)) }
 
         let tasks = elements.enumerated().map { index, element in groupTask(plan, index: index, element: element) }
         var outputs = [Any?](repeating: nil, count: elements.count)
@@ -78,7 +84,11 @@ struct FlowEngine: Sendable {
                     group.cancelAll()
                     return .cancelled
                 }
-                flow.record(result, tag: tasks[result.groupIndex ?? 0].groupTag, appliesBucketChanges: false)
+                let record = flow.record(result, tag: tasks[result.groupIndex ?? 0].groupTag, appliesBucketChanges: false,
+                                         groupOutputKey: plan.outputKey, location: plan.location)
+                done += 1
+                if !result.state.isSuccess { failed += 1 }
+                flow.progress(.groupElementFinished(record, done: done, failed: failed, total: tasks.count))
                 if let index = result.groupIndex, let output = result.groupOutput { outputs[index] = output }
                 if !result.state.isSuccess && !plan.allowFailure {
                     flow.log(message: "[Group] not allow failure in group. stop immediately.")
@@ -98,6 +108,13 @@ struct FlowEngine: Sendable {
         flow.applyBucketChange(key: plan.outputKey, value: collected, at: Date())
         flow.log(message: "[FlowArrayGroupDispatcher] all finished. output size: \(collected.count)")
         return nil
+    }
+
+    private func groupOperationName(_ plan: FlowGroupPlan) -> String {
+        switch plan.source {
+        case .creator(let creator): return String(describing: creator)
+        case .named(let name, _): return name
+        }
     }
 
     private func groupTask(_ plan: FlowGroupPlan, index: Int, element: Any) -> FlowTask {

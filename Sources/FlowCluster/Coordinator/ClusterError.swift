@@ -14,6 +14,16 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable {
     case unsendableValue(String)
     /// Local workers could not be started.
     case cannotStartWorkers(String)
+    /// The coordinator could not prepare a task (for example, read the file it ships).
+    case preparationFailed(op: String, reason: String)
+
+    /// Whether the cluster itself failed (exit status 3), rather than one task (exit status 1).
+    public var isClusterFailure: Bool {
+        switch self {
+        case .cannotBind, .cannotConnect, .noWorkerOffers, .cannotStartWorkers: return true
+        case .quarantined, .unsendableValue, .preparationFailed: return false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -30,6 +40,8 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable {
             return text
         case .cannotStartWorkers(let reason):
             return "cannot start local workers: \(reason)"
+        case .preparationFailed(let op, let reason):
+            return "\(op): \(reason)"
         }
     }
 }
@@ -37,6 +49,8 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable {
 /// Something that happened in the cluster, for progress output and the summary.
 public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     case workerJoined(name: String, host: String, slots: Int, ops: Int)
+    /// A serial op's task went to a worker (group elements are not reported one by one).
+    case dispatched(op: String, worker: String)
     case workerLost(name: String, silentFor: Double, requeued: Int)
     case workerLeft(name: String, reason: String, requeued: Int)
     case staleResult(worker: String, taskID: UInt64)
@@ -48,6 +62,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .workerJoined(let name, let host, let slots, let ops):
             return "worker \(name) joined from \(host) (\(slots) slots, \(ops) ops)"
+        case .dispatched(let op, let worker):
+            return "\(op) -> \(worker)"
         case .workerLost(let name, let silence, let requeued):
             return "worker \(name) lost: no message for \(String(format: "%.1f", silence)) s; \(requeued) task(s) given to other workers"
         case .workerLeft(let name, let reason, let requeued):

@@ -95,10 +95,16 @@ extension CoordinatorStateMachine {
             batches[peer, default: []].append(item.task)
         }
         pending = kept
-        return order.map { peer in
+        var actions: [Action] = []
+        for peer in order {
             workers[peer]?.lastSent = now
-            return .send(to: peer, .task(batches[peer]!))
+            let batch = batches[peer]!
+            actions.append(.send(to: peer, .task(batch)))
+            for task in batch where task.groupElement == nil {
+                actions.append(.report(.dispatched(op: task.op, worker: workers[peer]?.name ?? "?")))
+            }
         }
+        return actions
     }
 
     /// Fails tasks that waited longer than the worker time-out for a worker offering their op.

@@ -32,6 +32,11 @@ public final class FlowCoordinator: FlowExecutor, @unchecked Sendable {
         public var workerTimeout: Double = 30
         /// Workers that may die running one task before it is quarantined.
         public var maxAttempts: UInt32 = 3
+        /// Changes a task before it is sent, by op name: for example, reads the file an
+        /// `UploadFileOp` with `source: coordinator` uploads, so workers that share no disk with
+        /// the coordinator get its bytes. Runs only for tasks about to be in flight, so memory holds
+        /// no more than the in-flight tasks' data. A thrown error fails the task.
+        public var taskPreparers: [String: @Sendable (inout WireTask) throws -> Void] = [:]
 
         /// Creates a configuration.
         public init(endpoint: String) {
@@ -210,20 +215,29 @@ public final class FlowCoordinator: FlowExecutor, @unchecked Sendable {
             nextTaskID += 1
             return nextTaskID
         }
+        var wire: WireTask
         if task.groupIndex != nil {
             guard let element = FlowValue(any: task.groupElement as Any) else {
                 return .failure(.unsendableValue(
                     "group element \(task.groupIndex ?? 0) of type \(type(of: task.groupElement as Any)) cannot be sent to a worker: use strings, numbers, bools, bytes, dates, arrays or maps"))
             }
-            return .success(WireTask(taskID: taskID, op: name, displayTag: task.groupTag ?? "", parameters: parameters,
-                                     groupElement: element))
+            wire = WireTask(taskID: taskID, op: name, displayTag: task.groupTag ?? "", parameters: parameters, groupElement: element)
+        } else {
+            switch task.bucket.flowValues() {
+            case .success(let bucket):
+                wire = WireTask(taskID: taskID, op: name, parameters: parameters, bucket: bucket)
+            case .failure(let error):
+                return .failure(.unsendableValue(error.description))
+            }
         }
-        switch task.bucket.flowValues() {
-        case .success(let bucket):
-            return .success(WireTask(taskID: taskID, op: name, parameters: parameters, bucket: bucket))
-        case .failure(let error):
-            return .failure(.unsendableValue(error.description))
+        if let prepare = configuration.taskPreparers[name] {
+            do {
+                try prepare(&wire)
+            } catch {
+                return .failure(.preparationFailed(op: name, reason: String(describing: error)))
+            }
         }
+        return .success(wire)
     }
 
     private static func cancelledResult(_ waiter: Waiter) -> FlowTaskResult {
@@ -352,7 +366,7 @@ public final class FlowCoordinator: FlowExecutor, @unchecked Sendable {
                 result.groupIndex = waiter.groupIndex
                 waiter.continuation.resume(returning: result)
             case .report(let event):
-                logger.info("\(event)")
+                if case .dispatched = event { logger.debug("\(event)") } else { logger.info("\(event)") }
                 onEvent(event)
             }
         }

@@ -1,0 +1,2 @@
+// Shared test harness: child processes and servers the tests start.
+enum FlowTestSupportPlaceholder {}
