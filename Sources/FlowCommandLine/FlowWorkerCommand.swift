@@ -84,7 +84,10 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         configuration.liveness = liveness
         logger[metadataKey: "worker.name"] = "\(configuration.name)"
         let worker = try FlowWorker(configuration: configuration, registry: registry, logger: logger)
-        if exitWithParent { ProcessSignals.drainWhenParentExits { worker.drain() } }
+        if exitWithParent {
+            // As if SIGTERM arrived: the service group shuts the worker down gracefully.
+            ProcessSignals.drainWhenParentExits { kill(getpid(), SIGTERM) }
+        }
         let group = ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         do {
             try await group.run()

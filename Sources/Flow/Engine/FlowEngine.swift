@@ -45,8 +45,13 @@ struct FlowEngine: Sendable {
             task = FlowTask(operation: .instance(operation), bucket: flow.dataBucket,
                             operationName: operation.operationName, location: location)
         case .named(let name, let parameters):
-            task = FlowTask(operation: .named(name, parameters: parameters), bucket: flow.dataBucket,
-                            operationName: name, location: location)
+            let bucket = flow.dataBucket
+            do {
+                let resolved = try FlowParameterTemplate.resolve(parameters, bucket: bucket)
+                task = FlowTask(operation: .named(name, parameters: resolved), bucket: bucket, operationName: name, location: location)
+            } catch {
+                return reportUnresolved(error, operation: name, location: location)
+            }
         }
         flow.progress(.operationStarted(name: task.operationName))
         let result = await executor.execute(task)
@@ -69,7 +74,15 @@ struct FlowEngine: Sendable {
         var failed = 0
         defer { flow.progress(.groupFinished(operation: operationName, done: done, failed: failed, total: elements.count)) }
 
-        let tasks = elements.enumerated().map { index, element in groupTask(plan, index: index, element: element) }
+        var resolvedPlan = plan
+        if case .named(let name, let parameters) = plan.source {
+            do {
+                resolvedPlan.source = .named(name, parameters: try FlowParameterTemplate.resolve(parameters, bucket: flow.dataBucket))
+            } catch {
+                return reportUnresolved(error, operation: name, location: plan.location)
+            }
+        }
+        let tasks = elements.enumerated().map { index, element in groupTask(resolvedPlan, index: index, element: element) }
         var outputs = [Any?](repeating: nil, count: elements.count)
         let executor = self.executor
         let stop: Outcome? = await withTaskGroup(of: FlowTaskResult.self) { group in
@@ -108,6 +121,17 @@ struct FlowEngine: Sendable {
         flow.applyBucketChange(key: plan.outputKey, value: collected, at: Date())
         flow.log(message: "[FlowArrayGroupDispatcher] all finished. output size: \(collected.count)")
         return nil
+    }
+
+    /// A parameter referenced a missing bucket key: the op fails as the seed fails a missing key.
+    private func reportUnresolved(_ error: any Error, operation: String, location: FlowSourceLocation?) -> Outcome {
+        let now = Date()
+        let message = String(describing: error)
+        let result = FlowTaskResult(operationName: operation, state: .withInsufficientInputData(message),
+                                    error: FlowDataError.insufficientInputData(message), events: [], bucket: [:],
+                                    startedAt: now, finishedAt: now)
+        flow.progress(.operationFinished(flow.record(result, tag: nil, appliesBucketChanges: false, location: location)))
+        return .failed(result.failure)
     }
 
     private func groupOperationName(_ plan: FlowGroupPlan) -> String {

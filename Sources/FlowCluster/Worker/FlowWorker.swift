@@ -47,7 +47,12 @@ public final class FlowWorker: Service, @unchecked Sendable {
     private let wakeup: ZMQWakeup
     private let lock = NSLock()
     private var outbox: [WireResult] = []
-    private var running = 0
+    /// Tasks of the current registration that are running, and those waiting for a slot.
+    private var running: [UInt64: Task<Void, Never>] = [:]
+    private var backlog: [WireTask] = []
+    /// Bumped at every new registration: tasks of an older one are cancelled and their results
+    /// dropped, since the coordinator has already given them to other workers (PROTOCOL.md 8.7).
+    private var generation = 0
     private var draining = false
     private var exited = false
     private var exitWaiters: [CheckedContinuation<Void, Never>] = []
@@ -162,7 +167,7 @@ public final class FlowWorker: Service, @unchecked Sendable {
             }
             let (results, isDraining, runningNow) = lock.withLock {
                 defer { outbox.removeAll(keepingCapacity: true) }
-                return (outbox, draining, running)
+                return (outbox, draining, running.count)
             }
             if !results.isEmpty {
                 _ = try? dealer.send(WireCodec.encode(.result(results)), flags: .dontWait)
@@ -189,6 +194,7 @@ public final class FlowWorker: Service, @unchecked Sendable {
             if now - lastReceived > interval * Double(configuration.liveness) {
                 logger.warning("coordinator silent for \(String(format: "%.1f", now - lastReceived)) s: reconnecting to \(configuration.endpoint)")
                 dealer.close()
+                startNewRegistration()
                 do {
                     dealer = try connect()
                 } catch {
@@ -220,6 +226,7 @@ public final class FlowWorker: Service, @unchecked Sendable {
             break
         case .disconnect(let reason):
             logger.info("coordinator said DISCONNECT (\(reason)): registering again")
+            startNewRegistration()
             _ = try? dealer.send(WireCodec.encode(ready), flags: .dontWait)
             lastSent = now
         case .ready, .result:
@@ -227,25 +234,52 @@ public final class FlowWorker: Service, @unchecked Sendable {
         }
     }
 
+    /// Forgets the tasks of the previous registration: cancels the running ones and drops their
+    /// results and the waiting ones.
+    private func startNewRegistration() {
+        let abandoned = lock.withLock {
+            generation += 1
+            defer {
+                running = [:]
+                backlog = []
+                outbox = []
+            }
+            return Array(running.values)
+        }
+        if !abandoned.isEmpty { logger.warning("re-registering: cancelled \(abandoned.count) task(s) the coordinator has given to other workers") }
+        for task in abandoned { task.cancel() }
+    }
+
     private func accept(_ task: WireTask, runner: WorkerTaskRunner) {
-        let refused: String? = lock.withLock {
+        let outcome: String? = lock.withLock {
             if draining { return "draining" }
-            if running >= configuration.concurrency { return "all \(configuration.concurrency) slots busy" }
-            running += 1
+            if running.count >= configuration.concurrency {
+                // Not expected (the coordinator respects the slot count), but never dropped.
+                backlog.append(task)
+                return nil
+            }
+            startLocked(task, runner: runner)
             return nil
         }
-        if let refused {
-            // The coordinator gives the task to another worker when this one disconnects.
-            logger.warning("refused task \(task.taskID) (\(task.op)): \(refused)")
-            return
+        if let outcome {
+            // The coordinator gives the task to another worker when this one says DISCONNECT.
+            logger.warning("refused task \(task.taskID) (\(task.op)): \(outcome)")
         }
-        Task.detached { [self] in
+    }
+
+    /// Starts a task; call with the lock held.
+    private func startLocked(_ task: WireTask, runner: WorkerTaskRunner) {
+        let registration = generation
+        running[task.taskID] = Task.detached { [self] in
             let result = await runner.run(task)
-            lock.withLock {
+            let current = lock.withLock {
+                guard registration == generation else { return false }
                 outbox.append(result)
-                running -= 1
+                running[task.taskID] = nil
+                if !draining, !backlog.isEmpty { startLocked(backlog.removeFirst(), runner: runner) }
+                return true
             }
-            wakeup.signal()
+            if current { wakeup.signal() }
         }
     }
 }

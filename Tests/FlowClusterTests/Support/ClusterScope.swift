@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// What one test starts: its children and a temporary directory, all cleaned up when the test
+/// ends, passed or failed.
+///
+/// ```swift
+/// try await withCluster { cluster in
+///     let coordinator = try cluster.coordinator(["run", flowFile, "--bind", "tcp://127.0.0.1:*"])
+///     ...
+/// }
+/// ```
+final class ClusterScope: @unchecked Sendable {
+    /// Heartbeat options for tests where a death must be noticed fast (both sides must agree).
+    static let fastHeartbeat = ["--heartbeat-interval", "0.2", "--liveness", "3"]
+
+    /// The folder holding the test bundle and the built programs.
+    static let productsDirectory: URL = {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: me).deletingLastPathComponent()
+    }()
+
+    /// The per-test temporary directory (short, so ipc paths stay under the 107-byte limit).
+    let directory: URL
+    private let lock = NSLock()
+    private var children: [ChildProcess] = []
+
+    init() throws {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let name = "flowct-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        directory = URL(fileURLWithPath: base).appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    // MARK: Files
+
+    /// Writes `text` to a file in the temporary directory and returns its absolute path.
+    @discardableResult
+    func write(_ name: String, _ text: String) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    /// An absolute path in the temporary directory.
+    func path(_ name: String) -> String {
+        directory.appendingPathComponent(name).path
+    }
+
+    /// An `ipc://` endpoint with an absolute path in the temporary directory.
+    func ipcEndpoint(_ name: String) -> String {
+        "ipc://" + path(name)
+    }
+
+    // MARK: Children
+
+    /// Starts a built program (`flow-coordinator`, `flow-worker`).
+    func start(_ program: String, _ arguments: [String], label: String? = nil) throws -> ChildProcess {
+        let executable = Self.productsDirectory.appendingPathComponent(program)
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw HarnessError("no \(program) at \(executable.path): run swift build first")
+        }
+        // TMPDIR here, so the private ipc endpoint of an embedded run lands in this directory and
+        // goes with it even when the test kills the coordinator before it can clean up.
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = directory.path
+        let child = try ChildProcess(label: label ?? program, executable: executable, arguments: arguments, environment: environment)
+        lock.withLock { children.append(child) }
+        return child
+    }
+
+    /// Starts `flow-coordinator` with `arguments` (the subcommand first).
+    func coordinator(_ arguments: [String], label: String = "coordinator") throws -> ChildProcess {
+        try start("flow-coordinator", arguments, label: label)
+    }
+
+    /// Starts `flow-worker --connect ENDPOINT --name NAME` with a fast heartbeat.
+    func worker(connect endpoint: String, name: String, concurrency: Int = 4, extra: [String] = []) throws -> ChildProcess {
+        try start("flow-worker", ["--connect", endpoint, "--name", name, "--concurrency", String(concurrency)]
+                  + Self.fastHeartbeat + extra, label: name)
+    }
+
+    /// Kills every child still running, waits for each, and removes the temporary directory.
+    func finish() {
+        let all = lock.withLock {
+            defer { children = [] }
+            return children
+        }
+        for child in all where child.isRunning { child.send(SIGKILL) }
+        for child in all { child.kill() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// Runs `body` with a fresh ``ClusterScope`` and cleans it up however `body` ends.
+func withCluster<T>(_ body: (ClusterScope) async throws -> T) async throws -> T {
+    let scope = try ClusterScope()
+    defer { scope.finish() }
+    return try await body(scope)
+}
+
+/// A harness problem (a missing program), as a thrown error.
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension ChildProcess {
+    /// The endpoint from a bound coordinator's `[cluster] listening on ENDPOINT; ...` line.
+    func listeningEndpoint(timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        guard await waitForStderr(containing: "; start workers with:", timeout: timeout, sourceLocation: sourceLocation) else {
+            throw HarnessError("\(label) never said where it listens")
+        }
+        let line = stderr.split(separator: "\n").first { $0.contains("[cluster] listening on ") } ?? ""
+        guard let start = line.range(of: "listening on ")?.upperBound, let end = line.range(of: ";", range: start..<line.endIndex)?.lowerBound else {
+            throw HarnessError("cannot parse the endpoint from '\(line)'")
+        }
+        return String(line[start..<end])
+    }
+
+    /// The summary lines on stdout.
+    var stdoutLines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+}

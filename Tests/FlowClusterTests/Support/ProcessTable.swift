@@ -1,0 +1,46 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Looks at processes the test did not start itself (a coordinator's local workers) via /proc.
+enum ProcessTable {
+    /// The live (not zombie) processes whose parent is `parent`.
+    static func children(of parent: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let (state, parentID) = stat(pid) else { return false }
+            return parentID == parent && state != "Z"
+        }
+    }
+
+    /// Whether `pid` exists and is not a zombie.
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let (state, _) = stat(pid) else { return false }
+        return state != "Z" && state != "X"
+    }
+
+    /// State letter and parent pid from /proc/PID/stat (the command may contain spaces and
+    /// parentheses, so parse after the last ')').
+    private static func stat(_ pid: Int32) -> (Character, Int32)? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 2, let state = fields[0].first, let parent = Int32(fields[1]) else { return nil }
+        return (state, parent)
+    }
+
+    /// Polls until none of `pids` is alive; SIGKILLs the survivors after `timeout` seconds.
+    ///
+    /// - Returns: the pids that were still alive at the deadline.
+    static func waitUntilGone(_ pids: [Int32], timeout: Double) async -> [Int32] {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while ContinuousClock.now < deadline {
+            if !pids.contains(where: isAlive) { return [] }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        let survivors = pids.filter(isAlive)
+        for pid in survivors { kill(pid, SIGKILL) }
+        return survivors
+    }
+}

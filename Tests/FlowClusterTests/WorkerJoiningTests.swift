@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+extension ClusterIntegrationTests {
+    /// Workers joining a bound coordinator: late, over ipc, and across a coordinator restart.
+    @Suite struct WorkersJoiningBoundCoordinators {
+        @Test func workerStartedAfterTheCoordinatorStillRunsTheFlow() async throws {
+            try await withCluster { cluster in
+                let file = try cluster.write("chain.yaml", FlowFixtures.chain)
+                let coordinator = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "20"])
+                let endpoint = try await coordinator.listeningEndpoint()
+                #expect(endpoint.hasPrefix("tcp://127.0.0.1:") && !endpoint.hasSuffix(":*"), "\(endpoint)")
+
+                try await Task.sleep(for: .seconds(1))
+                #expect(coordinator.isRunning, "the coordinator must wait for a worker\n\(coordinator.transcript)")
+                #expect(!coordinator.stdout.contains("Flow isSuccess"))
+
+                let worker = try cluster.worker(connect: endpoint, name: "late")
+                let end = await coordinator.waitForExit(timeout: 20)
+                #expect(end == .exit(0), "\(coordinator.transcript)")
+                #expect(coordinator.stdout.contains("[SimplePrintOp @ late] Step2"), "\(coordinator.stdout)")
+                #expect(coordinator.stderr.contains("[cluster] worker late joined from "))
+                #expect(await worker.terminate() == .exit(0), "\(worker.transcript)")
+            }
+        }
+
+        @Test func bindingAnAbsoluteIpcPathWorks() async throws {
+            try await withCluster { cluster in
+                let file = try cluster.write("chain.yaml", FlowFixtures.chain)
+                let bind = cluster.ipcEndpoint("flow.sock")
+                let coordinator = try cluster.coordinator(["run", file, "--bind", bind, "--worker-timeout", "20"])
+                let endpoint = try await coordinator.listeningEndpoint()
+                #expect(endpoint == bind)
+                #expect(FileManager.default.fileExists(atPath: cluster.path("flow.sock")), "no socket file at the ipc path")
+
+                let worker = try cluster.worker(connect: endpoint, name: "ipc-worker")
+                let end = await coordinator.waitForExit(timeout: 20)
+                #expect(end == .exit(0), "\(coordinator.transcript)")
+                #expect(coordinator.stdout.contains("[SimplePrintOp @ ipc-worker] Step1"), "\(coordinator.stdout)")
+                _ = await worker.terminate()
+            }
+        }
+
+        @Test func workerOutlivesItsCoordinatorAndServesTheNextOneOnTheSameEndpoint() async throws {
+            try await withCluster { cluster in
+                let bind = cluster.ipcEndpoint("restart.sock")
+                let first = try cluster.write("first.yaml", FlowFixtures.chain)
+                let second = try cluster.write("second.yaml", """
+                    flow: second
+                    steps:
+                      - op: SimplePrintOp
+                        with: {message: SecondCoordinator}
+                    """)
+                let arguments = ["--bind", bind, "--worker-timeout", "20"] + ClusterScope.fastHeartbeat
+
+                let coordinatorA = try cluster.coordinator(["run", first] + arguments, label: "coordinator-A")
+                _ = try await coordinatorA.listeningEndpoint()
+                let worker = try cluster.worker(connect: bind, name: "survivor")
+                let endA = await coordinatorA.waitForExit(timeout: 20)
+                #expect(endA == .exit(0), "\(coordinatorA.transcript)")
+                #expect(coordinatorA.stdout.contains("[SimplePrintOp @ survivor] Step1"))
+
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(worker.isRunning, "the worker must outlive its coordinator\n\(worker.transcript)")
+                let coordinatorB = try cluster.coordinator(["run", second] + arguments, label: "coordinator-B")
+                let endB = await coordinatorB.waitForExit(timeout: 20)
+                #expect(endB == .exit(0), "\(coordinatorB.transcript)\n\(worker.transcript)")
+                #expect(coordinatorB.stdout.contains("[SimplePrintOp @ survivor] SecondCoordinator"), "\(coordinatorB.stdout)")
+                #expect(coordinatorB.stderr.contains("worker survivor joined"))
+                #expect(await worker.terminate() == .exit(0), "\(worker.transcript)")
+            }
+        }
+    }
+}
