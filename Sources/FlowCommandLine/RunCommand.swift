@@ -40,6 +40,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also write the summary to FILE.", valueName: "FILE"))
     var summary: String?
 
+    @Option(name: .long, help: ArgumentHelp("Write a machine-readable report of the run (bucket, every op with its worker, times, state, log lines) to FILE.", valueName: "FILE"))
+    var json: String?
+
     @Flag(name: .long, help: "No progress output on stderr.")
     var quiet = false
 
@@ -91,6 +94,7 @@ struct RunCommand: AsyncParsableCommand {
         if !(await run.waitForLocalWorkers()) {
             progress.note("not every local worker joined in time; going on with those that did")
         }
+        let startedAt = Date()
         let outcome = await run.run()
         interrupts.cancel()
         progress.stop()
@@ -103,6 +107,13 @@ struct RunCommand: AsyncParsableCommand {
                 try text.write(toFile: summary, atomically: true, encoding: .utf8)
             } catch {
                 CommandLineLogging.printError("cannot write the summary to \(summary): \(error.localizedDescription)")
+            }
+        }
+        if let json {
+            do {
+                try FlowRunReport(flow: run.flow, startedAt: startedAt, finishedAt: Date()).write(to: json)
+            } catch {
+                CommandLineLogging.printError("cannot write the JSON report to \(json): \(error.localizedDescription)")
             }
         }
         if outcome == .clusterError, let error = run.flow.error {
