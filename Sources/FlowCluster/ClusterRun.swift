@@ -1,4 +1,6 @@
 import Flow
+import FlowStandardOps
+import FlowWire
 import Foundation
 import Logging
 
@@ -21,6 +23,9 @@ public final class ClusterRun: @unchecked Sendable {
         public var liveness = 3
         /// The flow-worker binary for local workers.
         public var workerExecutable: String?
+        /// With `bind`: workers that must have joined before the flow starts (0: start at once and
+        /// give tasks to workers as they join).
+        public var minimumWorkers = 0
 
         /// Default options: two local workers.
         public init() {}
@@ -63,6 +68,7 @@ public final class ClusterRun: @unchecked Sendable {
         configuration.workerTimeout = options.workerTimeout
         configuration.heartbeatInterval = options.heartbeatInterval
         configuration.liveness = options.liveness
+        configuration.taskPreparers["UploadFileOp"] = Self.shipFileFromCoordinator
         let flow = self.flow
         let onEvent = self.onEvent
         let coordinator = try FlowCoordinator(configuration: configuration, logger: logger) { event in
@@ -89,6 +95,14 @@ public final class ClusterRun: @unchecked Sendable {
         return await coordinator.waitForWorkers(options.workers, timeout: timeout)
     }
 
+    /// With `bind`, waits until `minimumWorkers` workers have joined.
+    ///
+    /// - Returns: whether they joined within the worker time-out.
+    public func waitForMinimumWorkers() async -> Bool {
+        guard options.bind != nil, options.minimumWorkers > 0, let coordinator else { return true }
+        return await coordinator.waitForWorkers(options.minimumWorkers, timeout: max(options.workerTimeout, 0.1))
+    }
+
     /// The cluster now, for progress output.
     public var status: FlowCoordinator.Status? { coordinator?.status }
 
@@ -107,6 +121,18 @@ public final class ClusterRun: @unchecked Sendable {
         if let bind = options.bind, bind.hasPrefix("ipc://") { return }
         if options.bind == nil, let endpoint = coordinator?.endpoint, endpoint.hasPrefix("ipc://") {
             try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
+        }
+    }
+
+    /// `UploadFileOp` with `source: coordinator`: the coordinator reads the file and ships its
+    /// bytes with the task, so workers that share no disk with it can upload it. Runs only for tasks
+    /// about to be in flight, so memory holds at most the in-flight tasks' files.
+    @Sendable static func shipFileFromCoordinator(_ task: inout WireTask) throws {
+        guard task.parameters["source"] == .string("coordinator") else { return }
+        if case .string(let path)? = task.groupElement {
+            task.groupElement = try UploadFileSource.coordinatorElement(forPath: path)
+        } else if case .string(let path)? = task.bucket["file"] {
+            task.bucket["file"] = try UploadFileSource.coordinatorElement(forPath: path)
         }
     }
 

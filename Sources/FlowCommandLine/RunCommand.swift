@@ -28,6 +28,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Wait for workers on this endpoint instead of starting local ones.", valueName: "ENDPOINT"))
     var bind: String?
 
+    @Option(name: .long, help: ArgumentHelp("With --bind: wait until N workers have joined before the flow starts (at most --worker-timeout seconds).", valueName: "N"))
+    var minWorkers: Int = 0
+
     @Option(name: .long, help: "Local workers to start (without --bind).")
     var workers: Int = 2
 
@@ -57,6 +60,8 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
+        if minWorkers < 0 { throw ValidationError("--min-workers must not be negative") }
+        if minWorkers > 0 && bind == nil { throw ValidationError("--min-workers goes with --bind (local workers are always waited for)") }
         if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if workerTimeout < 0 { throw ValidationError("--worker-timeout must not be negative") }
         if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
@@ -79,6 +84,7 @@ struct RunCommand: AsyncParsableCommand {
         options.workerTimeout = workerTimeout
         options.heartbeatInterval = heartbeatInterval
         options.liveness = liveness
+        options.minimumWorkers = minWorkers
         let run = ClusterRun(definition: definition, options: options, logger: logger) { event in progress.report(event) }
         do {
             let endpoint = try run.start()
@@ -93,6 +99,12 @@ struct RunCommand: AsyncParsableCommand {
         let interrupts = InterruptHandler { run.flow.cancel() }
         if !(await run.waitForLocalWorkers()) {
             progress.note("not every local worker joined in time; going on with those that did")
+        }
+        if !(await run.waitForMinimumWorkers()) {
+            run.stop()
+            progress.stop()
+            CommandLineLogging.printError("fewer than \(minWorkers) worker(s) joined within \(workerTimeout) s (--min-workers); start workers with flow-worker --connect ENDPOINT")
+            throw ExitCode(3)
         }
         let startedAt = Date()
         let outcome = await run.run()

@@ -1,0 +1,60 @@
+import Flow
+import Foundation
+
+/// Computes the SHA-256 of a file, reading it in 1 MB chunks so memory does not grow with the
+/// file's size.
+///
+/// - Primary input `file`: the file's path on the machine running the op (or the map
+///   `{"name", "path", "bytes"}` that ``UploadFileSource`` builds, whose bytes are hashed).
+/// - Primary output `sha256`: the digest as 64 lowercase hex digits.
+///
+/// Parameters: none.
+///
+/// A missing or unreadable file fails the op with an error naming the path. A serial step reads
+/// and writes the same keys in the flow's bucket.
+public final class HashFileOp: FlowAsyncOperation, FlowOperationCreator, @unchecked Sendable {
+    /// Creates the op.
+    public override init() {}
+
+    public static func create() -> FlowOperation {
+        HashFileOp()
+    }
+
+    public override var primaryInputParamKey: String { "file" }
+    public override var primaryOutputParamKey: String { "sha256" }
+
+    public override func run() async throws {
+        let input = try FileInput(bucketValue: try value(primaryInputParamKey, as: Any.self), key: primaryInputParamKey)
+        let started = Date()
+        do {
+            let (digest, size) = try await BlockingWork.run { try Self.digest(of: input, isCancelled: { self.isCancelled }) }
+            try Task.checkCancellation()
+            log(message: "sha256 of \(input.name) (\(size) bytes) in \(DurationText.elapsed(since: started)) s")
+            set(primaryOutputParamKey, digest)
+        } catch let error as FlowStandardOpError {
+            log(message: error.message)
+            throw error
+        }
+    }
+
+    /// The lowercase hex SHA-256 of a file and its size.
+    static func digest(of input: FileInput, isCancelled: () -> Bool = { false }) throws -> (String, Int) {
+        var hasher = SHA256()
+        switch input {
+        case .bytes(let data, _, _):
+            data.withUnsafeBytes { hasher.update($0) }
+            return (hasher.finalizeHex(), data.count)
+        case .path(let path, _):
+            let file = try ReadableFile(path: path)
+            try file.forEachChunk { chunk in
+                hasher.update(chunk)
+                return !isCancelled()
+            }
+            return (hasher.finalizeHex(), file.size)
+        }
+    }
+}
+
+extension HashFileOp: FlowRemoteOperation {
+    public var remoteParameters: [String: FlowValue] { [:] }
+}

@@ -1,0 +1,46 @@
+/// Why one of the stock ops failed: a code to match on and a message naming what went wrong.
+///
+/// The code is a struct rather than an enum so that new kinds of failure do not break callers
+/// that switch over the known ones.
+public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+
+        private init(_ name: String) {
+            self.name = name
+        }
+
+        /// A file could not be opened or read; the message names the path.
+        public static let unreadableFile = Code("unreadableFile")
+        /// A folder could not be listed; the message names the folder.
+        public static let unreadableFolder = Code("unreadableFolder")
+        /// An HTTP server answered with a status outside 200–299.
+        public static let httpStatus = Code("httpStatus")
+        /// An HTTP request failed before a status arrived (connection refused, reset, TLS).
+        public static let transport = Code("transport")
+        /// A temporary file the op needs could not be written.
+        public static let temporaryFile = Code("temporaryFile")
+        /// A program could not be found or started.
+        public static let launchFailed = Code("launchFailed")
+        /// A program exited with a non-zero status or was killed by a signal.
+        public static let nonZeroExit = Code("nonZeroExit")
+        /// The op ran past its `timeout`.
+        public static let timeLimitExceeded = Code("timeLimitExceeded")
+
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// What went wrong, as the summary prints it.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,142 @@
+import Flow
+import Foundation
+
+/// Uploads one file to an HTTP or HTTPS server: the group op of the stock worker's main job
+/// (`ListFilesOp` then a group of `UploadFileOp`).
+///
+/// - Primary input `file`: the file's path on the machine running the op, or the map
+///   `{"name": String, "path": String, "bytes": Data}` of a file the coordinator has already
+///   read (``UploadFileSource/coordinatorElement(forPath:)``). Both forms are accepted whatever
+///   `source` says.
+/// - Primary output `url`: the uploaded object's URL, as a string.
+///
+/// Parameters:
+/// - `url` (string, required): the base URL; the object's URL is the base, one `/`, and the
+///   file's name (percent-encoded).
+/// - `method` (`PUT` or `POST`, default `PUT`): `PUT` sends the file as the body; `POST` sends a
+///   `multipart/form-data` body with the file as the field `file`.
+/// - `headers` (map of strings, optional): extra request headers, for example `Authorization`.
+/// - `source` (`worker` or `coordinator`, default `worker`): who reads the file. With
+///   `coordinator` the cluster sends each file's bytes with its task.
+/// - `timeout` (seconds, default 300): the most the whole upload may take.
+///
+/// A file on disk is streamed: memory does not grow with its size (`POST` first writes the
+/// multipart body to a temporary file by a chunked copy). A status outside 200–299 fails the op;
+/// its error and log line give the status and the start of the response body. A missing or
+/// unreadable file fails the op with an error naming the path. Success logs
+/// `uploaded NAME (N bytes) -> URL in 0.12 s`.
+public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
+    /// How the file is sent.
+    public enum Method: String, Sendable, CaseIterable {
+        /// The file is the request body.
+        case put = "PUT"
+        /// The file is the field `file` of a `multipart/form-data` body.
+        case post = "POST"
+    }
+
+    /// Who reads the file.
+    public enum Source: String, Sendable, CaseIterable {
+        /// The op reads the path on the machine it runs on.
+        case worker
+        /// The coordinator reads the file and sends its bytes with the task.
+        case coordinator
+    }
+
+    /// The base URL the file's name is appended to.
+    public let baseURL: URL
+    /// How the file is sent.
+    public let method: Method
+    /// Extra request headers.
+    public let headers: [String: String]
+    /// Who reads the file.
+    public let source: Source
+    /// The most the upload may take, in seconds.
+    public let timeout: Double
+
+    /// Creates the op.
+    ///
+    /// - Parameters:
+    ///   - baseURL: the URL the file's name is appended to.
+    ///   - method: `PUT` (the default) or multipart `POST`.
+    ///   - headers: extra request headers.
+    ///   - source: who reads the file.
+    ///   - timeout: the most the upload may take, in seconds.
+    public init(baseURL: URL, method: Method = .put, headers: [String: String] = [:], source: Source = .worker, timeout: Double = 300) {
+        self.baseURL = baseURL
+        self.method = method
+        self.headers = headers
+        self.source = source
+        self.timeout = timeout
+    }
+
+    /// Builds the op from `with:` parameters.
+    ///
+    /// - Throws: ``FlowParameterError`` when `url` is missing or not an http(s) URL, or another
+    ///   parameter has the wrong type or value.
+    public convenience init(parameters: FlowParameters) throws {
+        let text = try parameters.string("url")
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = url.host, !host.isEmpty
+        else {
+            throw parameters.error("url", "must be an http:// or https:// URL, not \(text)")
+        }
+        self.init(
+            baseURL: url, method: try parameters.choice("method", default: Method.put), headers: try parameters.stringMap("headers"),
+            source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300))
+    }
+
+    public override var primaryInputParamKey: String { "file" }
+    public override var primaryOutputParamKey: String { "url" }
+
+    public override func run() async throws {
+        let input = try FileInput(bucketValue: try value(primaryInputParamKey, as: Any.self), key: primaryInputParamKey)
+        let started = Date()
+        do {
+            let objectURL = try Self.objectURL(base: baseURL, name: input.name)
+            let size = try await withTimeLimit(name: input.name, url: objectURL) {
+                try await UploadRequest(method: self.method, headers: self.headers, timeout: self.timeout).send(input, to: objectURL)
+            }
+            log(message: "uploaded \(input.name) (\(size) bytes) -> \(objectURL.absoluteString) in \(DurationText.elapsed(since: started)) s")
+            set(primaryOutputParamKey, objectURL.absoluteString)
+        } catch let error as FlowStandardOpError {
+            log(message: error.message)
+            throw error
+        }
+    }
+
+    /// The object's URL: the base, exactly one `/`, and the percent-encoded name.
+    static func objectURL(base: URL, name: String) throws -> URL {
+        var text = base.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove("/")
+        let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
+        guard let url = URL(string: text + "/" + encoded) else {
+            throw FlowStandardOpError(.transport, "cannot make a URL from \(text) and the file name \(name)")
+        }
+        return url
+    }
+
+    private func withTimeLimit(name: String, url: URL, _ upload: @escaping @Sendable () async throws -> Int) async throws -> Int {
+        let limit = timeout
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask { try await upload() }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(limit * 1_000_000_000))
+                throw FlowStandardOpError(
+                    .timeLimitExceeded, "upload of \(name) to \(url.absoluteString) failed: time limit of \(DurationText.limit(limit)) s exceeded")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+}
+
+extension UploadFileOp: FlowRemoteOperation {
+    public var remoteParameters: [String: FlowValue] {
+        [
+            "url": .string(baseURL.absoluteString), "method": .string(method.rawValue), "headers": .map(headers.mapValues(FlowValue.string)),
+            "source": .string(source.rawValue), "timeout": .double(timeout),
+        ]
+    }
+}

@@ -1,0 +1,25 @@
+import Flow
+
+/// The coordinator's side of `UploadFileOp`'s `source: coordinator`: the coordinator reads each
+/// file and sends its bytes with the task, for workers that cannot see the coordinator's disk.
+public enum UploadFileSource {
+    /// Reads a file into the group element `UploadFileOp` accepts in place of a path:
+    /// `{"name": String, "path": String, "bytes": Data}`.
+    ///
+    /// - Parameter path: the file's path on the coordinator.
+    /// - Returns: the map, with `name` the path's last component.
+    /// - Throws: ``FlowStandardOpError`` (code ``FlowStandardOpError/Code/unreadableFile``) naming
+    ///   the path when it is missing, unreadable or not a regular file.
+    public static func coordinatorElement(forPath path: String) throws -> FlowValue {
+        let bytes = try ReadableFile(path: path).readAll()
+        return .map(["name": .string(FileInput.lastComponent(of: path)), "path": .string(path), "bytes": .bytes(bytes)])
+    }
+
+    /// Whether an `UploadFileOp`'s parameters ask the coordinator to read the files
+    /// (`source: coordinator`, in any case).
+    ///
+    /// - Parameter parameters: the step's `with:` parameters.
+    public static func readsOnCoordinator(_ parameters: [String: FlowValue]) -> Bool {
+        parameters["source"]?.stringValue?.lowercased() == UploadFileOp.Source.coordinator.rawValue
+    }
+}

@@ -1,0 +1,142 @@
+import Flow
+import FlowStandardOps
+import FlowTestSupport
+import Foundation
+import Testing
+
+@Suite("ShellOp")
+struct ShellOpTests {
+    @Test func standardOutputBecomesTheOutputLessOneNewline() async throws {
+        let flow = await runFlow(steps: [step("ShellOp", ["command": ["printf", "hello\\n\\n"]])])
+
+        #expect(flow.isSuccess, "\(flow.errorText)")
+        #expect(flow.dataBucket["output"] as? String == "hello\n")
+    }
+
+    @Test func nonZeroExitFailsWithTheStatusAndTheStderrTail() async throws {
+        let script = "for i in $(seq 1 30); do echo \"err line $i\" >&2; done; echo out; exit 3"
+        let flow = await runFlow(steps: [step("ShellOp", ["command": .string(script), "shell": true])])
+
+        #expect(!flow.isSuccess)
+        #expect(flow.errorText.contains("exited with status 3"), "\(flow.errorText)")
+        #expect(flow.errorText.contains("err line 30"))
+        #expect(flow.errorText.contains("err line 11"))
+        #expect(!flow.errorText.contains("err line 10\n"))
+        #expect(flow.lines.contains { $0.hasPrefix("[ShellOp]") && $0.hasSuffix("exited with status 3") })
+        #expect(flow.lines.contains("[ShellOp] stderr: err line 30"))
+        #expect(!flow.lines.contains("[ShellOp] stderr: err line 10"))
+        #expect(flow.dataBucket["output"] == nil)
+    }
+
+    @Test(arguments: [false, true])
+    func timeLimitKillsTheProgramAndEveryChildOfIt(viaShell: Bool) async throws {
+        let seconds = viaShell ? "31.25" : "31.5"
+        let command: FlowValue = viaShell ? .string("sleep \(seconds); echo never") : ["sleep", .string(seconds)]
+        let started = Date()
+
+        let flow = await runFlow(steps: [step("ShellOp", ["command": command, "shell": .bool(viaShell), "timeout": 1])])
+
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(!flow.isSuccess)
+        #expect(flow.errorText.contains("time limit of 1 s exceeded"), "\(flow.errorText)")
+        #expect(elapsed < 2.5, "took \(elapsed) s")
+        #expect(flow.lines.contains { $0.contains("time limit of 1 s exceeded") && !$0.contains("DidFinish") })
+        #expect(livingProcesses(withArguments: ["sleep", seconds]).isEmpty, "sleep \(seconds) is still running")
+    }
+
+    @Test func programIgnoringSIGTERMIsKilledTwoSecondsLater() async throws {
+        let started = Date()
+        let flow = await runFlow(steps: [step("ShellOp", ["command": "trap '' TERM; sleep 31.75", "shell": true, "timeout": 0.5])])
+
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(flow.errorText.contains("time limit of 0.5 s exceeded"), "\(flow.errorText)")
+        #expect(elapsed >= 2.4 && elapsed < 4.5, "took \(elapsed) s")
+        #expect(livingProcesses(withArguments: ["sleep", "31.75"]).isEmpty, "sleep 31.75 is still running")
+    }
+
+    @Test func whatTheProgramLeavesInTheBackgroundNeitherHoldsTheOpNorOutlivesIt() async throws {
+        let started = Date()
+        let result = try await runOperation("ShellOp", ["command": "sleep 32.5 & echo started", "shell": true, "timeout": 20])
+
+        #expect(result.state == .successfully, "\(result.state)")
+        #expect(result.bucket["output"] as? String == "started")
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(livingProcesses(withArguments: ["sleep", "32.5"]).isEmpty, "sleep 32.5 is still running")
+    }
+
+    @Test func programThatClosesItsOutputEarlyRunsToItsEnd() async throws {
+        let folder = try TemporaryDirectory()
+        let marker = folder.file("marker")
+        let result = try await runOperation(
+            "ShellOp", ["command": .string("exec >/dev/null 2>&1; sleep 0.3; echo done > '\(marker.path)'"), "shell": true])
+
+        #expect(result.state == .successfully, "\(result.state)")
+        #expect(try String(contentsOf: marker, encoding: .utf8) == "done\n")
+    }
+
+    @Test func shellModeRunsAStringWithEnvironmentFromTheBucket() async throws {
+        let flow = await runFlow(bucket: ["name": "world"], steps: [
+            step("ShellOp", ["command": "echo \"hello $GREETING, $((2 + 3))\"", "shell": true, "env": ["GREETING": "${name}"]]),
+        ])
+
+        #expect(flow.isSuccess, "\(flow.errorText)")
+        #expect(flow.dataBucket["output"] as? String == "hello world, 5")
+    }
+
+    @Test func groupAppendsEachElementAsTheLastArgument() async throws {
+        let flow = await runFlow(bucket: ["words": ["a b", "c", 7]], steps: [
+            group("ShellOp", input: "words", output: "echoed", maxConcurrent: 2, ["command": ["echo", "got"]]),
+            group("ShellOp", input: "words", output: "quoted", ["command": "printf '<%s>' \"$1\"", "shell": true]),
+        ])
+
+        #expect(flow.isSuccess, "\(flow.errorText)")
+        #expect(flow.dataBucket["echoed"] as? [String] == ["got a b", "got c", "got 7"])
+        #expect(flow.dataBucket["quoted"] as? [String] == ["<a b>", "<c>", "<7>"])
+    }
+
+    @Test func workingDirectoryIsWhereTheProgramStarts() async throws {
+        let folder = try TemporaryDirectory()
+        let result = try await runOperation("ShellOp", ["command": ["pwd"], "workingDirectory": .string(folder.path)])
+
+        #expect(result.state == .successfully, "\(result.state)")
+        let printed = try #require(result.bucket["output"] as? String)
+        #expect(URL(fileURLWithPath: printed).resolvingSymlinksInPath() == folder.url.resolvingSymlinksInPath())
+    }
+
+    @Test func unknownProgramFailsNamingIt() async throws {
+        let result = try await runOperation("ShellOp", ["command": [.string("no-such-program-\(UUID().uuidString.prefix(8))")]])
+
+        guard case .withError(let text) = result.state else {
+            Issue.record("expected a failure, got \(result.state)")
+            return
+        }
+        #expect(text.hasPrefix("cannot find program no-such-program-"), "\(text)")
+    }
+
+    @Test func badParametersAreRejectedByTheFactory() throws {
+        let registry = FlowOperationRegistry.standard
+        #expect(throws: FlowParameterError.self) { try registry.makeOperation(named: "ShellOp", parameters: [:]) }
+        #expect(throws: FlowParameterError.self) { try registry.makeOperation(named: "ShellOp", parameters: ["command": "echo hi"]) }
+        #expect(throws: FlowParameterError.self) { try registry.makeOperation(named: "ShellOp", parameters: ["command": []]) }
+        #expect(throws: FlowParameterError.self) {
+            try registry.makeOperation(named: "ShellOp", parameters: ["command": ["echo"], "timeout": -1])
+        }
+        #expect(throws: FlowParameterError.self) {
+            try registry.makeOperation(named: "ShellOp", parameters: ["command": ["echo"], "env": ["A": ["nested"]]])
+        }
+    }
+}
+
+/// Processes (not zombies) whose argv is exactly `arguments`, found through /proc.
+func livingProcesses(withArguments arguments: [String]) -> [Int32] {
+    let wanted = Data((arguments.joined(separator: "\0") + "\0").utf8)
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { entry in
+        guard let pid = Int32(entry),
+              let commandLine = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"), commandLine == wanted,
+              let status = try? String(contentsOfFile: "/proc/\(entry)/status", encoding: .utf8),
+              !status.contains("State:\tZ")
+        else { return nil }
+        return pid
+    }
+}

@@ -1,0 +1,40 @@
+import Flow
+import FlowStandardOps
+import Testing
+
+@Suite("FlowOperationRegistry.standard")
+struct StandardRegistryTests {
+    @Test func offersTheWorkingOpsBesideTheSeedDemoOps() throws {
+        let registry = FlowOperationRegistry.standard
+        #expect(registry.names == [
+            "HashFileOp", "ListFilesOp", "MockAsyncLoadProfileOp", "MockAsyncLoginOp", "ShellOp", "SimplePrintOp", "SleepOp",
+            "UploadFileOp", "UploadSingleImageOp",
+        ])
+        for name in registry.names {
+            #expect(registry.entry(named: name)?.summary.isEmpty == false, "\(name) has no summary")
+        }
+    }
+
+    @Test func entriesKnowTheirGroupKeysWithoutParameters() throws {
+        let registry = FlowOperationRegistry.standard
+        let keys = ["UploadFileOp": ("file", "url"), "ShellOp": ("input", "output"), "HashFileOp": ("file", "sha256"),
+                    "SleepOp": ("item", "item"), "ListFilesOp": ("", "")]
+        for (name, (input, output)) in keys {
+            let entry = try #require(registry.entry(named: name))
+            #expect(entry.primaryInputParamKey == input, "\(name)")
+            #expect(entry.primaryOutputParamKey == output, "\(name)")
+        }
+    }
+
+    @Test func builtOpsCarryTheirParametersToAWorker() throws {
+        let registry = FlowOperationRegistry.standard
+        let built = try registry.makeOperation(
+            named: "UploadFileOp", parameters: ["url": "http://h/u", "method": "post", "headers": ["A": "1"], "timeout": 5])
+        let remote = try #require(built as? any FlowRemoteOperation)
+        let rebuilt = try #require(try registry.makeOperation(named: "UploadFileOp", parameters: remote.remoteParameters) as? UploadFileOp)
+        #expect(rebuilt.method == .post)
+        #expect(rebuilt.headers == ["A": "1"])
+        #expect(rebuilt.timeout == 5)
+        #expect(rebuilt.baseURL.absoluteString == "http://h/u")
+    }
+}

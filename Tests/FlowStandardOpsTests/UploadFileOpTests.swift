@@ -1,0 +1,225 @@
+import Flow
+import FlowStandardOps
+import FlowTestSupport
+import Foundation
+import Testing
+
+@Suite("UploadFileOp against nginx")
+struct UploadFileOpTests {
+    @Test func groupOf200FilesArrivesByteForByteWithURLsInInputOrder() async throws {
+        let server = try NginxServer()
+        try server.start()
+        let folder = try TemporaryDirectory()
+        var paths: [String] = []
+        var contents: [Data] = []
+        for index in 0..<200 {
+            let bytes = Data((0..<(64 + index * 37)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+            let file = folder.file(String(format: "file-%03d.bin", index))
+            try bytes.write(to: file)
+            paths.append(file.path)
+            contents.append(bytes)
+        }
+
+        let flow = await runFlow(bucket: ["files": strings(paths)], steps: [
+            group("UploadFileOp", input: "files", output: "urls", maxConcurrent: 8, ["url": .string(server.url("/uploads/"))]),
+        ])
+
+        #expect(flow.isSuccess, "\(flow.errorText)")
+        let urls = try #require(flow.dataBucket["urls"] as? [String])
+        #expect(urls == paths.map { server.url("/uploads/" + URL(fileURLWithPath: $0).lastPathComponent) })
+        for (path, bytes) in zip(paths, contents) {
+            let stored = try Data(contentsOf: server.storedFile("/uploads/" + URL(fileURLWithPath: path).lastPathComponent))
+            #expect(stored == bytes, "\(path) arrived different")
+        }
+        #expect(flow.lines.contains { $0.contains("uploaded file-007.bin (323 bytes) -> \(server.url("/uploads/file-007.bin")) in ") })
+    }
+
+    @Test func objectURLJoinsWithOneSlashAndEncodesTheName() async throws {
+        let server = try NginxServer()
+        try server.start()
+        let folder = try TemporaryDirectory()
+        let file = folder.file("two words.txt")
+        try Data("spaced".utf8).write(to: file)
+
+        let result = try await runOperation("UploadFileOp", ["url": .string(server.url("/nested/deeper//"))], bucket: ["file": file.path])
+
+        #expect(result.state == .successfully, "\(result.state)")
+        #expect(result.bucket["url"] as? String == server.url("/nested/deeper/two%20words.txt"))
+        #expect(try Data(contentsOf: server.storedFile("/nested/deeper/two words.txt")) == Data("spaced".utf8))
+    }
+
+    @Test func serverErrorsAreSkippedWhenTheGroupAllowsFailure() async throws {
+        let server = try NginxServer()
+        try server.start()
+        let folder = try TemporaryDirectory()
+        let names = ["a.txt", "fail-1.txt", "b.txt", "fail-2.txt", "c.txt"]
+        for name in names { try Data(name.utf8).write(to: folder.file(name)) }
+
+        let flow = await runFlow(bucket: ["files": strings(names.map { folder.file($0).path })], steps: [
+            group("UploadFileOp", input: "files", output: "urls", maxConcurrent: 2, allowFailure: true, ["url": .string(server.url("/up"))]),
+        ])
+
+        #expect(flow.isSuccess, "\(flow.errorText)")
+        #expect(flow.dataBucket["urls"] as? [String] == ["a.txt", "b.txt", "c.txt"].map { server.url("/up/" + $0) })
+        let failures = flow.lines.filter { $0.contains("upload of fail-1.txt") && !$0.contains("DidFinish") }
+        #expect(failures.count == 1)
+        #expect(failures.first?.contains("HTTP 500: boom") == true, "\(failures)")
+        #expect(flow.lines.contains { $0.contains("DidFinish: withError:") && $0.contains("HTTP 500: boom") })
+    }
+
+    @Test func serverErrorFailsTheFlowWhenTheGroupDoesNotAllowFailure() async throws {
+        let server = try NginxServer()
+        try server.start()
+        let folder = try TemporaryDirectory()
+        let file = folder.file("report.txt")
+        try Data("x".utf8).write(to: file)
+
+        let flow = await runFlow(bucket: ["files": strings([file.path])], steps: [
+            group("UploadFileOp", input: "files", output: "urls", ["url": .string(server.url("/fail/here"))]),
+        ])
+
+        #expect(!flow.isSuccess)
+        #expect(flow.errorText.contains("HTTP 500: boom"), "\(flow.errorText)")
+        #expect(flow.errorText.contains(server.url("/fail/here/report.txt")))
+        #expect(flow.dataBucket["urls"] == nil)
+    }
+
+    @Test func postSendsTheFileAsTheMultipartFieldNamedFile() async throws {
+        let server = try NginxServer(receivesFormPosts: true)
+        try server.start()
+        let folder = try TemporaryDirectory()
+        // Bytes that look like multipart syntax must survive as they are.
+        let bytes = Data("line one\r\n--not-a-boundary\r\n\r\n".utf8) + Data((0..<3000).map { UInt8($0 % 256) })
+        let file = folder.file("form.bin")
+        try bytes.write(to: file)
+
+        let result = try await runOperation(
+            "UploadFileOp", ["url": .string(server.url("/form/inbox")), "method": "post"], bucket: ["file": file.path])
+
+        #expect(result.state == .successfully, "\(result.state)")
+        #expect(result.bucket["url"] as? String == server.url("/form/inbox/form.bin"))
+        #expect(try Data(contentsOf: server.receivedFormFile("/form/inbox/form.bin")) == bytes)
+        #expect(server.accessLog().contains { $0.method == "POST" && $0.uri == "/form/inbox/form.bin" && $0.status == 201 })
+    }
+
+    @Test func configuredHeadersReachTheServer() async throws {
+        let server = try NginxServer()
+        try server.start()
+        let folder = try TemporaryDirectory()
+        let file = folder.file("with-headers.txt")
+        try Data("h".utf8).write(to: file)
+
+        let result = try await runOperation(
+            "UploadFileOp",
+            ["url": .string(server.url("/h")), "headers": .map(["X-Flow-Token": "secret-42", "Authorization": "Bearer abc"])],
+            bucket: ["file": file.path])
+
+        #expect(result.state == .successfully, "\(result.state)")
+        let entry = try #require(server.accessLog().first { $0.uri == "/h/with-headers.txt" })
+        #expect(entry.method == "PUT")
+        #expect(entry.headers == ["X-Flow-Token": "secret-42", "Authorization": "Bearer abc"])
+    }
+
+    @Test func coordinatorMapInputIsUploadedFromItsBytes() async throws {
+        let server = try NginxServer(receivesFormPosts: true)
+        try server.start()
+        let folder = try TemporaryDirectory()
+        let first = folder.file("first.txt")
+        let second = folder.file("second.txt")
+        try Data("first bytes".utf8).write(to: first)
+        try Data("second bytes".utf8).write(to: second)
+        let elements = try [first, second].map { try UploadFileSource.coordinatorElement(forPath: $0.path) }
+        #expect(elements[0] == .map(["name": "first.txt", "path": .string(first.path), "bytes": .bytes(Data("first bytes".utf8))]))
+        // The worker side must use the bytes that came with the task, not the path.
+        try FileManager.default.removeItem(at: first)
+        try FileManager.default.removeItem(at: second)
+
+        let parameters: [String: FlowValue] = ["url": .string(server.url("/coordinated")), "source": "coordinator"]
+        #expect(UploadFileSource.readsOnCoordinator(parameters))
+        let flow = await runFlow(bucket: ["files": .array(elements)], steps: [
+            group("UploadFileOp", input: "files", output: "urls", parameters),
+        ])
+        let posted = try await runOperation(
+            "UploadFileOp", ["url": .string(server.url("/form/c")), "method": "POST", "source": "coordinator"],
+            bucket: ["file": elements[1].anyValue])
+
+        #expect(flow.isSuccess, "\(flow.errorText)")
+        #expect(flow.dataBucket["urls"] as? [String] == [server.url("/coordinated/first.txt"), server.url("/coordinated/second.txt")])
+        #expect(try Data(contentsOf: server.storedFile("/coordinated/second.txt")) == Data("second bytes".utf8))
+        #expect(posted.state == .successfully, "\(posted.state)")
+        #expect(try Data(contentsOf: server.receivedFormFile("/form/c/second.txt")) == Data("second bytes".utf8))
+    }
+
+    @Test func missingFileFailsNamingThePath() async throws {
+        let server = try NginxServer()
+        try server.start()
+        let missing = "/nonexistent-\(UUID().uuidString)/photo.jpg"
+
+        let result = try await runOperation("UploadFileOp", ["url": .string(server.url("/up"))], bucket: ["file": missing])
+
+        guard case .withError(let text) = result.state else {
+            Issue.record("expected a failure, got \(result.state)")
+            return
+        }
+        #expect(text == "cannot read \(missing): No such file or directory")
+        #expect(result.logLines.contains(text))
+        #expect(throws: FlowStandardOpError.self) { try UploadFileSource.coordinatorElement(forPath: missing) }
+        do {
+            _ = try UploadFileSource.coordinatorElement(forPath: missing)
+        } catch {
+            #expect("\(error)".contains(missing))
+        }
+    }
+
+    @Test func refusedConnectionFailsWithTheTransportError() async throws {
+        let folder = try TemporaryDirectory()
+        let file = folder.file("x.txt")
+        try Data("x".utf8).write(to: file)
+        let port = try LoopbackPort.free()
+
+        let result = try await runOperation("UploadFileOp", ["url": .string("http://127.0.0.1:\(port)/up")], bucket: ["file": file.path])
+
+        guard case .withError(let text) = result.state else {
+            Issue.record("expected a failure, got \(result.state)")
+            return
+        }
+        #expect(text.hasPrefix("upload of x.txt to http://127.0.0.1:\(port)/up/x.txt failed: "), "\(text)")
+    }
+
+    @Test func timeLimitEndsAnUploadTheServerNeverAnswers() async throws {
+        let listener = try SilentListener()
+        let folder = try TemporaryDirectory()
+        let file = folder.file("slow.txt")
+        try Data("x".utf8).write(to: file)
+        let started = Date()
+
+        let result = try await runOperation(
+            "UploadFileOp", ["url": .string("http://127.0.0.1:\(listener.port)/up"), "timeout": 0.5], bucket: ["file": file.path])
+
+        let elapsed = Date().timeIntervalSince(started)
+        guard case .withError(let text) = result.state else {
+            Issue.record("expected a failure, got \(result.state)")
+            return
+        }
+        #expect(text.contains("time limit of 0.5 s exceeded"), "\(text)")
+        #expect(elapsed < 3, "took \(elapsed) s")
+    }
+
+    @Test func badParametersAreRejectedByTheFactory() throws {
+        let registry = FlowOperationRegistry.standard
+        #expect(throws: FlowParameterError.self) { try registry.makeOperation(named: "UploadFileOp", parameters: [:]) }
+        #expect(throws: FlowParameterError.self) { try registry.makeOperation(named: "UploadFileOp", parameters: ["url": "ftp://host/x"]) }
+        #expect(throws: FlowParameterError.self) {
+            try registry.makeOperation(named: "UploadFileOp", parameters: ["url": "http://host/x", "method": "PATCH"])
+        }
+        #expect(throws: FlowParameterError.self) {
+            try registry.makeOperation(named: "UploadFileOp", parameters: ["url": "http://host/x", "headers": ["a", "b"]])
+        }
+        #expect(throws: FlowParameterError.self) {
+            try registry.makeOperation(named: "UploadFileOp", parameters: ["url": "http://host/x", "source": "elsewhere"])
+        }
+        #expect(throws: FlowParameterError.self) {
+            try registry.makeOperation(named: "UploadFileOp", parameters: ["url": "http://host/x", "timeout": 0])
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+/// A throwaway nginx on 127.0.0.1 for tests that talk real HTTP.
+///
+/// Everything lives in a temporary folder: configuration, logs, nginx's temporary files and the
+/// served tree. nginx runs in the foreground as one process (`master_process off`), so it serves
+/// as the user running the tests and needs no privileges.
+///
+/// What it answers:
+/// - `PUT /any/path` stores the body at `documentRoot/any/path`, creating folders (WebDAV
+///   `PUT`, no size limit), and answers 201 (204 when replacing).
+/// - any path containing `/fail` (a `/fail/` folder, or a file name starting with `fail`)
+///   answers `500` with the body `boom`.
+/// - `POST /form/...` goes to a ``FormUploadReceiver`` when the server was created with
+///   `receivesFormPosts: true` (the multipart `file` field lands at `formRoot/form/...`), else
+///   answers 501.
+///
+/// ```swift
+/// let server = try NginxServer()
+/// try server.start()
+/// defer { server.stop() }
+/// // PUT to server.url("/uploads/a.txt"), then read server.storedFile("/uploads/a.txt")
+/// ```
+public final class NginxServer: @unchecked Sendable {
+    /// Where nginx is looked for first.
+    public static let defaultExecutable = "/usr/sbin/nginx"
+
+    /// The temporary folder holding everything.
+    public let directory: TemporaryDirectory
+    /// The folder `PUT` stores into.
+    public let documentRoot: URL
+    /// The folder the form receiver stores `POST`ed files into.
+    public let formRoot: URL
+    /// Request headers written to the access log (see ``accessLog()``).
+    public let loggedHeaders: [String]
+    /// The port nginx listens on, once started.
+    public private(set) var port = 0
+
+    private let lock = NSLock()
+    private var process: Process?
+    private let formReceiver: FormUploadReceiver?
+
+    var formReceiverPort: Int? { formReceiver?.port }
+
+    /// Prepares a server; nothing runs until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - receivesFormPosts: whether `POST /form/...` is passed to a python3 ``FormUploadReceiver``.
+    ///   - loggedHeaders: request headers the access log records.
+    /// - Throws: when the temporary folder cannot be made.
+    public init(receivesFormPosts: Bool = false, loggedHeaders: [String] = ["X-Flow-Token", "Authorization"]) throws {
+        directory = try TemporaryDirectory(prefix: "flow-nginx")
+        documentRoot = try directory.folder("www")
+        formRoot = try directory.folder("form-received")
+        self.loggedHeaders = loggedHeaders
+        formReceiver = receivesFormPosts ? FormUploadReceiver(directory: formRoot) : nil
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The full URL of a path on the server (`path` starts with `/`).
+    public func url(_ path: String) -> String {
+        baseURL + path
+    }
+
+    /// Where a file `PUT` to `path` is stored.
+    public func storedFile(_ path: String) -> URL {
+        documentRoot.appendingPathComponent(String(path.drop { $0 == "/" }))
+    }
+
+    /// Where the `file` field of a form `POST`ed to `path` (starting `/form/`) is stored.
+    public func receivedFormFile(_ path: String) -> URL {
+        formRoot.appendingPathComponent(String(path.drop { $0 == "/" }))
+    }
+
+    /// Starts nginx (and the form receiver) and waits until it accepts connections.
+    ///
+    /// - Throws: ``TestSupportError`` when nginx is not installed (run `scripts/test`, which
+    ///   installs it) or does not start; its error log is in the message.
+    public func start() throws {
+        let executable = try Self.findExecutable()
+        try formReceiver?.start()
+        var lastLog = ""
+        for _ in 0..<8 {
+            let port = try LoopbackPort.free()
+            try writeConfiguration(port: port)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["-p", directory.path, "-c", configurationFile.path, "-e", errorLogFile.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try ProcessLaunch.run(process)
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < deadline {
+                if LoopbackPort.accepts(port) {
+                    lock.withLock {
+                        self.process = process
+                        self.port = port
+                    }
+                    return
+                }
+                usleep(20_000)
+            }
+            Self.terminate(process)
+            lastLog = errorLog()
+            // Another process took the port between our probe and nginx's bind: try another.
+            guard lastLog.contains("Address already in use") else { break }
+        }
+        formReceiver?.stop()
+        throw TestSupportError("nginx did not start; its error log:\n\(lastLog)")
+    }
+
+    /// Stops nginx and the form receiver and reaps them. The files stay until the server goes away.
+    public func stop() {
+        let process = lock.withLock {
+            defer { self.process = nil }
+            return self.process
+        }
+        if let process { Self.terminate(process) }
+        formReceiver?.stop()
+    }
+
+    /// The requests logged so far, oldest first.
+    public func accessLog() -> [NginxAccessLogEntry] {
+        guard let text = try? String(contentsOf: accessLogFile, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 3 + loggedHeaders.count, let status = Int(fields[2]) else { return nil }
+            var headers: [String: String] = [:]
+            for (index, name) in loggedHeaders.enumerated() where !fields[3 + index].isEmpty {
+                headers[name] = fields[3 + index]
+            }
+            return NginxAccessLogEntry(method: fields[0], uri: fields[1], status: status, headers: headers)
+        }
+    }
+
+    /// nginx's error log so far.
+    public func errorLog() -> String {
+        (try? String(contentsOf: errorLogFile, encoding: .utf8)) ?? ""
+    }
+
+    /// Ends a child process: SIGTERM, then SIGKILL after 3 s; returns once it is reaped.
+    static func terminate(_ process: Process) {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        kill(pid, SIGTERM)
+        let deadline = Date().addingTimeInterval(3)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(pid, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    private static func findExecutable() throws -> String {
+        var candidates = [defaultExecutable]
+        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            candidates.append(folder + "/nginx")
+        }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw TestSupportError("nginx is not installed (looked for \(defaultExecutable) and nginx in PATH): "
+                + "run scripts/test, which installs nginx-light")
+        }
+        return found
+    }
+}

@@ -1,2 +1,0 @@
-// Shared test harness: child processes and servers the tests start.
-enum FlowTestSupportPlaceholder {}
