@@ -69,6 +69,8 @@ public final class ClusterRun: @unchecked Sendable {
         configuration.heartbeatInterval = options.heartbeatInterval
         configuration.liveness = options.liveness
         configuration.taskPreparers["UploadFileOp"] = Self.shipFileFromCoordinator
+        configuration.localOperations = ["ListFilesOp"]
+        configuration.localRegistry = .standard
         let flow = self.flow
         let onEvent = self.onEvent
         let coordinator = try FlowCoordinator(configuration: configuration, logger: logger) { event in

@@ -82,9 +82,10 @@ final class ProgressReporter: @unchecked Sendable {
             }
             refresh(force: false)
         case .groupFinished(let operation, let done, let failed, let total):
-            refresh(force: true)
+            if !isTerminal { refresh(force: true) }
             lock.withLock {
-                if lineIsOpen { write("\n") }
+                // The live line gives way to the group's closing line.
+                if lineIsOpen { write("\r\u{1B}[K") }
                 lineIsOpen = false
                 let seconds = group.map { Date().timeIntervalSince($0.startedAt) } ?? 0
                 emit("group \(operation): \(done)/\(total) done, \(failed) failed in \(String(format: "%.1f", seconds)) s")

@@ -37,6 +37,13 @@ public final class FlowCoordinator: FlowExecutor, @unchecked Sendable {
         /// the coordinator get its bytes. Runs only for tasks about to be in flight, so memory holds
         /// no more than the in-flight tasks' data. A thrown error fails the task.
         public var taskPreparers: [String: @Sendable (inout WireTask) throws -> Void] = [:]
+        /// Ops the coordinator runs itself instead of sending them to a worker, for ops about the
+        /// coordinator's own machine: `ListFilesOp` lists the folder the coordinator sees, which
+        /// is what `UploadFileOp` with `source: coordinator` then reads. Built from
+        /// ``localRegistry``; their summary tag says `@ coordinator`.
+        public var localOperations: Set<String> = []
+        /// Builds the ``localOperations``.
+        public var localRegistry = FlowOperationRegistry()
 
         /// Creates a configuration.
         public init(endpoint: String) {
@@ -167,6 +174,11 @@ public final class FlowCoordinator: FlowExecutor, @unchecked Sendable {
     // MARK: FlowExecutor
 
     public func execute(_ task: FlowTask) async -> FlowTaskResult {
+        if case .named(let name, _) = task.operation, configuration.localOperations.contains(name) {
+            var result = await FlowLocalExecutor(registry: configuration.localRegistry).execute(task)
+            result.worker = "coordinator"
+            return result
+        }
         let wire: WireTask
         switch makeWireTask(task) {
         case .success(let made): wire = made

@@ -69,6 +69,16 @@ final class ClusterScope: @unchecked Sendable {
         return child
     }
 
+    /// Starts a program of the system (`/usr/bin/script`, `/usr/bin/setpriv`) with the scope's TMPDIR.
+    func startSystem(_ path: String, _ arguments: [String], label: String? = nil) throws -> ChildProcess {
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = directory.path
+        let child = try ChildProcess(label: label ?? URL(fileURLWithPath: path).lastPathComponent,
+                                     executable: URL(fileURLWithPath: path), arguments: arguments, environment: environment)
+        lock.withLock { children.append(child) }
+        return child
+    }
+
     /// Starts `flow-coordinator` with `arguments` (the subcommand first).
     func coordinator(_ arguments: [String], label: String = "coordinator") throws -> ChildProcess {
         try start("flow-coordinator", arguments, label: label)
