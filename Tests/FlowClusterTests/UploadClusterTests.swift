@@ -108,3 +108,42 @@ extension ClusterIntegrationTests {
         }
     }
 }
+
+extension ClusterIntegrationTests.UploadsOnTheCluster {
+    /// The worker's peak resident memory, from /proc (VmHWM), in bytes.
+    static func peakMemory(of pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
+    }
+
+    @Test func aWorkerStreamsA200MBUploadWithoutHoldingTheFile() async throws {
+        let server = try NginxServer()
+        try server.start()
+        defer { server.stop() }
+        let folder = try TemporaryDirectory(prefix: "flow-large")
+        defer { folder.remove() }
+        let file = folder.file("large.bin")
+        let size = 200 * 1024 * 1024
+        try PseudoRandomFile.write(to: file, size: size)
+        try await withCluster { cluster in
+            let flowFile = try cluster.write("large.yaml", """
+                flow: large
+                bucket: {file: "\(file.path)"}
+                steps:
+                  - op: UploadFileOp
+                    with: {url: "\(server.url("/big"))"}
+                """)
+            let coordinator = try cluster.coordinator(["run", flowFile, "--bind", "tcp://127.0.0.1:*"] + ClusterScope.fastHeartbeat)
+            let worker = try cluster.worker(connect: try await coordinator.listeningEndpoint(), name: "w1")
+            #expect(await coordinator.waitForExit(timeout: 120) == .exit(0), "\(coordinator.transcript)")
+            let peak = try #require(Self.peakMemory(of: worker.processIdentifier))
+            print("worker peak resident memory for a 200 MB upload: \(peak / 1_048_576) MB")
+            #expect(peak < 120 * 1024 * 1024, "the worker's memory peaked at \(peak / 1_048_576) MB for a 200 MB file")
+            let arrived = try FileManager.default.attributesOfItem(atPath: server.storedFile("/big/large.bin").path)[.size] as? Int
+            #expect(arrived == size)
+            #expect(try TestCommand.sha256sum(server.storedFile("/big/large.bin").path) == TestCommand.sha256sum(file.path))
+            try? FileManager.default.removeItem(at: server.storedFile("/big/large.bin"))
+        }
+    }
+}

@@ -16,16 +16,13 @@ struct LargeUploadTests {
         let file = folder.file("large.bin")
         try PseudoRandomFile.write(to: file, size: Self.size)
 
-        let before = try #require(ProcessMemory.residentBytes())
-        let peakWasReset = ProcessMemory.resetPeak()
+        // Memory is checked where it can be measured alone: in a worker process
+        // (FlowClusterTests, aWorkerStreamsA200MBUploadWithoutHoldingTheFile); this process runs
+        // other suites at the same time.
         let result = try await runOperation("UploadFileOp", ["url": .string(server.url("/big"))], bucket: ["file": file.path])
-        let peak = try #require(peakWasReset ? ProcessMemory.peakResidentBytes() : ProcessMemory.residentBytes())
-        let growth = peak - before
-        print("200 MB upload: resident memory \(before / 1_048_576) MB before, peak \(peak / 1_048_576) MB, growth \(growth / 1_048_576) MB")
 
         #expect(result.state == .successfully, "\(result.state)")
         #expect(result.bucket["url"] as? String == server.url("/big/large.bin"))
-        #expect(growth < 64 * 1024 * 1024, "memory grew by \(growth / 1_048_576) MB for a \(Self.size / 1_048_576) MB upload")
         let stored = server.storedFile("/big/large.bin")
         let sent = try TestCommand.sha256sum(file.path)
         #expect(try TestCommand.sha256sum(stored.path) == sent)
