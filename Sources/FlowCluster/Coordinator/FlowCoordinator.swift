@@ -191,15 +191,18 @@ public final class FlowCoordinator: FlowExecutor, @unchecked Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<FlowTaskResult, Never>) in
                 let waiter = Waiter(continuation: continuation, operationName: task.operationName, groupIndex: task.groupIndex)
-                let refused = lock.withLock {
-                    if stopping || Task.isCancelled { return true }
+                // One wake-up per batch, not per task: only the command that finds the queue empty
+                // signals; the I/O thread takes the whole queue when it wakes.
+                let (refused, mustSignal) = lock.withLock {
+                    if stopping || Task.isCancelled { return (true, false) }
                     waiters[taskID] = waiter
+                    let wasEmpty = commands.isEmpty
                     commands.append(.submit(wire))
-                    return false
+                    return (false, wasEmpty)
                 }
                 if refused {
                     continuation.resume(returning: Self.cancelledResult(waiter))
-                } else {
+                } else if mustSignal {
                     wakeup.signal()
                 }
             }

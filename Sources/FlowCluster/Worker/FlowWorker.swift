@@ -272,14 +272,17 @@ public final class FlowWorker: Service, @unchecked Sendable {
         let registration = generation
         running[task.taskID] = Task.detached { [self] in
             let result = await runner.run(task)
-            let current = lock.withLock {
+            // Results travel in batches: only the result that finds the outbox empty wakes the
+            // I/O thread, which sends the whole outbox as one RESULT.
+            let mustSignal = lock.withLock {
                 guard registration == generation else { return false }
+                let wasEmpty = outbox.isEmpty
                 outbox.append(result)
                 running[task.taskID] = nil
                 if !draining, !backlog.isEmpty { startLocked(backlog.removeFirst(), runner: runner) }
-                return true
+                return wasEmpty
             }
-            if current { wakeup.signal() }
+            if mustSignal { wakeup.signal() }
         }
     }
 }
