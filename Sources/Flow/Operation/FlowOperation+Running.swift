@@ -28,14 +28,22 @@ extension FlowOperation {
     }
 
     /// Marks the op cancelled, lets it react, and ends its run as cancelled.
+    ///
+    /// The run ends as cancelled in the same step that makes ``FlowOperation/isCancelled`` true, so
+    /// an op that notices and finishes at once cannot turn it into another state.
     func cancelRun() {
-        let first = lock.withLock {
-            defer { cancelled = true }
-            return !cancelled
+        let (first, callback): (Bool, ((FlowFinishState, (any Error)?) -> Void)?) = lock.withLock {
+            guard !cancelled else { return (false, nil) }
+            cancelled = true
+            guard let context, !context.isFinished else { return (true, nil) }
+            context.isFinished = true
+            storedState = .finished(.withError(CancellationError()))
+            defer { context.onFinish = nil }
+            return (true, context.onFinish)
         }
         guard first else { return }
+        callback?(.cancelled, CancellationError())
         didCancel()
-        complete(state: .cancelled, error: CancellationError(), seedState: .finished(.withError(CancellationError())))
     }
 }
 
