@@ -202,7 +202,7 @@ struct UploadFileOpTests {
             return
         }
         #expect(text.contains("time limit of 0.5 s exceeded"), "\(text)")
-        #expect(elapsed < 3, "took \(elapsed) s")
+        #expect(elapsed < 15, "took \(elapsed) s")
     }
 
     @Test func badParametersAreRejectedByTheFactory() throws {

@@ -19,7 +19,7 @@ struct ZMQPollerTests {
         #expect(try poller.poll(timeout: 100) == 0)
         let elapsed = milliseconds(since: start)
         #expect(elapsed >= 80, "poll returned after \(elapsed) ms, before its 100 ms time-out")
-        #expect(elapsed < 3_000)
+        #expect(elapsed < 10_000)
         #expect(poller.events(at: firstIndex).isEmpty)
         #expect(poller.events(at: secondIndex).isEmpty)
     }

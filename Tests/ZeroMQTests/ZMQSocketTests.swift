@@ -76,7 +76,7 @@ struct ZMQSocketTests {
         #expect(try pull.receiveMultipart() == nil)
         let elapsed = milliseconds(since: start)
         #expect(elapsed >= 120, "returned after \(elapsed) ms, before the 150 ms time-out")
-        #expect(elapsed < 3_000)
+        #expect(elapsed < 10_000)
     }
 
     @Test func nonBlockingSendWithNoPeerReturnsFalse() throws {
