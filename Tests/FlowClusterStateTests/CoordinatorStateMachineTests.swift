@@ -34,7 +34,7 @@ private func completed(_ actions: [CoordinatorStateMachine.Action]) -> [UInt64] 
 
 @Suite struct CoordinatorStateMachineTests {
     func machine(timeout: Double = 5) -> CoordinatorStateMachine {
-        CoordinatorStateMachine(configuration: .init(heartbeatInterval: 1, liveness: 3, workerTimeout: timeout, maxAttempts: 3))
+        CoordinatorStateMachine(configuration: .init(liveness: 3, workerTimeout: timeout, maxAttempts: 3))
     }
 
     @Test func tasksWaitForAWorkerAndGoOutWhenOneSaysReady() {

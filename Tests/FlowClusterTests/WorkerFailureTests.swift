@@ -40,25 +40,35 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// Runs a grouped upload on a bound coordinator with workers w1 and w2, lets the tasks run
+        /// for `runningFor`, then freezes w1 (SIGSTOP) until the coordinator declares it lost and
+        /// lets it go on (SIGCONT).
+        static func freezeFirstWorkerPastLiveness(
+            _ cluster: ClusterScope, images: [String], delay: Double, runningFor pause: Duration
+        ) async throws -> (coordinator: ChildProcess, w1: ChildProcess, w2: ChildProcess) {
+            let file = try cluster.write("freeze.yaml", FlowFixtures.groupedUpload(images: images, maxConcurrent: 8, delay: delay))
+            let coordinator = try cluster.coordinator(
+                ["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "20"] + ClusterScope.fastHeartbeat)
+            let endpoint = try await coordinator.listeningEndpoint()
+            let w1 = try cluster.worker(connect: endpoint, name: "w1")
+            try #require(await coordinator.waitForStderr(containing: "worker w1 joined", timeout: 10))
+            let w2 = try cluster.worker(connect: endpoint, name: "w2")
+            try #require(await coordinator.waitForStderr(containing: "worker w2 joined", timeout: 10))
+            try await Task.sleep(for: pause)
+            w1.send(SIGSTOP)
+            let lost = await coordinator.waitForStderr(containing: "worker w1 lost", timeout: 10)
+            w1.send(SIGCONT)
+            try #require(lost)
+            return (coordinator, w1, w2)
+        }
+
         @Test func workerFrozenPastLivenessIsReplacedAndItsLateResultsCountOnlyOnce() async throws {
             try await withCluster { cluster in
                 let images = FlowFixtures.imageNames(16)
-                let file = try cluster.write("freeze.yaml", FlowFixtures.groupedUpload(images: images, maxConcurrent: 8, delay: 0.3))
-                let coordinator = try cluster.coordinator(
-                    ["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "20"] + ClusterScope.fastHeartbeat)
-                let endpoint = try await coordinator.listeningEndpoint()
-                let w1 = try cluster.worker(connect: endpoint, name: "w1")
-                try #require(await coordinator.waitForStderr(containing: "worker w1 joined", timeout: 10))
-                let w2 = try cluster.worker(connect: endpoint, name: "w2")
-                try #require(await coordinator.waitForStderr(containing: "worker w2 joined", timeout: 10))
-
                 // Slow rather than dead: frozen past liveness while running tasks, then it resumes
                 // and sends results for tasks that were given to w2 meanwhile.
-                try await Task.sleep(for: .milliseconds(400))
-                w1.send(SIGSTOP)
-                let lost = await coordinator.waitForStderr(containing: "worker w1 lost", timeout: 10)
-                w1.send(SIGCONT)
-                try #require(lost)
+                let (coordinator, w1, w2) = try await Self.freezeFirstWorkerPastLiveness(
+                    cluster, images: images, delay: 0.3, runningFor: .milliseconds(400))
 
                 let end = await coordinator.waitForExit(timeout: 30)
                 #expect(end == .exit(0), "\(coordinator.transcript)\n\(w1.transcript)")
@@ -76,26 +86,14 @@ extension ClusterIntegrationTests {
         @Test func workerThatRejoinsWhileItsOldTasksStillRunDoesNotStallTheFlow() async throws {
             try await withCluster { cluster in
                 let images = FlowFixtures.imageNames(16)
-                let file = try cluster.write("rejoin.yaml", FlowFixtures.groupedUpload(images: images, maxConcurrent: 8, delay: 1.5))
-                let coordinator = try cluster.coordinator(
-                    ["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "20"] + ClusterScope.fastHeartbeat)
-                let endpoint = try await coordinator.listeningEndpoint()
-                let w1 = try cluster.worker(connect: endpoint, name: "w1")
-                try #require(await coordinator.waitForStderr(containing: "worker w1 joined", timeout: 10))
-                let w2 = try cluster.worker(connect: endpoint, name: "w2")
-                try #require(await coordinator.waitForStderr(containing: "worker w2 joined", timeout: 10))
-
                 // w1 is declared lost while its four 1.5 s tasks run, then resumes and registers
                 // again before they end: the coordinator must not count on slots w1 still uses.
-                try await Task.sleep(for: .milliseconds(300))
-                w1.send(SIGSTOP)
-                let lost = await coordinator.waitForStderr(containing: "worker w1 lost", timeout: 10)
-                w1.send(SIGCONT)
-                try #require(lost)
+                let (coordinator, _, w2) = try await Self.freezeFirstWorkerPastLiveness(
+                    cluster, images: images, delay: 1.5, runningFor: .milliseconds(300))
 
                 // About 5 s when it works.
                 let end = await coordinator.waitForExit(timeout: 12)
-                #expect(end == .exit(0), "the flow stalled\n\(coordinator.transcript)\n\(w1.transcript)")
+                #expect(end == .exit(0), "the flow stalled\n\(coordinator.transcript)")
                 let summary = coordinator.stdout
                 #expect(summary.finalBucketValue("imageURLs") == FlowFixtures.expectedURLs(images), "\(summary)")
                 let finished = summary.split(separator: "\n").filter { $0.contains("[UploadSingleImageOp ") && $0.hasSuffix("DidFinish: successfully") }

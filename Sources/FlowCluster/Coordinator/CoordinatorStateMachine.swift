@@ -11,9 +11,6 @@ import FlowWire
 /// task no connected worker offers fails after the worker time-out.
 struct CoordinatorStateMachine: Sendable {
     struct Configuration: Sendable {
-        /// Seconds between heartbeats for workers that announce none (kept for tests; READY
-        /// always carries the worker's own interval).
-        var heartbeatInterval: Double = 1
         /// Missed intervals before a worker is declared dead.
         var liveness: Int = 3
         /// Seconds a task waits for a worker that offers its op.

@@ -288,7 +288,7 @@ public final class FlowCoordinator: FlowExecutor, @unchecked Sendable {
         defer { router.close() }
 
         var machine = CoordinatorStateMachine(configuration: .init(
-            heartbeatInterval: configuration.heartbeatInterval, liveness: configuration.liveness,
+            liveness: configuration.liveness,
             workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts))
         let poller = ZMQPoller()
         let routerIndex = poller.register(router)

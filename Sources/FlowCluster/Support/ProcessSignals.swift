@@ -13,13 +13,13 @@ public enum ProcessSignals {
         pthread_sigmask(SIG_SETMASK, &empty, nil)
     }
 
-    /// Drains `worker` (as SIGTERM would) when this process's parent dies, so local workers never
-    /// outlive a coordinator that was killed: polls the parent process id twice a second.
-    public static func drainWhenParentExits(_ drain: @escaping @Sendable () -> Void) {
+    /// Calls `action` once when this process's parent dies (polling the parent process id twice a
+    /// second), so local workers never outlive a coordinator that was killed.
+    public static func whenParentExits(_ action: @escaping @Sendable () -> Void) {
         let parent = getppid()
         Thread.detachNewThread {
             while getppid() == parent { usleep(500_000) }
-            drain()
+            action()
         }
     }
 }
