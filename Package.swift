@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "FlowCluster",
             dependencies: [
-                "Flow", "FlowWire", "ZeroMQ", "FlowStandardOps",
+                "Flow", "FlowWire", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,5 +1,4 @@
 import Flow
-import FlowStandardOps
 import FlowWire
 import Foundation
 import Logging
@@ -15,10 +14,10 @@ public final class ClusterRun: @unchecked Sendable {
         public var workers = 2
         /// Slots per local worker.
         public var concurrency = 4
-        /// Seconds a task waits for a worker offering its op.
-        public var workerTimeout: Double = 30
-        /// Seconds between heartbeats.
-        public var heartbeatInterval: Double = 1
+        /// How long a task waits for a worker offering its op.
+        public var workerTimeout: Duration = .seconds(30)
+        /// How often the coordinator checks heartbeats and liveness.
+        public var heartbeatInterval: Duration = .seconds(1)
         /// Missed heartbeats before a worker is dead.
         public var liveness = 3
         /// The flow-worker binary for local workers.
@@ -26,6 +25,9 @@ public final class ClusterRun: @unchecked Sendable {
         /// With `bind`: workers that must have joined before the flow starts (0: start at once and
         /// give tasks to workers as they join).
         public var minimumWorkers = 0
+        /// What the coordinator knows of the ops: which run on the coordinator and which prepare
+        /// their input before dispatch (``FlowCoordinator/Configuration/registry``).
+        public var registry = FlowOperationRegistry()
 
         /// Default options: two local workers.
         public init() {}
@@ -55,6 +57,8 @@ public final class ClusterRun: @unchecked Sendable {
     public init(definition: FlowDefinition, options: Options, logger: Logger, onEvent: @escaping @Sendable (ClusterEvent) -> Void = { _ in }) {
         self.flow = Flow(definition: definition)
         self.options = options
+        var logger = logger
+        logger[metadataKey: "flow.run"] = "\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
         self.logger = logger
         self.onEvent = onEvent
     }
@@ -68,9 +72,7 @@ public final class ClusterRun: @unchecked Sendable {
         configuration.workerTimeout = options.workerTimeout
         configuration.heartbeatInterval = options.heartbeatInterval
         configuration.liveness = options.liveness
-        configuration.taskPreparers["UploadFileOp"] = Self.shipFileFromCoordinator
-        configuration.localOperations = ["ListFilesOp"]
-        configuration.localRegistry = .standard
+        configuration.registry = options.registry
         let flow = self.flow
         let onEvent = self.onEvent
         let coordinator = try FlowCoordinator(configuration: configuration, logger: logger) { event in
@@ -94,7 +96,7 @@ public final class ClusterRun: @unchecked Sendable {
     @discardableResult
     public func waitForLocalWorkers(timeout: Double = 15) async -> Bool {
         guard pool != nil, let coordinator else { return true }
-        return await coordinator.waitForWorkers(options.workers, timeout: timeout)
+        return await coordinator.waitForWorkers(options.workers, timeout: .seconds(timeout))
     }
 
     /// With `bind`, waits until `minimumWorkers` workers have joined.
@@ -102,7 +104,7 @@ public final class ClusterRun: @unchecked Sendable {
     /// - Returns: whether they joined within the worker time-out.
     public func waitForMinimumWorkers() async -> Bool {
         guard options.bind != nil, options.minimumWorkers > 0, let coordinator else { return true }
-        return await coordinator.waitForWorkers(options.minimumWorkers, timeout: max(options.workerTimeout, 0.1))
+        return await coordinator.waitForWorkers(options.minimumWorkers, timeout: max(options.workerTimeout, .milliseconds(100)))
     }
 
     /// The cluster now, for progress output.
@@ -123,18 +125,6 @@ public final class ClusterRun: @unchecked Sendable {
         if let bind = options.bind, bind.hasPrefix("ipc://") { return }
         if options.bind == nil, let endpoint = coordinator?.endpoint, endpoint.hasPrefix("ipc://") {
             try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
-        }
-    }
-
-    /// `UploadFileOp` with `source: coordinator`: the coordinator reads the file and ships its
-    /// bytes with the task, so workers that share no disk with it can upload it. Runs only for tasks
-    /// about to be in flight, so memory holds at most the in-flight tasks' files.
-    @Sendable static func shipFileFromCoordinator(_ task: inout WireTask) throws {
-        guard task.parameters["source"] == .string("coordinator") else { return }
-        if case .string(let path)? = task.groupElement {
-            task.groupElement = try UploadFileSource.coordinatorElement(forPath: path)
-        } else if case .string(let path)? = task.bucket["file"] {
-            task.bucket["file"] = try UploadFileSource.coordinatorElement(forPath: path)
         }
     }
 

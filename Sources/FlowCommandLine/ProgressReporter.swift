@@ -52,12 +52,12 @@ final class ProgressReporter: @unchecked Sendable {
         }
     }
 
+    /// Shows a cluster event: routine ones (a worker joined, a serial op dispatched) as notes;
+    /// warnings reach stderr through the logger, and debug-level protocol noise not at all.
     func report(_ event: ClusterEvent) {
-        switch event {
-        case .staleResult, .unknownPeer, .unexpectedMessage, .malformedMessage:
-            // Diagnostics print even with --quiet: something odd reached the coordinator.
-            lock.withLock { emit("[cluster] \(event)") }
-        default:
+        if case .dispatched = event {
+            note(event.description)
+        } else if event.logLevel == .info {
             note(event.description)
         }
     }

@@ -81,8 +81,9 @@ struct RunCommand: AsyncParsableCommand {
         options.bind = bind
         options.workers = workers
         options.concurrency = concurrency
-        options.workerTimeout = workerTimeout
-        options.heartbeatInterval = heartbeatInterval
+        options.workerTimeout = .seconds(workerTimeout)
+        options.heartbeatInterval = .seconds(heartbeatInterval)
+        options.registry = FlowWorkerCommand.registry
         options.liveness = liveness
         options.minimumWorkers = minWorkers
         let run = ClusterRun(definition: definition, options: options, logger: logger) { event in progress.report(event) }

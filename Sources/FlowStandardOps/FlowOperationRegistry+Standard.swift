@@ -32,7 +32,7 @@ extension FlowOperationRegistry {
             "UploadFileOp",
             summary: "group op: file (path or {name,path,bytes}) -> url; uploads to `url`/NAME by `method` PUT|POST (multipart field file), "
                 + "`headers`, `source` worker|coordinator, `timeout` s (300)",
-            primaryInputParamKey: "file", primaryOutputParamKey: "url"
+            primaryInputParamKey: "file", primaryOutputParamKey: "url", prepareInput: UploadFileSource.prepareInput
         ) { parameters in
             try UploadFileOp(parameters: parameters)
         }
@@ -52,7 +52,7 @@ extension FlowOperationRegistry {
             "ListFilesOp",
             summary: "serial op: sets `output` (default files) to the sorted absolute paths of the regular files in `path`, "
                 + "optionally matching `glob`",
-            primaryInputParamKey: "", primaryOutputParamKey: ""
+            primaryInputParamKey: "", primaryOutputParamKey: "", placement: .coordinator
         ) { parameters in
             try ListFilesOp(parameters: parameters)
         }

@@ -108,6 +108,16 @@ public struct WireReader: Sendable {
         }
     }
 
+    /// Reads a varint that indexes an array, rejecting one that does not fit an `Int`.
+    public mutating func readIndex(_ field: StaticString) throws(WireDecodingError) -> Int {
+        let start = offset
+        let value = try readVarint(field)
+        guard value <= UInt64(Int.max) else {
+            throw WireDecodingError(.invalidField, offset: start, "\(field): \(value) is larger than any array index")
+        }
+        return Int(value)
+    }
+
     /// Reads a zig-zag varint as a signed integer.
     public mutating func readZigZag(_ field: StaticString) throws(WireDecodingError) -> Int64 {
         let raw = try readVarint(field)

@@ -44,7 +44,7 @@ extension WireReady {
 
     /// Reads the body fields in spec order.
     ///
-    /// - Throws: on truncation or invalid UTF-8, and when the slot count is 0.
+    /// - Throws: on truncation or invalid UTF-8, and when the slot count is 0 or no op is named.
     public init(reading reader: inout WireReader) throws(WireDecodingError) {
         workerName = try reader.readString("worker name")
         features = try reader.readUInt32("features")
@@ -53,7 +53,11 @@ extension WireReady {
         guard slotCount > 0 else {
             throw WireDecodingError(.invalidField, offset: slotStart, "slot count: must be at least 1, got 0")
         }
+        let opsStart = reader.offset
         ops = try reader.readStrings("op name")
+        guard !ops.isEmpty else {
+            throw WireDecodingError(.invalidField, offset: opsStart, "op names: a worker must offer at least one op, got none")
+        }
         hostname = try reader.readString("hostname")
         processID = try reader.readUInt32("pid")
         let intervalStart = reader.offset

@@ -14,9 +14,12 @@ public struct WireResult: Sendable, Hashable {
     /// When the op finished, on the worker's clock (microsecond resolution on the wire).
     public var finishedAt: Date
     /// What the op did, in the order it did it: log lines and bucket writes.
-    public var events: [FlowOperationEvent]
+    public var events: [WireEvent]
+    /// For a group element, its index in the group, from the TASK; `nil` for a serial op.
+    public var elementIndex: Int?
     /// For a group element, the value the op left at its `primaryOutputParamKey`; `nil` when it
-    /// left none, and for a serial op.
+    /// left none. Only a group element's result carries one: it is not encoded without an
+    /// ``elementIndex``.
     public var output: FlowValue?
 
     /// Creates a result.
@@ -26,7 +29,8 @@ public struct WireResult: Sendable, Hashable {
         finishState: FlowFinishState,
         startedAt: Date,
         finishedAt: Date,
-        events: [FlowOperationEvent] = [],
+        events: [WireEvent] = [],
+        elementIndex: Int? = nil,
         output: FlowValue? = .none
     ) {
         self.taskID = taskID
@@ -35,7 +39,8 @@ public struct WireResult: Sendable, Hashable {
         self.startedAt = startedAt
         self.finishedAt = finishedAt
         self.events = events
-        self.output = output
+        self.elementIndex = elementIndex
+        self.output = elementIndex == nil ? .none : output
     }
 }
 
@@ -54,11 +59,16 @@ extension WireResult {
         for event in events {
             writer.writeEvent(event)
         }
-        if let output {
-            writer.writeUInt8(0x01)
-            writer.writeValue(output)
-        } else {
+        switch (elementIndex, output) {
+        case (nil, _):
             writer.writeUInt8(0x00)
+        case (let index?, nil):
+            writer.writeUInt8(0x01)
+            writer.writeVarint(UInt64(index))
+        case (let index?, let output?):
+            writer.writeUInt8(0x02)
+            writer.writeVarint(UInt64(index))
+            writer.writeValue(output)
         }
     }
 
@@ -72,18 +82,23 @@ extension WireResult {
         startedAt = try reader.readDate("started at")
         finishedAt = try reader.readDate("finished at")
         let count = try reader.readCount(minimumElementSize: WireReader.minimumEventSize, "events")
-        var events: [FlowOperationEvent] = []
+        var events: [WireEvent] = []
         events.reserveCapacity(count)
         for _ in 0..<count {
             events.append(try reader.readEvent("event"))
         }
         self.events = events
         let outputStart = reader.offset
-        switch try reader.readUInt8("output") {
-        case 0x00: output = .none
-        case 0x01: output = .some(try reader.readValue("output"))
+        switch try reader.readUInt8("element") {
+        case 0x00:
+            (elementIndex, output) = (nil, .none)
+        case 0x01:
+            (elementIndex, output) = (try reader.readIndex("element index"), .none)
+        case 0x02:
+            elementIndex = try reader.readIndex("element index")
+            output = .some(try reader.readValue("output"))
         case let marker:
-            throw WireDecodingError(.invalidField, offset: outputStart, "output: presence byte must be 0x00 or 0x01, got 0x\(marker.hexDigits)")
+            throw WireDecodingError(.invalidField, offset: outputStart, "element: marker must be 0x00, 0x01 or 0x02, got 0x\(marker.hexDigits)")
         }
     }
 }

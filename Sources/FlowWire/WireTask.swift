@@ -20,6 +20,9 @@ public struct WireTask: Sendable, Hashable {
     /// The worker runs the op with `[primaryInputParamKey: element]` as its bucket: the op, which
     /// only the worker instantiates, is the one that knows that key.
     public var groupElement: FlowValue?
+    /// The element's index in its group (0 for a serial op); it travels with the task and comes
+    /// back in the RESULT, so the coordinator puts the output in its place without a lookup.
+    public var elementIndex: Int
     /// How long the op may run, in milliseconds; 0 means no limit.
     public var timeLimitMilliseconds: UInt32
 
@@ -39,6 +42,7 @@ public struct WireTask: Sendable, Hashable {
         parameters: [String: FlowValue] = [:],
         bucket: [String: FlowValue] = [:],
         groupElement: FlowValue? = .none,
+        elementIndex: Int = 0,
         timeLimitMilliseconds: UInt32 = 0
     ) {
         self.taskID = taskID
@@ -48,12 +52,13 @@ public struct WireTask: Sendable, Hashable {
         self.parameters = parameters
         self.bucket = bucket
         self.groupElement = groupElement
+        self.elementIndex = groupElement == nil ? 0 : elementIndex
         self.timeLimitMilliseconds = timeLimitMilliseconds
     }
 }
 
 extension WireTask {
-    /// Flags bit 0: the task is a group element, and its element follows the time limit.
+    /// Flags bit 0: the task is a group element, and its index and element follow the time limit.
     static let groupElementFlag: UInt8 = 0x01
     /// The fewest bytes one task takes: fixed fields, empty strings and empty maps.
     static let minimumEncodedSize = 8 + 4 + 1 + 1 + 1 + 1 + 1 + 4
@@ -69,6 +74,7 @@ extension WireTask {
         if let groupElement {
             writer.writeUInt8(Self.groupElementFlag)
             writer.writeUInt32(timeLimitMilliseconds)
+            writer.writeVarint(UInt64(elementIndex))
             writer.writeValue(groupElement)
         } else {
             writer.writeUInt8(0)
@@ -93,8 +99,10 @@ extension WireTask {
         }
         timeLimitMilliseconds = try reader.readUInt32("time limit")
         if flags & Self.groupElementFlag != 0 {
+            elementIndex = try reader.readIndex("element index")
             groupElement = .some(try reader.readValue("group element"))
         } else {
+            elementIndex = 0
             // `.none`, not `nil`: `FlowValue` is `ExpressibleByNilLiteral`, and a bare `nil` can
             // become `.some(.null)`.
             groupElement = .none

@@ -6,6 +6,10 @@ import Testing
 
 private let alpha = Data("alpha".utf8)
 private let beta = Data("beta".utf8)
+private let t0 = ContinuousClock.now
+
+/// An instant `seconds` after the test clock's origin.
+private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microseconds(Int64(seconds * 1_000_000)) }
 
 private func ready(_ name: String, slots: UInt32, ops: [String] = ["EchoOp"], heartbeatMilliseconds: UInt32 = 1000) -> WireMessage {
     .ready(WireReady(workerName: name, slotCount: slots, ops: ops, hostname: "test", processID: 1,
@@ -13,175 +17,293 @@ private func ready(_ name: String, slots: UInt32, ops: [String] = ["EchoOp"], he
 }
 
 private func task(_ id: UInt64, op: String = "EchoOp") -> WireTask {
-    WireTask(taskID: id, op: op, groupElement: .integer(Int64(id)))
+    WireTask(taskID: id, op: op, groupElement: .integer(Int64(id)), elementIndex: Int(id))
 }
 
-private func result(_ id: UInt64, attempt: UInt32 = 1) -> WireResult {
-    WireResult(taskID: id, attempt: attempt, finishState: .successfully, startedAt: Date(), finishedAt: Date(), events: [],
-               output: .integer(Int64(id)))
+private func result(_ id: UInt64, attempt: UInt32 = 1, state: FlowFinishState = .successfully, index: Int? = nil) -> WireResult {
+    WireResult(taskID: id, attempt: attempt, finishState: state, startedAt: Date(), finishedAt: Date(), events: [],
+               elementIndex: index ?? Int(id), output: .integer(Int64(id)))
 }
+
+/// The waiter is the task id, so tests see which task each outcome went to.
+typealias Machine = CoordinatorStateMachine<UInt64>
 
 /// Task ids sent to each worker by a list of actions.
-private func sent(_ actions: [CoordinatorStateMachine.Action]) -> [Data: [UInt64]] {
+private func sent(_ actions: [Machine.Action]) -> [Data: [UInt64]] {
     var byPeer: [Data: [UInt64]] = [:]
     for case .send(let peer, .task(let tasks)) in actions { byPeer[peer, default: []] += tasks.map(\.taskID) }
     return byPeer
 }
 
-private func completed(_ actions: [CoordinatorStateMachine.Action]) -> [UInt64] {
-    actions.compactMap { if case .complete(let id, _, _) = $0 { return id } else { return nil } }
+/// TASK messages in a list of actions.
+private func taskMessages(_ actions: [Machine.Action]) -> [[WireTask]] {
+    actions.compactMap { if case .send(_, .task(let tasks)) = $0 { return tasks } else { return nil } }
+}
+
+private func finished(_ actions: [Machine.Action]) -> [(UInt64, FlowTaskResult)] {
+    actions.compactMap { if case .finish(let id, let result) = $0 { return (id, result) } else { return nil } }
+}
+
+private func completed(_ actions: [Machine.Action]) -> [UInt64] {
+    finished(actions).filter { $0.1.state.isSuccess }.map(\.0)
+}
+
+private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
+    actions.compactMap { if case .report(let event) = $0 { return event } else { return nil } }
 }
 
 @Suite struct CoordinatorStateMachineTests {
-    func machine(timeout: Double = 5) -> CoordinatorStateMachine {
-        CoordinatorStateMachine(configuration: .init(liveness: 3, workerTimeout: timeout, maxAttempts: 3))
+    func machine(timeout: Duration = .seconds(5)) -> Machine {
+        Machine(configuration: .init(liveness: 3, workerTimeout: timeout, maxAttempts: 3))
+    }
+
+    /// Submits tasks and dispatches at once (outside any batching hold).
+    func submit(_ ids: ClosedRange<UInt64>, to machine: inout Machine, at time: Double, op: String = "EchoOp") -> [Machine.Action] {
+        for id in ids { machine.submit(task(id, op: op), waiter: id) }
+        return machine.dispatch(now: at(time))
     }
 
     @Test func tasksWaitForAWorkerAndGoOutWhenOneSaysReady() {
         var machine = machine()
-        #expect(sent(machine.submit(task(1), now: 0)).isEmpty)
-        let actions = machine.receive(ready("w1", slots: 2), from: alpha, now: 1)
-        #expect(sent(actions) == [alpha: [1]])
+        #expect(sent(submit(1...1, to: &machine, at: 0)).isEmpty)
+        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(1))
+        #expect(sent(machine.dispatch(now: at(1))) == [alpha: [1]])
     }
 
     @Test func neverMoreInFlightThanAWorkersSlots() {
         var machine = machine()
-        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: 0)
-        var actions: [CoordinatorStateMachine.Action] = []
-        for id in 1...5 as ClosedRange<UInt64> { actions += machine.submit(task(id), now: 0) }
-        #expect(sent(actions) == [alpha: [1, 2]])
-        #expect(machine.pending.count == 3)
-        let next = machine.receive(.result([result(1)]), from: alpha, now: 0.1)
+        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(0))
+        #expect(sent(submit(1...5, to: &machine, at: 0)) == [alpha: [1, 2]])
+        #expect(machine.queue.count == 3)
+        let next = machine.receive(.result([result(1)]), from: alpha, now: at(0.1))
         #expect(completed(next) == [1])
-        #expect(sent(next) == [alpha: [3]])
+        #expect(sent(machine.dispatch(now: at(0.2))) == [alpha: [3]])
     }
 
     @Test func workSpreadsOverWorkersByFreeSlots() {
         var machine = machine()
-        _ = machine.receive(ready("w1", slots: 4), from: alpha, now: 0)
-        _ = machine.receive(ready("w2", slots: 4), from: beta, now: 0)
-        var actions: [CoordinatorStateMachine.Action] = []
-        for id in 1...6 as ClosedRange<UInt64> { actions += machine.submit(task(id), now: 0) }
-        let byPeer = sent(actions)
+        _ = machine.receive(ready("w1", slots: 4), from: alpha, now: at(0))
+        _ = machine.receive(ready("w2", slots: 4), from: beta, now: at(0))
+        let byPeer = sent(submit(1...6, to: &machine, at: 0))
         #expect(byPeer[alpha]?.count == 3)
         #expect(byPeer[beta]?.count == 3)
     }
 
     @Test func aTaskGoesOnlyToAWorkerThatOffersItsOp() {
         var machine = machine()
-        _ = machine.receive(ready("w1", slots: 4, ops: ["Other"]), from: alpha, now: 0)
-        _ = machine.receive(ready("w2", slots: 1, ops: ["EchoOp"]), from: beta, now: 0)
-        let actions = machine.submit(task(1), now: 0) + machine.submit(task(2), now: 0)
-        #expect(sent(actions) == [beta: [1]])
+        _ = machine.receive(ready("w1", slots: 4, ops: ["Other"]), from: alpha, now: at(0))
+        _ = machine.receive(ready("w2", slots: 1, ops: ["EchoOp"]), from: beta, now: at(0))
+        #expect(sent(submit(1...2, to: &machine, at: 0)) == [beta: [1]])
     }
 
     @Test func aTaskNoWorkerOffersFailsAfterTheWorkerTimeoutNamingTheOp() {
-        var machine = machine(timeout: 2)
-        _ = machine.receive(ready("w1", slots: 4, ops: ["EchoOp"]), from: alpha, now: 0)
-        _ = machine.submit(task(7, op: "MissingOp"), now: 0)
-        #expect(machine.tick(now: 1).allSatisfy { if case .fail = $0 { false } else { true } })
-        let failures = machine.tick(now: 2.5).compactMap { action -> ClusterError? in
-            if case .fail(7, let error) = action { return error } else { return nil }
-        }
-        guard case .noWorkerOffers(let op, _, let connected)? = failures.first else {
-            Issue.record("no failure for task 7: \(failures)")
-            return
-        }
-        #expect(op == "MissingOp")
-        #expect(connected == 1)
-        #expect(failures.first?.description.contains("MissingOp") == true)
+        var machine = machine(timeout: .seconds(2))
+        _ = machine.receive(ready("w1", slots: 4, ops: ["EchoOp"]), from: alpha, now: at(0))
+        _ = submit(7...7, to: &machine, at: 0, op: "MissingOp")
+        #expect(finished(machine.tick(now: at(0))).isEmpty)
+        #expect(finished(machine.tick(now: at(1))).isEmpty)
+        let failures = finished(machine.tick(now: at(2.5)))
+        #expect(failures.map(\.0) == [7])
+        #expect(failures.first?.1.state.summaryText.contains("no worker offers op 'MissingOp'") == true)
+        #expect(failures.first?.1.groupIndex == 7)
     }
 
     @Test func aSilentWorkerIsDeclaredDeadAndItsTasksGoToAnother() {
         var machine = machine()
-        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: 0)
-        #expect(sent(machine.submit(task(1), now: 0) + machine.submit(task(2), now: 0)) == [alpha: [1, 2]])
-        _ = machine.receive(ready("w2", slots: 2), from: beta, now: 2)
-        _ = machine.receive(.heartbeat, from: beta, now: 3)
-        let actions = machine.tick(now: 3.5)
-        #expect(actions.contains { if case .report(.workerLost(name: "w1", _, requeued: 2)) = $0 { true } else { false } })
-        let resent = actions.flatMap { action -> [WireTask] in
-            if case .send(beta, .task(let tasks)) = action { return tasks } else { return [] }
-        }
+        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(0))
+        #expect(sent(submit(1...2, to: &machine, at: 0)) == [alpha: [1, 2]])
+        _ = machine.receive(ready("w2", slots: 2), from: beta, now: at(2))
+        _ = machine.receive(.heartbeat, from: beta, now: at(3))
+        let actions = machine.tick(now: at(3.5))
+        #expect(reports(actions).contains { if case .workerLost(name: "w1", _, requeued: 2) = $0 { true } else { false } })
+        let resent = taskMessages(machine.dispatch(now: at(3.5))).flatMap { $0 }
         #expect(resent.map(\.taskID) == [1, 2])
         #expect(resent.allSatisfy { $0.attempt == 2 })
     }
 
     @Test func aLateResultFromADeadWorkerIsDiscardedSoEveryOutputCountsOnce() {
         var machine = machine()
-        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: 0)
-        _ = machine.submit(task(1), now: 0)
-        _ = machine.receive(ready("w2", slots: 1), from: beta, now: 3)
-        _ = machine.tick(now: 3.5)
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        _ = submit(1...1, to: &machine, at: 0)
+        _ = machine.receive(ready("w2", slots: 1), from: beta, now: at(3))
+        _ = machine.tick(now: at(3.5))
+        _ = machine.dispatch(now: at(3.5))
         // w1 comes back with its old result: unknown now, so it is told to re-register.
-        let late = machine.receive(.result([result(1)]), from: alpha, now: 3.6)
+        let late = machine.receive(.result([result(1)]), from: alpha, now: at(3.6))
         #expect(completed(late).isEmpty)
         #expect(late.contains { if case .send(alpha, .disconnect) = $0 { true } else { false } })
-        // The same task id with the old attempt from the new worker is stale too.
-        #expect(completed(machine.receive(.result([result(1, attempt: 1)]), from: beta, now: 3.7)).isEmpty)
-        #expect(completed(machine.receive(.result([result(1, attempt: 2)]), from: beta, now: 3.8)) == [1])
-        #expect(completed(machine.receive(.result([result(1, attempt: 2)]), from: beta, now: 3.9)).isEmpty)
+        // The same task id with the old attempt from the new worker is discarded too.
+        let old = machine.receive(.result([result(1, attempt: 1)]), from: beta, now: at(3.7))
+        #expect(completed(old).isEmpty)
+        #expect(reports(old) == [.discardedResult(worker: "w2", taskID: 1, attempt: 1, reason: .otherAttempt(current: 2))])
+        #expect(completed(machine.receive(.result([result(1, attempt: 2)]), from: beta, now: at(3.8))) == [1])
+        let duplicate = machine.receive(.result([result(1, attempt: 2)]), from: beta, now: at(3.9))
+        #expect(completed(duplicate).isEmpty)
+        #expect(reports(duplicate) == [.discardedResult(worker: "w2", taskID: 1, attempt: 2, reason: .notInFlight)])
+    }
+
+    @Test func discardsAreDebugLevelAndNeverInTheSummary() {
+        let event = ClusterEvent.discardedResult(worker: "w2", taskID: 1, attempt: 1, reason: .runsElsewhere)
+        #expect(event.logLevel == .debug)
+        #expect(!event.belongsInSummary)
+        #expect(event.metadata["task.id"] == "1")
+        #expect(event.description.contains("given to another worker"))
     }
 
     @Test func aTaskThatKeepsKillingWorkersIsQuarantined() {
         var machine = machine()
         var now = 0.0
-        var failure: ClusterError?
+        var failure: FlowTaskResult?
         for round in 0..<4 {
             let peer = Data("w\(round)".utf8)
-            _ = machine.receive(ready("w\(round)", slots: 1), from: peer, now: now)
-            if round == 0 { _ = machine.submit(task(1), now: now) }
+            _ = machine.receive(ready("w\(round)", slots: 1), from: peer, now: at(now))
+            if round == 0 { machine.submit(task(1), waiter: 1) }
+            _ = machine.dispatch(now: at(now))
             now += 4
-            for case .fail(1, let error) in machine.tick(now: now) { failure = error }
+            for (id, result) in finished(machine.tick(now: at(now))) where id == 1 { failure = result }
         }
-        guard case .quarantined(_, let attempts, _)? = failure else {
-            Issue.record("task was never quarantined")
-            return
-        }
-        #expect(attempts == 3)
+        #expect(failure?.state.summaryText.contains("3 worker(s) were lost running it") == true, "\(String(describing: failure?.state))")
+    }
+
+    @Test func everyEndedRegistrationCountsTowardMaxAttempts() {
+        // Lost three ways: a second READY, a DISCONNECT, a failed send. The third loss gives up.
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        _ = submit(1...1, to: &machine, at: 0)
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0.1))
+        #expect(taskMessages(machine.dispatch(now: at(0.1))).first?.first?.attempt == 2)
+        _ = machine.receive(.disconnect(reason: "bye"), from: alpha, now: at(0.2))
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0.3))
+        #expect(taskMessages(machine.dispatch(now: at(0.3))).first?.first?.attempt == 3)
+        let gaveUp = finished(machine.sendFailed(to: alpha, reason: "EHOSTUNREACH"))
+        #expect(gaveUp.map(\.0) == [1])
+        #expect(gaveUp.first?.1.state.summaryText.contains("3 worker(s) were lost") == true)
+        #expect(machine.tasks.isEmpty)
+    }
+
+    @Test func aFailedSendDeclaresTheWorkerDeadAtOnce() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        _ = machine.receive(ready("w2", slots: 1), from: beta, now: at(0))
+        let first = sent(submit(1...1, to: &machine, at: 0))
+        let owner = first.keys.first!
+        let other = owner == alpha ? beta : alpha
+        let actions = machine.sendFailed(to: owner, reason: "Host unreachable")
+        #expect(reports(actions).contains { if case .workerLost(_, let reason, 1) = $0 { reason.contains("unreachable") } else { false } })
+        #expect(machine.workers[owner] == nil)
+        #expect(sent(machine.dispatch(now: at(0))) == [other: [1]])
+    }
+
+    @Test func aCancelledResultRunsElsewhereWithoutUsingAnAttemptAndStopsDispatchToThatWorker() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        _ = submit(1...1, to: &machine, at: 0)
+        _ = machine.receive(ready("w2", slots: 1), from: beta, now: at(0.1))
+        let returned = machine.receive(.result([result(1, state: .cancelled)]), from: alpha, now: at(0.2))
+        #expect(finished(returned).isEmpty, "the engine must not see a worker's cancellation")
+        #expect(reports(returned) == [.taskReturned(worker: "w1", op: "EchoOp")])
+        let again = taskMessages(machine.dispatch(now: at(0.2)))
+        #expect(sent(machine.dispatch(now: at(0.2))).isEmpty)
+        #expect(again.count == 1)
+        #expect(again.first?.first?.taskID == 1)
+        #expect(machine.tasks[1]?.worker == beta, "a stopping worker gets no more tasks")
+        #expect(machine.tasks[1]?.losses == 0)
+    }
+
+    @Test func aResultWithTheWrongElementIndexFailsTheTaskInsteadOfMisplacingItsOutput() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        _ = submit(4...4, to: &machine, at: 0)
+        let outcome = finished(machine.receive(.result([result(4, index: 9)]), from: alpha, now: at(0.1)))
+        #expect(outcome.map(\.0) == [4])
+        #expect(outcome.first?.1.groupIndex == 4)
+        #expect(outcome.first?.1.state.summaryText.contains("element index 9") == true)
+    }
+
+    @Test func tasksSubmittedInPlaceOfABatchOfResultsLeaveInOneTask() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 4), from: alpha, now: at(0))
+        #expect(taskMessages(submit(1...4, to: &machine, at: 0)).map(\.count) == [4])
+        let results = machine.receive(.result((1...4).map { result($0) }), from: alpha, now: at(1))
+        #expect(completed(results) == [1, 2, 3, 4])
+        // The engine submits replacements one at a time; dispatch waits for all four.
+        machine.submit(task(5), waiter: 5)
+        #expect(machine.dispatch(now: at(1)).isEmpty)
+        machine.submit(task(6), waiter: 6)
+        machine.submit(task(7), waiter: 7)
+        #expect(machine.dispatch(now: at(1.0002)).isEmpty)
+        machine.submit(task(8), waiter: 8)
+        #expect(taskMessages(machine.dispatch(now: at(1.0003))).map(\.count) == [4])
+    }
+
+    @Test func theBatchingHoldEndsAfterItsWindow() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 4), from: alpha, now: at(0))
+        _ = submit(1...2, to: &machine, at: 0)
+        _ = machine.receive(.result([result(1), result(2)]), from: alpha, now: at(1))
+        machine.submit(task(3), waiter: 3)
+        #expect(machine.dispatch(now: at(1)).isEmpty)
+        #expect(machine.nextDeadline == at(1) + .milliseconds(1))
+        #expect(sent(machine.dispatch(now: at(1.002))) == [alpha: [3]])
     }
 
     @Test func aWorkerThatDisconnectsHandsBackItsTasks() {
         var machine = machine()
-        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: 0)
-        _ = machine.receive(ready("w2", slots: 2), from: beta, now: 0)
-        let first = sent(machine.submit(task(1), now: 0))
+        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(0))
+        _ = machine.receive(ready("w2", slots: 2), from: beta, now: at(0))
+        let first = sent(submit(1...1, to: &machine, at: 0))
         let owner = first.keys.first!
         let other = owner == alpha ? beta : alpha
-        let actions = machine.receive(.disconnect(reason: "worker stopping"), from: owner, now: 1)
-        #expect(sent(actions) == [other: [1]])
+        _ = machine.receive(.disconnect(reason: "worker stopping"), from: owner, now: at(1))
+        #expect(sent(machine.dispatch(now: at(1))) == [other: [1]])
     }
 
     @Test func heartbeatsGoOutEveryIntervalAndUnknownPeersAreToldToRegister() {
         var machine = machine()
-        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: 0)
-        #expect(machine.tick(now: 0.5).isEmpty)
-        #expect(machine.tick(now: 1.0).contains(.send(to: alpha, .heartbeat)))
-        let unknown = machine.receive(.heartbeat, from: beta, now: 1)
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        #expect(machine.tick(now: at(0.5)).isEmpty)
+        #expect(machine.tick(now: at(1.0)).contains { if case .send(alpha, .heartbeat) = $0 { true } else { false } })
+        let unknown = machine.receive(.heartbeat, from: beta, now: at(1))
         #expect(unknown.contains { if case .send(beta, .disconnect) = $0 { true } else { false } })
     }
 
-    @Test func aCancelledTaskIsNotSentAndItsLateResultIsDropped() {
+    @Test func aCancelledTaskFinishesAtOnceIsNotSentAndItsLateResultIsDropped() {
         var machine = machine()
-        _ = machine.submit(task(1), now: 0)
-        _ = machine.cancel(taskID: 1)
-        #expect(sent(machine.receive(ready("w1", slots: 1), from: alpha, now: 0)).isEmpty)
-        _ = machine.submit(task(2), now: 0)
-        _ = machine.cancel(taskID: 2)
-        #expect(completed(machine.receive(.result([result(2)]), from: alpha, now: 1)).isEmpty)
+        machine.submit(task(1), waiter: 1)
+        let cancelled = finished(machine.cancel(taskID: 1))
+        #expect(cancelled.map(\.0) == [1])
+        #expect(cancelled.first?.1.state == .cancelled)
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        #expect(sent(machine.dispatch(now: at(0.1))).isEmpty)
+        _ = submit(2...2, to: &machine, at: 0.1)
+        #expect(finished(machine.cancel(taskID: 2)).map(\.0) == [2])
+        #expect(machine.workers[alpha]?.free == 0, "the slot stays taken until the worker answers")
+        #expect(finished(machine.receive(.result([result(2)]), from: alpha, now: at(1))).isEmpty)
         #expect(machine.workers[alpha]?.free == 1)
+    }
+
+    @Test func shutdownFinishesEveryWaitingTaskAsCancelledAndSaysGoodbye() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        _ = submit(1...3, to: &machine, at: 0)
+        let actions = machine.shutdown(reason: "stopping")
+        #expect(finished(actions).map(\.0) == [1, 2, 3])
+        #expect(finished(actions).allSatisfy { $0.1.state == .cancelled })
+        #expect(actions.contains { if case .send(alpha, .disconnect) = $0 { true } else { false } })
     }
 
     @Test func eachWorkerIsHeartbeatedAndJudgedAtTheIntervalItAnnounced() {
         var machine = machine()
-        _ = machine.receive(ready("fast", slots: 1, heartbeatMilliseconds: 200), from: alpha, now: 0)
-        _ = machine.receive(ready("slow", slots: 1, heartbeatMilliseconds: 5000), from: beta, now: 0)
-        #expect(machine.tick(now: 0.25) == [.send(to: alpha, .heartbeat)])
-        _ = machine.receive(.heartbeat, from: alpha, now: 0.3)
+        _ = machine.receive(ready("fast", slots: 1, heartbeatMilliseconds: 200), from: alpha, now: at(0))
+        _ = machine.receive(ready("slow", slots: 1, heartbeatMilliseconds: 5000), from: beta, now: at(0))
+        let early = machine.tick(now: at(0.25))
+        #expect(early.count == 1)
+        #expect(early.contains { if case .send(alpha, .heartbeat) = $0 { true } else { false } })
+        _ = machine.receive(.heartbeat, from: alpha, now: at(0.3))
         // Four seconds of silence: past the coordinator's own 1 s x 3, but the slow worker said 5 s.
-        let later = machine.tick(now: 4)
-        #expect(later.contains { if case .report(.workerLost(name: "fast", _, _)) = $0 { true } else { false } })
-        #expect(!later.contains { if case .report(.workerLost(name: "slow", _, _)) = $0 { true } else { false } })
+        let later = reports(machine.tick(now: at(4)))
+        #expect(later.contains { if case .workerLost(name: "fast", _, _) = $0 { true } else { false } })
+        #expect(!later.contains { if case .workerLost(name: "slow", _, _) = $0 { true } else { false } })
         #expect(machine.workers[beta] != nil)
     }
 }

@@ -30,11 +30,11 @@ extension ClusterIntegrationTests {
                 let finished = summary.split(separator: "\n").filter { $0.contains("[UploadSingleImageOp ") && $0.hasSuffix("DidFinish: successfully") }
                 #expect(finished.count == 20, "every element must finish exactly once\n\(summary)")
 
-                let lost = summary.split(separator: "\n").first { $0.contains("[Cluster] worker w1 lost: no message for ") }
+                let lost = summary.split(separator: "\n").first { $0.contains("[Cluster] worker w1 lost (") }
                 #expect(lost != nil, "no '[Cluster] worker w1 lost' line\n\(summary)")
                 let requeued = lost.flatMap { $0.firstMatch(of: #/; (\d+) task\(s\) given to other workers/#) }.flatMap { Int($0.1) }
                 #expect((requeued ?? 0) >= 1, "w1 died with tasks in flight; they must go to w2: \(lost ?? "")")
-                #expect(coordinator.stderr.contains("[cluster] worker w1 lost"))
+                #expect(coordinator.stderr.contains("worker w1 lost ("))
                 #expect(finished.contains { $0.contains("@ w2]") })
                 _ = await w2.terminate()
             }

@@ -51,6 +51,21 @@ import Testing
         #expect(lines.contains("[FlowArrayGroupDispatcher] all finished. output size: 2"))
     }
 
+    @Test func aFailedElementAddsNoOutputEvenIfItWroteOne() async {
+        var registry = FlowOperationRegistry()
+        registry.register("WriteThenFailOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { _ in
+            FlowClosureOperation(name: "WriteThenFailOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { op in
+                let item: String = try op.value("item")
+                op.set("result", "out_" + item)
+                if item.hasPrefix("fail") { throw TestFailure(item: item) }
+            }
+        }
+        let flow = groupFlow(items: ["a", "fail1", "c", "e", "fail2"], registry: registry, allowFailure: true, op: "WriteThenFailOp")
+        await flow.run()
+        #expect(flow.isSuccess)
+        #expect(flow.dataBucket["results"] as? [String] == ["out_a", "out_c", "out_e"])
+    }
+
     @Test func firstFailureStopsTheGroupWhenFailureIsNotAllowed() async {
         let probe = ConcurrencyProbe()
         let items = ["fail0"] + (1..<20).map { "i\($0)" }

@@ -60,11 +60,11 @@ func masked(_ flow: Flow) -> [String] {
 }
 
 func groupFlow(
-    items: [Any], registry: FlowOperationRegistry, maxConcurrent: Int = 3, allowFailure: Bool = false
+    items: [Any], registry: FlowOperationRegistry, maxConcurrent: Int = 3, allowFailure: Bool = false, op: String = "EchoOp"
 ) -> Flow {
     Flow(definition: FlowDefinition(
         name: "group", bucket: [:],
-        steps: [.group(FlowGroupStep(op: "EchoOp", input: "items", output: "results",
+        steps: [.group(FlowGroupStep(op: op, input: "items", output: "results",
                                      maxConcurrent: maxConcurrent, allowFailure: allowFailure))]
     ), registry: registry).setDataBucket(dataBucket: ["items": items])
 }

@@ -102,7 +102,7 @@ struct WireBodyRejectionTests {
         let tooDeepArray = FlowValue.array([deepest])
         expectRejection(WireCodec.encode(.task([WireTask(taskID: 1, op: "x", bucket: ["v": tooDeepArray])])), .nestingTooDeep)
         let tooDeepMap = FlowValue.map(["k": deepest])
-        let event = FlowOperationEvent(time: wireDate(0), kind: .set(key: "k", value: tooDeepMap))
+        let event = WireEvent(time: wireDate(0), kind: .set(key: "k", value: tooDeepMap))
         let result = WireResult(taskID: 1, attempt: 1, finishState: .successfully, startedAt: wireDate(0), finishedAt: wireDate(0), events: [event])
         expectRejection(WireCodec.encode(.result([result])), .nestingTooDeep)
     }
@@ -157,7 +157,16 @@ struct WireBodyRejectionTests {
         expectRejection(frames(0x03, body: bytes(hex: head + "00 0178" + times + "00 00")), .invalidField)
         expectRejection(frames(0x03, body: bytes(hex: head + "04 0178" + times + "00 00")), .invalidField)
         expectRejection(frames(0x03, body: bytes(hex: head + "00 00" + times + "01 0000000000000000 02 00 00")), .invalidField)
-        expectRejection(frames(0x03, body: bytes(hex: head + "00 00" + times + "00 02 00")), .invalidField)
+        expectRejection(frames(0x03, body: bytes(hex: head + "00 00" + times + "00 03 00")), .invalidField)
+        // 0x01 and 0x02 carry an element index; 0x02 also an output.
+        #expect(throws: Never.self) { try WireCodec.decode(frames(0x03, body: bytes(hex: head + "00 00" + times + "00 01 05"))) }
+        expectRejection(frames(0x03, body: bytes(hex: head + "00 00" + times + "00 02 05")), .truncated)
+    }
+
+    @Test("a READY that offers no op is rejected")
+    func readyWithoutOps() {
+        let body = "02 7731  00000000  02000000  00  01 68  2a000000  e8030000"
+        expectRejection(frames(0x01, body: bytes(hex: body)), .invalidField)
     }
 
     @Test("a group element flag without its element is truncated")

@@ -39,8 +39,8 @@ struct WireGoldenBytesTests {
         let result = WireResult(
             taskID: 7, attempt: 1, finishState: .successfully, startedAt: wireDate(1_000_000), finishedAt: wireDate(1_000_500),
             events: [
-                FlowOperationEvent(time: wireDate(1_000_100), kind: .log("hi")),
-                FlowOperationEvent(time: wireDate(1_000_200), kind: .set(key: "ok", value: .bool(true))),
+                WireEvent(time: wireDate(1_000_100), kind: .log("hi")),
+                WireEvent(time: wireDate(1_000_200), kind: .set(key: "ok", value: .bool(true))),
             ]
         )
         try expectBody(
@@ -54,12 +54,17 @@ struct WireGoldenBytesTests {
 
     @Test("group element TASK and RESULT examples")
     func groupElementExamples() throws {
-        let task = WireTask(taskID: 8, attempt: 2, op: "sq", displayTag: "3f2a", groupElement: .integer(5))
-        try expectBody(.task([task]), "01  0800000000000000  02000000  02 7371  04 33663261  00  00  01  00000000  03 0a")
+        let task = WireTask(taskID: 8, attempt: 2, op: "sq", displayTag: "3f2a", groupElement: .integer(5), elementIndex: 3)
+        try expectBody(.task([task]), "01  0800000000000000  02000000  02 7371  04 33663261  00  00  01  00000000  03  03 0a")
         let result = WireResult(
-            taskID: 8, attempt: 2, finishState: .successfully, startedAt: wireDate(0), finishedAt: wireDate(0), output: .integer(25)
+            taskID: 8, attempt: 2, finishState: .successfully, startedAt: wireDate(0), finishedAt: wireDate(0), elementIndex: 3,
+            output: .integer(25)
         )
-        try expectBody(.result([result]), "01  0800000000000000  02000000  00 00  0000000000000000  0000000000000000  00  01 03 32")
+        try expectBody(.result([result]), "01  0800000000000000  02000000  00 00  0000000000000000  0000000000000000  00  02 03 03 32")
+        let failed = WireResult(
+            taskID: 8, attempt: 2, finishState: .withError("x"), startedAt: wireDate(0), finishedAt: wireDate(0), elementIndex: 3
+        )
+        try expectBody(.result([failed]), "01  0800000000000000  02000000  01 01 78  0000000000000000  0000000000000000  00  01 03")
     }
 
     @Test("DISCONNECT example")

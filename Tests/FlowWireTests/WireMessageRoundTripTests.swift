@@ -10,10 +10,10 @@ struct WireMessageRoundTripTests {
         #expect(try roundTrip(message) == message)
     }
 
-    @Test("READY keeps every field, including unicode names and no ops")
+    @Test("READY keeps every field, including unicode and empty names")
     func readyRoundTrips() throws {
         let full = WireReady(workerName: "wörker-ü", features: 0xDEAD_BEEF, slotCount: .max, ops: ["a", "", "日本"], hostname: "", processID: .max)
-        let empty = WireReady(workerName: "", slotCount: 1, ops: [], hostname: "h", processID: 0)
+        let empty = WireReady(workerName: "", slotCount: 1, ops: [""], hostname: "h", processID: 0)
         #expect(try roundTrip(.ready(full)) == .ready(full))
         #expect(try roundTrip(.ready(empty)) == .ready(empty))
     }
@@ -41,13 +41,13 @@ struct WireMessageRoundTripTests {
 
     @Test("RESULT keeps events in order, with every value type in set events")
     func resultKeepsEvents() throws {
-        var events: [FlowOperationEvent] = []
+        var events: [WireEvent] = []
         for (index, entry) in everyValue.sorted(by: { $0.key < $1.key }).enumerated() {
             let time = wireDate(sampleTime + Int64(index) * 1_001)
-            events.append(FlowOperationEvent(time: time, kind: .log("line \(index) — \(entry.key)")))
-            events.append(FlowOperationEvent(time: time, kind: .set(key: entry.key, value: entry.value)))
+            events.append(WireEvent(time: time, kind: .log("line \(index) — \(entry.key)")))
+            events.append(WireEvent(time: time, kind: .set(key: entry.key, value: entry.value)))
         }
-        events.append(FlowOperationEvent(time: wireDate(-5), kind: .log("")))
+        events.append(WireEvent(time: wireDate(-5), kind: .log("")))
         let result = WireResult(taskID: 9, attempt: 3, finishState: .successfully, startedAt: wireDate(-7), finishedAt: wireDate(sampleTime), events: events)
         guard case .result(let decoded) = try roundTrip(.result([result])) else {
             Issue.record("not a RESULT")
@@ -59,10 +59,11 @@ struct WireMessageRoundTripTests {
 
     @Test("a group element keeps its element, of any value type, and a result its output", arguments: everyValue.sorted { $0.key < $1.key })
     func groupElementAndOutputRoundTrip(entry: (key: String, value: FlowValue)) throws {
-        let task = WireTask(taskID: 1, op: "square", displayTag: "ab12", groupElement: .some(entry.value))
+        let task = WireTask(taskID: 1, op: "square", displayTag: "ab12", groupElement: .some(entry.value), elementIndex: 1_000_000)
         #expect(task.isGroupElement)
         #expect(try roundTrip(.task([task])) == .task([task]))
-        let result = WireResult(taskID: 1, attempt: 1, finishState: .successfully, startedAt: wireDate(0), finishedAt: wireDate(0), output: .some(entry.value))
+        let result = WireResult(taskID: 1, attempt: 1, finishState: .successfully, startedAt: wireDate(0), finishedAt: wireDate(0),
+                                elementIndex: 1_000_000, output: .some(entry.value))
         #expect(try roundTrip(.result([result])) == .result([result]))
     }
 
@@ -115,7 +116,7 @@ struct WireMessageRoundTripTests {
         let results = (0..<10_000).map { (index: Int) -> WireResult in
             let start = sampleTime + Int64(index)
             let state: FlowFinishState = index % 7 == 0 ? .withError("odd \(index)") : .successfully
-            let event = FlowOperationEvent(time: wireDate(start + 100), kind: .set(key: "value", value: .integer(Int64(index * index))))
+            let event = WireEvent(time: wireDate(start + 100), kind: .set(key: "value", value: .integer(Int64(index * index))))
             return WireResult(
                 taskID: UInt64(index), attempt: 1, finishState: state,
                 startedAt: wireDate(start), finishedAt: wireDate(start + 250), events: [event]

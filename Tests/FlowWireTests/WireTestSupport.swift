@@ -102,10 +102,11 @@ func sampleResult(id: UInt64 = 42, attempt: UInt32 = 1, finishState: FlowFinishS
         startedAt: wireDate(sampleTime),
         finishedAt: wireDate(sampleTime + 1_500),
         events: [
-            FlowOperationEvent(time: wireDate(sampleTime + 10), kind: .log("starting ✓")),
-            FlowOperationEvent(time: wireDate(sampleTime + 20), kind: .set(key: "size", value: .integer(1024))),
-            FlowOperationEvent(time: wireDate(sampleTime + 30), kind: .set(key: "meta", value: .map(["w": .integer(640)]))),
+            WireEvent(time: wireDate(sampleTime + 10), kind: .log("starting ✓")),
+            WireEvent(time: wireDate(sampleTime + 20), kind: .set(key: "size", value: .integer(1024))),
+            WireEvent(time: wireDate(sampleTime + 30), kind: .set(key: "meta", value: .map(["w": .integer(640)]))),
         ],
+        elementIndex: 12,
         output: .array([.integer(640), .integer(480)])
     )
 }

@@ -11,7 +11,7 @@ let logger = Logger(label: "blueprint-on-cluster")
 let coordinator = try FlowCoordinator(configuration: .init(endpoint: "ipc:///tmp/flow-blueprint-\(getpid()).sock"), logger: logger)
 let endpoint = try coordinator.start()
 let workers = try LocalWorkerPool(count: 2, endpoint: endpoint, concurrency: 2, logger: logger)
-_ = await coordinator.waitForWorkers(2, timeout: 15)
+_ = await coordinator.waitForWorkers(2, timeout: .seconds(15))
 
 let flow = Flow()
     .setDataBucket(dataBucket: ["images": ["a", "b", "c", "d"]])

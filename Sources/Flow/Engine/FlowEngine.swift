@@ -102,7 +102,8 @@ struct FlowEngine: Sendable {
                 done += 1
                 if !result.state.isSuccess { failed += 1 }
                 flow.progress(.groupElementFinished(record, done: done, failed: failed, total: tasks.count))
-                if let index = result.groupIndex, let output = result.groupOutput { outputs[index] = output }
+                // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
+                if result.state.isSuccess, let index = result.groupIndex, let output = result.groupOutput { outputs[index] = output }
                 if !result.state.isSuccess && !plan.allowFailure {
                     flow.log(message: "[Group] not allow failure in group. stop immediately.")
                     group.cancelAll()

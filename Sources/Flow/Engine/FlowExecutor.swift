@@ -69,9 +69,7 @@ public struct FlowLocalExecutor: FlowExecutor {
             do {
                 operation = try registry.makeOperation(named: name, parameters: parameters)
             } catch {
-                var result = FlowTaskResult.failure(error, operationName: task.operationName, bucket: task.bucket)
-                result.groupIndex = task.groupIndex
-                return result
+                return .failure(error, for: task)
             }
         }
         guard let index = task.groupIndex else {

@@ -33,25 +33,3 @@ public enum FlowFinishState: Sendable, Hashable {
         }
     }
 }
-
-/// Something an op did while it ran, with the time it happened on the machine that ran it.
-public struct FlowOperationEvent: Sendable, Hashable {
-    /// What happened.
-    public enum Kind: Sendable, Hashable {
-        /// A `log(message:)` line.
-        case log(String)
-        /// A `setData(name:value:)` call.
-        case set(key: String, value: FlowValue)
-    }
-
-    /// When it happened.
-    public var time: Date
-    /// What happened.
-    public var kind: Kind
-
-    /// Creates an event.
-    public init(time: Date, kind: Kind) {
-        self.time = time
-        self.kind = kind
-    }
-}

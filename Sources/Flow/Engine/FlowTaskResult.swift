@@ -39,6 +39,26 @@ public struct FlowTaskResult: @unchecked Sendable {
         self.worker = worker
     }
 
+    /// A result for a task that could not be run at all: named and indexed as the task is.
+    ///
+    /// - Parameters:
+    ///   - error: why; its printed form is the summary's `withError:` text.
+    ///   - task: the task that was not run.
+    public static func failure(_ error: any Error, for task: FlowTask) -> FlowTaskResult {
+        var result = failure(error, operationName: task.operationName)
+        result.groupIndex = task.groupIndex
+        return result
+    }
+
+    /// A result for a task that was cancelled before it ran or while it ran elsewhere.
+    ///
+    /// - Parameter task: the task.
+    public static func cancelled(_ task: FlowTask) -> FlowTaskResult {
+        var result = failure(CancellationError(), for: task)
+        result.state = .cancelled
+        return result
+    }
+
     /// A result for an op that could not be run at all.
     public static func failure(_ error: any Error, operationName: String, bucket: [String: Any] = [:], worker: String? = nil) -> FlowTaskResult {
         let now = Date()

@@ -3,6 +3,23 @@ import Foundation
 /// Maps op names, as flow files and the wire protocol use them, to factories that build the op
 /// from its parameters.
 public struct FlowOperationRegistry: Sendable {
+    /// Where an op runs when its flow runs on a cluster.
+    public enum Placement: Sendable, Equatable {
+        /// On a worker that offers it (the default).
+        case worker
+        /// On the coordinator itself: for ops about the coordinator's own machine, such as
+        /// `ListFilesOp` listing the folder that the coordinator then reads files from.
+        case coordinator
+    }
+
+    /// Work the coordinator does for an op before its task leaves for a worker: it is given the
+    /// op's parameters and its primary input (a group element, or a serial op's bucket value at
+    /// ``Entry/primaryInputParamKey``) and returns the input to send instead. `UploadFileOp` with
+    /// `source: coordinator` turns a path into the file's bytes this way. It runs only for tasks
+    /// about to be dispatched, so memory holds no more than the in-flight tasks' data; a thrown
+    /// error fails the task with the error's text.
+    public typealias InputPreparer = @Sendable (_ parameters: [String: FlowValue], _ input: FlowValue) throws -> FlowValue
+
     /// One registered op.
     public struct Entry: Sendable {
         /// The name used in flow files (`op: NAME`).
@@ -15,6 +32,10 @@ public struct FlowOperationRegistry: Sendable {
         public let summary: String
         /// Builds a fresh op from its parameters (`with:`).
         public let make: @Sendable (FlowParameters) throws -> FlowOperation
+        /// Where the op runs on a cluster.
+        public let placement: Placement
+        /// What the coordinator does to the op's input before dispatch, if anything.
+        public let prepareInput: InputPreparer?
     }
 
     private var entries: [String: Entry] = [:]
@@ -30,9 +51,12 @@ public struct FlowOperationRegistry: Sendable {
     ///   - primaryInputParamKey: the op's group input key; read from an op built with no
     ///     parameters when `nil`.
     ///   - primaryOutputParamKey: the op's group output key; likewise.
+    ///   - placement: where the op runs on a cluster: a worker (the default) or the coordinator.
+    ///   - prepareInput: work the coordinator does on the op's input before dispatch.
     ///   - make: builds the op; throws ``FlowParameterError`` for bad parameters.
     public mutating func register(
         _ name: String, summary: String = "", primaryInputParamKey: String? = nil, primaryOutputParamKey: String? = nil,
+        placement: Placement = .worker, prepareInput: InputPreparer? = nil,
         make: @escaping @Sendable (FlowParameters) throws -> FlowOperation
     ) {
         let probe = (primaryInputParamKey == nil || primaryOutputParamKey == nil)
@@ -41,7 +65,7 @@ public struct FlowOperationRegistry: Sendable {
             name: name,
             primaryInputParamKey: primaryInputParamKey ?? probe?.primaryInputParamKey ?? "",
             primaryOutputParamKey: primaryOutputParamKey ?? probe?.primaryOutputParamKey ?? "",
-            summary: summary, make: make
+            summary: summary, make: make, placement: placement, prepareInput: prepareInput
         )
     }
 

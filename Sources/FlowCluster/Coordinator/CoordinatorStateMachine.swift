@@ -1,29 +1,41 @@
-import Foundation
+import Flow
 import FlowWire
+import Foundation
 
-/// The coordinator's protocol logic, free of sockets and clocks: events go in (a task submitted, a
-/// message from a worker, time passing), actions come out (messages to send, tasks completed or
-/// failed, events to report). ``FlowCoordinator`` performs the actions.
+/// The coordinator's protocol logic, free of sockets and clocks: events go in (a task submitted
+/// or cancelled, a message from a worker, a failed send, time passing), actions come out
+/// (messages to send, tasks finished, events to report). ``CoordinatorIOLoop`` performs them.
 ///
-/// Rules it keeps (docs/PROTOCOL.md): a task goes only to a worker that said READY, offers its op
-/// and has a free slot; a RESULT is accepted once, from the worker and attempt the task was given
-/// to; a worker silent for `liveness` heartbeat intervals is dead and its tasks go to others; a
-/// task no connected worker offers fails after the worker time-out.
-struct CoordinatorStateMachine: Sendable {
+/// It is the one owner of every task's bookkeeping: its id, TASK, dispatches, worker and the
+/// opaque `Waiter` (the shell's continuation) that its result goes to.
+///
+/// Rules it keeps (docs/PROTOCOL.md §8): a task goes only to a known worker that offers its op,
+/// is not stopping, and has a free slot, and tasks ready together for one worker go in one TASK;
+/// a RESULT is accepted once, from the worker and attempt the task was given to; a `cancelled`
+/// RESULT sends the task to another worker without counting as a lost attempt; every ended
+/// registration (silence, a failed send, a second READY, DISCONNECT) sends its tasks elsewhere
+/// and counts toward `maxAttempts`; a task no connected worker offers fails after the worker
+/// time-out.
+struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
+    typealias Instant = ContinuousClock.Instant
+
     struct Configuration: Sendable {
         /// Missed intervals before a worker is declared dead.
         var liveness: Int = 3
-        /// Seconds a task waits for a worker that offers its op.
-        var workerTimeout: Double = 30
-        /// How many workers may die running the same task before it is quarantined.
+        /// How long a task waits for a worker that offers its op.
+        var workerTimeout: Duration = .seconds(30)
+        /// How many registrations may end while running one task before it is quarantined.
         var maxAttempts: UInt32 = 3
+        /// How long dispatch waits, after results were handed back, for the tasks the engine
+        /// submits in their place, so they leave together in one TASK (§8.2).
+        var batchWindow: Duration = .milliseconds(1)
     }
 
     /// What the shell must do.
-    enum Action: Sendable, Equatable {
+    enum Action: Sendable {
         case send(to: Data, WireMessage)
-        case complete(taskID: UInt64, result: WireResult, worker: String)
-        case fail(taskID: UInt64, ClusterError)
+        /// Hand a task's outcome to whoever submitted it.
+        case finish(Waiter, FlowTaskResult)
         case report(ClusterEvent)
     }
 
@@ -32,28 +44,37 @@ struct CoordinatorStateMachine: Sendable {
         var ops: Set<String>
         var slots: Int
         var inFlight: Set<UInt64> = []
-        var lastReceived: Double
-        var lastSent: Double
+        var lastReceived: Instant
+        var lastSent: Instant
         /// The worker's heartbeat interval (READY), which governs this connection.
-        var heartbeatInterval: Double
+        var heartbeatInterval: Duration
+        /// It answered a task `cancelled` (§8.8): it is stopping and gets no more tasks.
+        var stopping = false
         var free: Int { slots - inFlight.count }
     }
 
-    struct Pending: Sendable {
+    /// A task the engine is waiting for, or one in flight that the engine no longer wants.
+    struct TaskRecord: Sendable {
         var task: WireTask
-        var waitingForOfferSince: Double?
-    }
-
-    struct Assignment: Sendable {
-        var worker: Data
-        var task: WireTask
+        /// `nil` once the engine cancelled it: its slot stays taken until its RESULT comes.
+        var waiter: Waiter?
+        /// Registrations that ended while it ran (counted against `maxAttempts`).
+        var losses: UInt32 = 0
+        /// The worker it runs on, `nil` while it waits.
+        var worker: Data?
+        /// Since when no connected worker offers its op.
+        var unofferedSince: Instant?
     }
 
     let configuration: Configuration
     var workers: [Data: Worker] = [:]
-    var pending: [Pending] = []
-    var inFlight: [UInt64: Assignment] = [:]
-    var cancelledInFlight: Set<UInt64> = []
+    var tasks: [UInt64: TaskRecord] = [:]
+    /// Ids of the tasks waiting for a worker, in dispatch order.
+    var queue: [UInt64] = []
+    /// Tasks the engine may submit in place of results just handed back, and until when dispatch
+    /// waits for them.
+    var expectedSubmissions = 0
+    var holdUntil: Instant?
     var rotation = 0
 
     init(configuration: Configuration) {
@@ -64,29 +85,36 @@ struct CoordinatorStateMachine: Sendable {
     var workerCount: Int { workers.count }
 
     /// How many tasks are running on workers.
-    var runningCount: Int { inFlight.count }
+    var runningCount: Int { workers.values.reduce(0) { $0 + $1.inFlight.count } }
+
+    /// When the shell must call ``dispatch(now:)`` again even if nothing happens.
+    var nextDeadline: Instant? { queue.isEmpty ? nil : holdUntil }
 
     // MARK: Events
 
-    /// A task to run: queued, then sent as soon as a worker can take it.
-    mutating func submit(_ task: WireTask, now: Double) -> [Action] {
-        pending.append(Pending(task: task))
-        return dispatch(now: now)
+    /// A task to run: queued; ``dispatch(now:)`` sends it.
+    mutating func submit(_ task: WireTask, waiter: Waiter) {
+        tasks[task.taskID] = TaskRecord(task: task, waiter: waiter)
+        queue.append(task.taskID)
+        expectedSubmissions = max(0, expectedSubmissions - 1)
     }
 
-    /// The engine no longer wants a task's result.
+    /// The engine no longer wants a task's result: it finishes as cancelled now.
     mutating func cancel(taskID: UInt64) -> [Action] {
-        if let index = pending.firstIndex(where: { $0.task.taskID == taskID }) {
-            pending.remove(at: index)
-        } else if inFlight[taskID] != nil {
-            // Its worker's slot stays taken until the RESULT comes; the result is then dropped.
-            cancelledInFlight.insert(taskID)
+        guard var record = tasks[taskID], let waiter = record.waiter else { return [] }
+        if record.worker == nil {
+            tasks[taskID] = nil
+            queue.removeAll { $0 == taskID }
+        } else {
+            // Its worker's slot stays taken until the RESULT comes; that result is then dropped.
+            record.waiter = nil
+            tasks[taskID] = record
         }
-        return []
+        return [.finish(waiter, .cancelled(wire: record.task))]
     }
 
-    /// A message from a worker, already decoded.
-    mutating func receive(_ message: WireMessage, from peer: Data, now: Double) -> [Action] {
+    /// A message from a peer, already decoded.
+    mutating func receive(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
         guard var worker = workers[peer] else {
             switch message {
             case .ready(let ready):
@@ -94,7 +122,7 @@ struct CoordinatorStateMachine: Sendable {
             case .disconnect:
                 return []
             default:
-                // RFC 7 style: tell a peer we do not know to start over with READY.
+                // §8.1: tell a peer we do not know to start over with READY.
                 return [.send(to: peer, .disconnect(reason: "unknown worker: send READY first")),
                         .report(.unknownPeer(command: message.command.description))]
             }
@@ -103,41 +131,48 @@ struct CoordinatorStateMachine: Sendable {
         workers[peer] = worker
         switch message {
         case .ready(let ready):
-            // A worker that reconnected on the same socket re-registers; its running tasks are lost.
-            var actions = remove(peer, reason: .reregistered, now: now)
-            actions += register(ready, peer: peer, now: now)
-            return actions
+            // A worker that reconnected on the same socket: its running tasks are lost (§8.1).
+            return remove(peer, reason: .reregistered) + register(ready, peer: peer, now: now)
         case .result(let results):
-            var actions: [Action] = []
-            for result in results { actions += accept(result, from: peer, workerName: worker.name) }
-            return actions + dispatch(now: now)
+            return results.flatMap { accept($0, from: peer, now: now) }
         case .heartbeat:
             return []
         case .disconnect(let reason):
-            return remove(peer, reason: .left(reason), now: now) + dispatch(now: now)
+            return remove(peer, reason: .left(reason))
         case .task:
             return [.report(.unexpectedMessage(worker: worker.name, command: "TASK"))]
         }
     }
 
-    /// Time passed: heartbeats out, dead workers out, tasks nobody offers failed.
-    mutating func tick(now: Double) -> [Action] {
+    /// A message to a worker could not be sent (`ZMQ_ROUTER_MANDATORY`): the worker is dead (§8.6).
+    mutating func sendFailed(to peer: Data, reason: String) -> [Action] {
+        remove(peer, reason: .unreachable(reason))
+    }
+
+    /// Time passed: dead workers out, heartbeats out, tasks nobody offers failed.
+    mutating func tick(now: Instant) -> [Action] {
         var actions: [Action] = []
-        for (peer, worker) in workers where now - worker.lastReceived > worker.heartbeatInterval * Double(configuration.liveness) {
-            actions += remove(peer, reason: .lost(silentFor: now - worker.lastReceived), now: now)
+        for (peer, worker) in workers where now - worker.lastReceived > worker.heartbeatInterval * configuration.liveness {
+            actions += remove(peer, reason: .silent(now - worker.lastReceived))
         }
         for (peer, worker) in workers where now - worker.lastSent >= worker.heartbeatInterval {
             workers[peer]?.lastSent = now
             actions.append(.send(to: peer, .heartbeat))
         }
-        actions += failUnoffered(now: now)
-        return actions + dispatch(now: now)
+        return actions + failUnoffered(now: now)
     }
 
-    /// Says goodbye to every worker (the coordinator is stopping).
+    /// Says goodbye to every worker and finishes every waiting task as cancelled (the
+    /// coordinator is stopping).
     mutating func shutdown(reason: String) -> [Action] {
         let peers = workers.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        var actions: [Action] = peers.map { .send(to: $0, .disconnect(reason: reason)) }
+        for id in tasks.keys.sorted() {
+            if let record = tasks[id], let waiter = record.waiter { actions.append(.finish(waiter, .cancelled(wire: record.task))) }
+        }
         workers = [:]
-        return peers.map { .send(to: $0, .disconnect(reason: reason)) }
+        tasks = [:]
+        queue = []
+        return actions
     }
 }

@@ -143,7 +143,7 @@ public final class FlowWorker: Service, @unchecked Sendable {
         logger.info("connecting to \(configuration.endpoint) as \(configuration.name) with \(configuration.concurrency) slots")
         let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name)
         let interval = configuration.heartbeatInterval
-        var lastReceived = FlowCoordinator.now()
+        var lastReceived = Self.uptime()
         var lastSent = lastReceived
         var announcedDrain = false
 
@@ -157,7 +157,7 @@ public final class FlowWorker: Service, @unchecked Sendable {
                 logger.error("worker poll failed: \(error)")
                 break
             }
-            let now = FlowCoordinator.now()
+            let now = Self.uptime()
             if poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
             if poller.events(at: dealerIndex).contains(.readable) {
                 while let frames = try? dealer.receiveMultipart(dontWait: true) {
@@ -284,5 +284,11 @@ public final class FlowWorker: Service, @unchecked Sendable {
             }
             if mustSignal { wakeup.signal() }
         }
+    }
+}
+
+extension FlowWorker {
+    static func uptime() -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 }

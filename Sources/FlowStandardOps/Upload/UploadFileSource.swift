@@ -15,6 +15,13 @@ public enum UploadFileSource {
         return .map(["name": .string(FileInput.lastComponent(of: path)), "path": .string(path), "bytes": .bytes(bytes)])
     }
 
+    /// `UploadFileOp`'s ``FlowOperationRegistry/InputPreparer``: with `source: coordinator` (in any
+    /// case), a path becomes ``coordinatorElement(forPath:)``; anything else is sent as it is.
+    @Sendable public static func prepareInput(_ parameters: [String: FlowValue], _ input: FlowValue) throws -> FlowValue {
+        guard readsOnCoordinator(parameters), case .string(let path) = input else { return input }
+        return try coordinatorElement(forPath: path)
+    }
+
     /// Whether an `UploadFileOp`'s parameters ask the coordinator to read the files
     /// (`source: coordinator`, in any case).
     ///

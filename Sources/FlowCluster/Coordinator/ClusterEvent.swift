@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+
+/// Something that happened in the cluster, for progress output, logs and the summary.
+public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
+    /// Why a RESULT was discarded (§8.4).
+    public enum DiscardReason: Sendable, Equatable {
+        /// The task is finished, or the engine no longer wants it: a duplicate or a late answer.
+        case notInFlight
+        /// The task was given to another worker since.
+        case runsElsewhere
+        /// The result is for an older (or unknown) attempt; the task is at `current`.
+        case otherAttempt(current: UInt32)
+    }
+
+    case workerJoined(name: String, host: String, slots: Int, ops: Int)
+    /// A serial op's task went to a worker (group elements are not reported one by one).
+    case dispatched(op: String, worker: String)
+    /// A worker died: it went silent, or a send to it failed.
+    case workerLost(name: String, reason: String, requeued: Int)
+    /// A worker ended its registration: DISCONNECT, or a second READY.
+    case workerLeft(name: String, reason: String, requeued: Int)
+    /// A stopping worker gave a task back (`cancelled`); it runs on another worker.
+    case taskReturned(worker: String, op: String)
+    case discardedResult(worker: String, taskID: UInt64, attempt: UInt32, reason: DiscardReason)
+    case unknownPeer(command: String)
+    case unexpectedMessage(worker: String, command: String)
+    case malformedMessage(peer: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .workerJoined(let name, let host, let slots, let ops):
+            return "worker \(name) joined from \(host) (\(slots) slots, \(ops) ops)"
+        case .dispatched(let op, let worker):
+            return "\(op) -> \(worker)"
+        case .workerLost(let name, let reason, let requeued):
+            return "worker \(name) lost (\(reason)); \(requeued) task(s) given to other workers"
+        case .workerLeft(let name, let reason, let requeued):
+            return "worker \(name) left (\(reason))" + (requeued > 0 ? "; \(requeued) task(s) given to other workers" : "")
+        case .taskReturned(let worker, let op):
+            return "worker \(worker) is stopping and gave back a task of \(op); it runs on another worker"
+        case .discardedResult(let worker, let taskID, let attempt, let reason):
+            let why: String
+            switch reason {
+            case .notInFlight: why = "the task is no longer in flight (finished, or no longer wanted)"
+            case .runsElsewhere: why = "the task was given to another worker"
+            case .otherAttempt(let current): why = "the task is at attempt \(current)"
+            }
+            return "discarded a result for task \(taskID) attempt \(attempt) from \(worker): \(why)"
+        case .unknownPeer(let command):
+            return "\(command) from an unknown peer: told it to send READY"
+        case .unexpectedMessage(let worker, let command):
+            return "unexpected \(command) from worker \(worker): dropped"
+        case .malformedMessage(let peer, let reason):
+            return "dropped a malformed message from \(peer): \(reason)"
+        }
+    }
+
+    /// Whether the event belongs in the flow's summary (not just in diagnostics): lost work.
+    public var belongsInSummary: Bool {
+        switch self {
+        case .workerLost: return true
+        case .workerLeft(_, _, let requeued): return requeued > 0
+        default: return false
+        }
+    }
+
+    /// The level it is logged at: protocol noise a user need not see (§8.4 discards, routine
+    /// dispatch) at debug.
+    public var logLevel: Logger.Level {
+        switch self {
+        case .dispatched, .discardedResult, .taskReturned, .unknownPeer: return .debug
+        case .malformedMessage, .unexpectedMessage, .workerLost: return .warning
+        case .workerJoined, .workerLeft: return .info
+        }
+    }
+
+    /// Data about the event as swift-log metadata (`worker.name`, `task.id`, `task.attempt`).
+    public var metadata: Logger.Metadata {
+        switch self {
+        case .workerJoined(let name, _, _, _), .workerLost(let name, _, _), .workerLeft(let name, _, _):
+            return ["worker.name": "\(name)"]
+        case .dispatched(let op, let worker):
+            return ["worker.name": "\(worker)", "task.op": "\(op)"]
+        case .taskReturned(let worker, let op):
+            return ["worker.name": "\(worker)", "task.op": "\(op)"]
+        case .discardedResult(let worker, let taskID, let attempt, _):
+            return ["worker.name": "\(worker)", "task.id": "\(taskID)", "task.attempt": "\(attempt)"]
+        case .unexpectedMessage(let worker, _):
+            return ["worker.name": "\(worker)"]
+        case .malformedMessage(let peer, _):
+            return ["peer": "\(peer)"]
+        case .unknownPeer:
+            return [:]
+        }
+    }
+}

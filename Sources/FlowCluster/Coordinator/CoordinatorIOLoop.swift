@@ -1,0 +1,166 @@
+import Flow
+import FlowWire
+import Foundation
+import Logging
+import ZeroMQ
+
+/// The coordinator's I/O shell: owns the ROUTER socket on one thread, reads it, feeds the
+/// ``CoordinatorStateMachine`` and performs what it returns. It holds no protocol rule itself.
+struct CoordinatorIOLoop {
+    typealias Machine = CoordinatorStateMachine<CoordinatorMailbox.Waiter>
+
+    let configuration: FlowCoordinator.Configuration
+    let mailbox: CoordinatorMailbox
+    let wakeup: ZMQWakeup
+    let logger: Logger
+    let onEvent: @Sendable (ClusterEvent) -> Void
+    private let clock = ContinuousClock()
+
+    init(configuration: FlowCoordinator.Configuration, mailbox: CoordinatorMailbox, wakeup: ZMQWakeup, logger: Logger,
+         onEvent: @escaping @Sendable (ClusterEvent) -> Void) {
+        self.configuration = configuration
+        self.mailbox = mailbox
+        self.wakeup = wakeup
+        self.logger = logger
+        self.onEvent = onEvent
+    }
+
+    /// Serves until the mailbox closes; every task still waiting then finishes as cancelled.
+    func run(on router: ZMQSocket) {
+        var machine = Machine(configuration: .init(
+            liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts))
+        let poller = ZMQPoller()
+        let routerIndex = poller.register(router)
+        let wakeupIndex = poller.register(wakeup.receiver)
+        let tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)
+        var nextTick = clock.now
+        var malformedLog = RateLimiter(interval: .seconds(1))
+
+        while true {
+            let deadline = min(nextTick, machine.nextDeadline ?? nextTick)
+            do {
+                _ = try poller.poll(timeout: max(0, Self.milliseconds(until: deadline, from: clock.now)))
+            } catch {
+                logger.error("coordinator poll failed: \(error)")
+                break
+            }
+            let now = clock.now
+            var actions: [Machine.Action] = []
+            if poller.events(at: wakeupIndex).contains(.readable) {
+                _ = try? wakeup.drain()
+                let (commands, stopping) = mailbox.take()
+                actions += apply(commands, to: &machine)
+                if stopping {
+                    perform(actions + machine.shutdown(reason: "coordinator stopping"), on: router, machine: &machine)
+                    return
+                }
+            }
+            if poller.events(at: routerIndex).contains(.readable) {
+                actions += receiveAll(from: router, into: &machine, now: now, malformedLog: &malformedLog)
+            }
+            if now >= nextTick {
+                actions += machine.tick(now: now)
+                nextTick = now + tickInterval
+            }
+            perform(actions, on: router, machine: &machine)
+            perform(machine.dispatch(now: now), on: router, machine: &machine)
+            mailbox.status = FlowCoordinator.Status(
+                workers: machine.workerCount, slots: machine.workers.values.reduce(0) { $0 + $1.slots },
+                running: machine.runningCount, queued: machine.queue.count)
+        }
+        // The loop broke on an error: refuse new work and release everyone waiting.
+        _ = mailbox.close()
+        let actions = apply(mailbox.take().commands, to: &machine) + machine.shutdown(reason: "coordinator failed")
+        perform(actions, on: router, machine: &machine)
+    }
+
+    private func apply(_ commands: [CoordinatorMailbox.Command], to machine: inout Machine) -> [Machine.Action] {
+        var actions: [Machine.Action] = []
+        for command in commands {
+            switch command {
+            case .submit(let task, let waiter): machine.submit(task, waiter: waiter)
+            case .cancel(let taskID): actions += machine.cancel(taskID: taskID)
+            }
+        }
+        return actions
+    }
+
+    private func receiveAll(from router: ZMQSocket, into machine: inout Machine, now: ContinuousClock.Instant,
+                            malformedLog: inout RateLimiter) -> [Machine.Action] {
+        var actions: [Machine.Action] = []
+        for _ in 0..<10_000 {
+            let frames: [Data]
+            do {
+                guard let received = try router.receiveMultipart(dontWait: true) else { break }
+                frames = received
+            } catch {
+                logger.warning("coordinator receive failed: \(error)")
+                break
+            }
+            guard let peer = frames.first else { continue }
+            do {
+                let message = try WireCodec.decode(Array(frames.dropFirst()))
+                actions += machine.receive(message, from: peer, now: now)
+            } catch {
+                // §9.1: logged at most once a second per peer and kind of fault, with how many
+                // were not; so a burst of garbage cannot hide another version's message (§9.3).
+                guard let suppressed = malformedLog.admit(peer + Data(String(describing: error.code).utf8), now: now) else { continue }
+                let name = machine.workers[peer]?.name ?? "peer " + peer.prefix(8).map { String(format: "%02x", $0) }.joined()
+                let more = suppressed > 0 ? " (and \(suppressed) more since the last report)" : ""
+                actions.append(.report(.malformedMessage(peer: name, reason: String(describing: error) + more)))
+            }
+        }
+        return actions
+    }
+
+    /// Performs actions; a send that fails ends that worker's registration at once (§8.6), and
+    /// what the machine does about it is performed too.
+    private func perform(_ actions: [Machine.Action], on router: ZMQSocket, machine: inout Machine) {
+        var queue = actions[...]
+        while let action = queue.popFirst() {
+            switch action {
+            case .send(let peer, let message):
+                do {
+                    _ = try router.send([peer] + WireCodec.encode(message), flags: .dontWait)
+                } catch {
+                    guard machine.workers[peer] != nil else { continue }
+                    let reason = (error as? ZMQError)?.message ?? "\(error)"
+                    queue.append(contentsOf: machine.sendFailed(to: peer, reason: "sending \(message.command) failed: \(reason)"))
+                }
+            case .finish(let waiter, let result):
+                waiter.resume(returning: result)
+            case .report(let event):
+                logger.log(level: event.logLevel, "\(event)", metadata: event.metadata)
+                onEvent(event)
+            }
+        }
+    }
+
+    private static func milliseconds(until deadline: ContinuousClock.Instant, from now: ContinuousClock.Instant) -> Int {
+        let (seconds, attoseconds) = (deadline - now).components
+        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+}
+
+/// Lets a log line through at most once per interval per peer, counting the ones it holds back.
+struct RateLimiter {
+    let interval: Duration
+    private var peers: [Data: (last: ContinuousClock.Instant, held: Int)] = [:]
+
+    init(interval: Duration) {
+        self.interval = interval
+    }
+
+    /// `nil` to hold the line back, or how many were held back since the last one let through.
+    mutating func admit(_ peer: Data, now: ContinuousClock.Instant) -> Int? {
+        if let entry = peers[peer], now - entry.last < interval {
+            peers[peer]?.held += 1
+            return nil
+        }
+        // Bounded: a flood of fresh connections cannot grow this without limit.
+        if peers.count >= 4_096 { peers.removeAll(keepingCapacity: true) }
+        let held = peers[peer]?.held ?? 0
+        peers[peer] = (now, 0)
+        return held
+    }
+}

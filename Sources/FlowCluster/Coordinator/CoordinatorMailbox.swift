@@ -1,0 +1,75 @@
+import Flow
+import FlowWire
+import Synchronization
+
+/// What async callers hand the coordinator's I/O thread, and what it shows them back: the one
+/// piece of state both sides touch, behind a `Mutex`.
+final class CoordinatorMailbox: Sendable {
+    typealias Waiter = CheckedContinuation<FlowTaskResult, Never>
+
+    enum Command: Sendable {
+        case submit(WireTask, Waiter)
+        case cancel(UInt64)
+    }
+
+    enum PostOutcome: Sendable {
+        case notRunning
+        case stopping
+        /// Queued; `first` when the queue was empty, so that only the first of a batch wakes the
+        /// I/O thread.
+        case queued(first: Bool)
+    }
+
+    private struct State {
+        var commands: [Command] = []
+        var accepting = false
+        var stopping = false
+        var nextTaskID: UInt64 = 0
+        var status = FlowCoordinator.Status(workers: 0, slots: 0, running: 0, queued: 0)
+    }
+
+    private let state = Mutex(State())
+
+    /// A fresh task id, never reused in this process.
+    func nextTaskID() -> UInt64 {
+        state.withLock {
+            $0.nextTaskID += 1
+            return $0.nextTaskID
+        }
+    }
+
+    /// Queues a command, unless the coordinator does not take commands (not started, or stopping).
+    func post(_ command: Command) -> PostOutcome {
+        state.withLock {
+            if $0.stopping { return .stopping }
+            guard $0.accepting else { return .notRunning }
+            let wasEmpty = $0.commands.isEmpty
+            $0.commands.append(command)
+            return .queued(first: wasEmpty)
+        }
+    }
+
+    /// Everything queued, and whether the coordinator is stopping.
+    func take() -> (commands: [Command], stopping: Bool) {
+        state.withLock { state in
+            defer { state.commands.removeAll(keepingCapacity: true) }
+            return (state.commands, state.stopping)
+        }
+    }
+
+    /// Opens the mailbox once the socket is bound.
+    func open() { state.withLock { $0.accepting = true } }
+
+    /// Closes it for good; returns whether it was already closing.
+    func close() -> Bool {
+        state.withLock { state in
+            defer { state.stopping = true }
+            return state.stopping
+        }
+    }
+
+    var status: FlowCoordinator.Status {
+        get { state.withLock { $0.status } }
+        set { state.withLock { $0.status = newValue } }
+    }
+}

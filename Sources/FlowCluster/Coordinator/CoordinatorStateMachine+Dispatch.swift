@@ -1,0 +1,103 @@
+import Flow
+import FlowWire
+import Foundation
+
+extension CoordinatorStateMachine {
+    /// Sends every queued task a worker can take now, one TASK per worker (§8.2).
+    ///
+    /// Right after results were handed back, it holds off for up to `batchWindow` while the
+    /// engine submits the tasks that replace them, so a burst of freed slots is refilled with one
+    /// TASK instead of one per task.
+    mutating func dispatch(now: Instant) -> [Action] {
+        if expectedSubmissions > 0 {
+            if holdUntil == nil { holdUntil = now + configuration.batchWindow }
+            if let holdUntil, now < holdUntil { return [] }
+        }
+        expectedSubmissions = 0
+        holdUntil = nil
+        guard !queue.isEmpty, !workers.isEmpty else { return [] }
+        var peers = workers.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        let shift = rotation % peers.count
+        peers = Array(peers[shift...] + peers[..<shift])
+        rotation &+= 1
+
+        var batches: [Data: [WireTask]] = [:]
+        var order: [Data] = []
+        var kept: [UInt64] = []
+        for taskID in queue {
+            guard var record = tasks[taskID] else { continue }
+            // The worker with the most free slots that offers the op; rotation breaks ties.
+            var best: Data?
+            var bestFree = 0
+            for peer in peers {
+                guard let worker = workers[peer], !worker.stopping, worker.ops.contains(record.task.op), worker.free > bestFree else { continue }
+                best = peer
+                bestFree = worker.free
+            }
+            guard let peer = best else {
+                kept.append(taskID)
+                continue
+            }
+            workers[peer]?.inFlight.insert(taskID)
+            record.worker = peer
+            record.unofferedSince = nil
+            tasks[taskID] = record
+            if batches[peer] == nil { order.append(peer) }
+            batches[peer, default: []].append(record.task)
+        }
+        queue = kept
+        var actions: [Action] = []
+        for peer in order {
+            workers[peer]?.lastSent = now
+            let batch = batches[peer]!
+            actions.append(.send(to: peer, .task(batch)))
+            let name = workers[peer]?.name ?? "?"
+            for task in batch where !task.isGroupElement {
+                actions.append(.report(.dispatched(op: task.op, worker: name)))
+            }
+        }
+        return actions
+    }
+
+    /// Fails tasks that waited longer than the worker time-out for a worker offering their op.
+    mutating func failUnoffered(now: Instant) -> [Action] {
+        var actions: [Action] = []
+        var kept: [UInt64] = []
+        for taskID in queue {
+            guard var record = tasks[taskID] else { continue }
+            let offered = workers.values.contains { !$0.stopping && $0.ops.contains(record.task.op) }
+            if offered {
+                record.unofferedSince = nil
+            } else {
+                let since = record.unofferedSince ?? now
+                record.unofferedSince = since
+                if now - since >= configuration.workerTimeout, let waiter = record.waiter {
+                    tasks[taskID] = nil
+                    let error = ClusterError.noWorkerOffers(op: record.task.op, waited: now - since, connectedWorkers: workers.count)
+                    actions += finish(waiter, .failure(error, wire: record.task))
+                    continue
+                }
+            }
+            tasks[taskID] = record
+            kept.append(taskID)
+        }
+        queue = kept
+        return actions
+    }
+}
+
+extension FlowTaskResult {
+    /// A failure for a TASK that never produced a RESULT, named and indexed as the task is.
+    static func failure(_ error: any Error, wire task: WireTask) -> FlowTaskResult {
+        var result = FlowTaskResult.failure(error, operationName: task.op)
+        result.groupIndex = task.isGroupElement ? task.elementIndex : nil
+        return result
+    }
+
+    /// The cancelled outcome of a TASK the engine no longer wants.
+    static func cancelled(wire task: WireTask) -> FlowTaskResult {
+        var result = failure(CancellationError(), wire: task)
+        result.state = .cancelled
+        return result
+    }
+}

@@ -1,0 +1,120 @@
+import Flow
+import FlowWire
+import Foundation
+
+extension CoordinatorStateMachine {
+    /// Why a worker's registration ended.
+    enum RemovalReason: Sendable {
+        case silent(Duration)
+        case unreachable(String)
+        case left(String)
+        case reregistered
+
+        var text: String {
+            switch self {
+            case .silent(let silence): return "no message for \(silence.secondsText)"
+            case .unreachable(let reason): return "unreachable: \(reason)"
+            case .left(let reason): return reason.isEmpty ? "it said DISCONNECT" : "it said DISCONNECT: \(reason)"
+            case .reregistered: return "it registered again"
+            }
+        }
+    }
+
+    mutating func register(_ ready: WireReady, peer: Data, now: Instant) -> [Action] {
+        workers[peer] = Worker(name: ready.workerName, ops: Set(ready.ops), slots: Int(ready.slotCount),
+                               lastReceived: now, lastSent: now,
+                               heartbeatInterval: .milliseconds(max(1, ready.heartbeatIntervalMilliseconds)))
+        return [.report(.workerJoined(name: ready.workerName, host: ready.hostname, slots: Int(ready.slotCount), ops: ready.ops.count))]
+    }
+
+    /// Ends a worker's registration (§8.6): its running tasks go back to the front of the queue
+    /// with the next attempt number, and each such loss counts toward `maxAttempts`.
+    mutating func remove(_ peer: Data, reason: RemovalReason) -> [Action] {
+        guard let worker = workers.removeValue(forKey: peer) else { return [] }
+        var actions: [Action] = []
+        var requeued: [UInt64] = []
+        for taskID in worker.inFlight.sorted() {
+            guard var record = tasks[taskID] else { continue }
+            guard let waiter = record.waiter else {
+                tasks[taskID] = nil
+                continue
+            }
+            record.losses += 1
+            if record.losses >= configuration.maxAttempts {
+                tasks[taskID] = nil
+                let error = ClusterError.quarantined(op: record.task.op, attempts: Int(record.losses), lastWorker: worker.name,
+                                                     lastReason: reason.text)
+                actions += finish(waiter, .failure(error, wire: record.task))
+                continue
+            }
+            record.task.attempt += 1
+            record.worker = nil
+            tasks[taskID] = record
+            requeued.append(taskID)
+        }
+        queue.insert(contentsOf: requeued, at: 0)
+        let event: ClusterEvent
+        switch reason {
+        case .left, .reregistered:
+            event = .workerLeft(name: worker.name, reason: reason.text, requeued: requeued.count)
+        case .silent, .unreachable:
+            event = .workerLost(name: worker.name, reason: reason.text, requeued: requeued.count)
+        }
+        return [.report(event)] + actions
+    }
+
+    /// Accepts a RESULT once: from the worker and attempt the task was given to (§8.4).
+    mutating func accept(_ result: WireResult, from peer: Data, now: Instant) -> [Action] {
+        let workerName = workers[peer]?.name ?? "?"
+        guard var record = tasks[result.taskID], record.worker == peer, record.task.attempt == result.attempt else {
+            let reason: ClusterEvent.DiscardReason
+            if let record = tasks[result.taskID] {
+                reason = record.task.attempt != result.attempt
+                    ? .otherAttempt(current: record.task.attempt) : .runsElsewhere
+            } else {
+                reason = .notInFlight
+            }
+            return [.report(.discardedResult(worker: workerName, taskID: result.taskID, attempt: result.attempt, reason: reason))]
+        }
+        workers[peer]?.inFlight.remove(result.taskID)
+        guard let waiter = record.waiter else {
+            tasks[result.taskID] = nil
+            return []
+        }
+        if case .cancelled = result.finishState {
+            // §8.8: the worker is stopping and gave the task back; it runs elsewhere, and this
+            // was no lost attempt.
+            workers[peer]?.stopping = true
+            record.worker = nil
+            record.task.attempt += 1
+            tasks[result.taskID] = record
+            queue.insert(result.taskID, at: 0)
+            return [.report(.taskReturned(worker: workerName, op: record.task.op))]
+        }
+        tasks[result.taskID] = nil
+        let expectedIndex = record.task.isGroupElement ? record.task.elementIndex : nil
+        guard result.elementIndex == expectedIndex else {
+            let text = "worker \(workerName) answered with element index \(result.elementIndex.map(String.init) ?? "none"), "
+                + "but the task was \(expectedIndex.map { "element \($0)" } ?? "a serial op")"
+            holdUntil = holdUntil ?? now + configuration.batchWindow
+            return finish(waiter, .failure(ClusterError.protocolViolation(text), wire: record.task))
+        }
+        holdUntil = holdUntil ?? now + configuration.batchWindow
+        return finish(waiter, FlowTaskResult(wire: result, operationName: record.task.op, worker: workerName))
+    }
+
+    /// Hands a task's outcome back; the engine may submit a task in its place, which dispatch
+    /// briefly waits for so that they leave together.
+    mutating func finish(_ waiter: Waiter, _ result: FlowTaskResult) -> [Action] {
+        expectedSubmissions += 1
+        return [.finish(waiter, result)]
+    }
+}
+
+extension Duration {
+    /// `1.5 s`, for messages.
+    var secondsText: String {
+        let (seconds, attoseconds) = components
+        return String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
+    }
+}

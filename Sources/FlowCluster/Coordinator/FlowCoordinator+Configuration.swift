@@ -1,0 +1,40 @@
+import Flow
+
+extension FlowCoordinator {
+    /// How the coordinator listens, how patient it is, and what it knows of the ops it runs.
+    public struct Configuration: Sendable {
+        /// The endpoint to bind, for example `tcp://0.0.0.0:5555` or `ipc:///tmp/flow.sock`.
+        public var endpoint: String
+        /// The coordinator heartbeats each worker at the interval the worker announces in READY;
+        /// this sets how often it checks (a quarter of it, at most every 50 ms).
+        public var heartbeatInterval: Duration = .seconds(1)
+        /// Missed heartbeat intervals before a worker is declared dead.
+        public var liveness: Int = 3
+        /// How long a task waits for a worker offering its op before it fails.
+        public var workerTimeout: Duration = .seconds(30)
+        /// Registrations that may end while running one task before it is given up.
+        public var maxAttempts: UInt32 = 3
+        /// What the coordinator knows of ops before it sends them: which run on the coordinator
+        /// itself (``FlowOperationRegistry/Placement/coordinator``, built from this registry),
+        /// and which prepare their input first (``FlowOperationRegistry/InputPreparer``). Ops
+        /// not in it are sent to workers as they are.
+        public var registry = FlowOperationRegistry()
+
+        /// Creates a configuration.
+        public init(endpoint: String) {
+            self.endpoint = endpoint
+        }
+    }
+
+    /// A snapshot of the cluster, for progress output.
+    public struct Status: Sendable {
+        /// Connected workers.
+        public var workers: Int
+        /// Slots of all connected workers.
+        public var slots: Int
+        /// Tasks running on workers.
+        public var running: Int
+        /// Tasks waiting for a worker.
+        public var queued: Int
+    }
+}

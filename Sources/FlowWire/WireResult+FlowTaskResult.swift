@@ -1,0 +1,69 @@
+import Flow
+import Foundation
+
+extension WireResult {
+    /// The RESULT for what a worker's run of `task` did: the one conversion from the executor's
+    /// result to the wire.
+    ///
+    /// A group element's bucket writes stay in its temporary bucket; only its output and index
+    /// travel. A value that cannot be sent (no wire form, or nested too deep) turns the result
+    /// into a failure naming it, instead of a RESULT the coordinator would have to drop.
+    ///
+    /// - Parameters:
+    ///   - result: what the executor returned.
+    ///   - task: the TASK it answers.
+    public init(_ result: FlowTaskResult, for task: WireTask) {
+        var state = result.state
+        var events: [WireEvent] = []
+        events.reserveCapacity(result.events.count)
+        for event in result.events {
+            switch event.kind {
+            case .log(let text):
+                events.append(WireEvent(time: event.time, kind: .log(text)))
+            case .set(let key, let value):
+                if task.isGroupElement { continue }
+                do throws(WireEncodingError) {
+                    guard let converted = FlowValue(any: value) else { throw .unsendable("\(task.op) set <\(key)>, which", value: value) }
+                    try WireEncodingError.checkDepth(converted, "\(task.op) set <\(key)> to a value that")
+                    events.append(WireEvent(time: event.time, kind: .set(key: key, value: converted)))
+                } catch {
+                    state = .withError(error.description)
+                }
+            }
+        }
+        var output: FlowValue?
+        if task.isGroupElement, let value = result.groupOutput {
+            do throws(WireEncodingError) {
+                guard let converted = FlowValue(any: value) else { throw .unsendable("\(task.op)'s output", value: value) }
+                try WireEncodingError.checkDepth(converted, "\(task.op)'s output")
+                output = converted
+            } catch {
+                state = .withError(error.description)
+            }
+        }
+        self.init(taskID: task.taskID, attempt: task.attempt, finishState: state, startedAt: result.startedAt,
+                  finishedAt: result.finishedAt, events: events, elementIndex: task.isGroupElement ? task.elementIndex : nil,
+                  output: output)
+    }
+}
+
+extension FlowTaskResult {
+    /// What a worker's RESULT says the op did, for the engine: the one conversion from the wire.
+    ///
+    /// - Parameters:
+    ///   - wire: the accepted RESULT.
+    ///   - operationName: the op's name as the summary shows it.
+    ///   - worker: the worker that ran it.
+    public init(wire: WireResult, operationName: String, worker: String) {
+        let events = wire.events.map { event -> FlowRecordedEvent in
+            switch event.kind {
+            case .log(let text): return FlowRecordedEvent(time: event.time, kind: .log(text))
+            case .set(let key, let value): return FlowRecordedEvent(time: event.time, kind: .set(key: key, value: value.anyValue))
+            }
+        }
+        self.init(operationName: operationName, state: wire.finishState, events: events, bucket: [:],
+                  startedAt: wire.startedAt, finishedAt: wire.finishedAt, worker: worker)
+        groupIndex = wire.elementIndex
+        groupOutput = wire.output?.anyValue
+    }
+}

@@ -1,0 +1,64 @@
+import Flow
+
+extension WireTask {
+    /// The TASK that runs `task` on a worker: the one conversion from the engine's task to the wire.
+    ///
+    /// A serial op carries the whole bucket; a group element carries its element and index. Every
+    /// value is checked before anything is sent, so a worker never receives a TASK it must drop.
+    ///
+    /// - Parameters:
+    ///   - task: what the engine asked for.
+    ///   - taskID: the coordinator's id for it.
+    /// - Throws: ``WireEncodingError`` naming the parameter, bucket key or element that has no wire
+    ///   form or nests too deep.
+    public init(_ task: FlowTask, taskID: UInt64) throws(WireEncodingError) {
+        let (name, parameters) = task.registeredOperation
+        for (key, value) in parameters { try WireEncodingError.checkDepth(value, "parameter <\(key)> of \(name)") }
+        if let index = task.groupIndex {
+            guard let element = FlowValue(any: task.groupElement as Any) else {
+                throw .unsendable("group element \(index)", value: task.groupElement as Any)
+            }
+            try WireEncodingError.checkDepth(element, "group element \(index)")
+            self.init(taskID: taskID, op: name, displayTag: task.groupTag ?? "", parameters: parameters,
+                      groupElement: element, elementIndex: index)
+        } else {
+            var bucket: [String: FlowValue] = [:]
+            bucket.reserveCapacity(task.bucket.count)
+            for (key, value) in task.bucket {
+                guard let converted = FlowValue(any: value) else { throw .unsendable("bucket value <\(key)>", value: value) }
+                try WireEncodingError.checkDepth(converted, "bucket value <\(key)>")
+                bucket[key] = converted
+            }
+            self.init(taskID: taskID, op: name, parameters: parameters, bucket: bucket)
+        }
+    }
+}
+
+extension FlowTask {
+    /// The task a worker runs for a TASK: the registered op with its parameters, against the
+    /// TASK's bucket, or its group element at its index.
+    ///
+    /// - Parameter wire: the TASK.
+    public init(wire: WireTask) {
+        if let element = wire.groupElement {
+            self.init(operation: .named(wire.op, parameters: wire.parameters), bucket: [:], groupTag: wire.displayTag,
+                      groupIndex: wire.elementIndex, groupElement: element.anyValue, operationName: wire.op)
+        } else {
+            self.init(operation: .named(wire.op, parameters: wire.parameters), bucket: wire.bucket.mapValues(\.anyValue),
+                      operationName: wire.op)
+        }
+    }
+
+    /// The registered op name a worker builds this task's op from, and the parameters it builds
+    /// it with: an op instance from a Swift blueprint runs as the op registered under its
+    /// ``FlowOperation/operationName`` (with ``FlowRemoteOperation/remoteParameters`` when it has
+    /// them).
+    public var registeredOperation: (name: String, parameters: [String: FlowValue]) {
+        switch operation {
+        case .named(let name, let parameters):
+            return (name, parameters)
+        case .instance(let instance):
+            return (instance.operationName, (instance as? any FlowRemoteOperation)?.remoteParameters ?? [:])
+        }
+    }
+}
