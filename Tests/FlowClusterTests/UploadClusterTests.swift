@@ -32,13 +32,16 @@ extension ClusterIntegrationTests {
             """
         }
 
-        @Test func sourceCoordinatorUploadsFilesTheWorkersCannotRead() async throws {
+        /// `source` in any case: the op reads it case-insensitively, and so must the preparation
+        /// that ships the bytes (once, `Coordinator` made an op whose bytes were never shipped).
+        @Test(arguments: ["coordinator", "Coordinator"])
+        func sourceCoordinatorUploadsFilesTheWorkersCannotRead(source: String) async throws {
             let server = try NginxServer()
             try server.start()
             defer { server.stop() }
             try await withCluster { cluster in
                 let folder = try Self.makeFolder(cluster, count: 12)
-                let flowFile = try cluster.write("upload.yaml", Self.uploadFlow(source: "coordinator"))
+                let flowFile = try cluster.write("upload.yaml", Self.uploadFlow(source: source))
                 let asRoot = getuid() == 0
                 if asRoot {
                     // Workers run as nobody and the files are root's alone: only the coordinator
