@@ -92,11 +92,11 @@ public final class ClusterRun: @unchecked Sendable {
     /// Waits until every local worker has said READY, so the work spreads over all of them from the
     /// first task (a no-op with `bind`, where workers come and go).
     ///
-    /// - Returns: whether they all joined within `timeout` seconds.
+    /// - Returns: whether they all joined within `timeout`.
     @discardableResult
-    public func waitForLocalWorkers(timeout: Double = 15) async -> Bool {
+    public func waitForLocalWorkers(timeout: Duration = .seconds(15)) async -> Bool {
         guard pool != nil, let coordinator else { return true }
-        return await coordinator.waitForWorkers(options.workers, timeout: .seconds(timeout))
+        return await coordinator.waitForWorkers(options.workers, timeout: timeout)
     }
 
     /// With `bind`, waits until `minimumWorkers` workers have joined.

@@ -50,18 +50,18 @@ public final class LocalWorkerPool: @unchecked Sendable {
     /// The workers' process ids.
     public var processIdentifiers: [Int32] { lock.withLock { processes.map(\.processIdentifier) } }
 
-    /// Sends SIGTERM, waits up to `grace` seconds for each worker to drain, then SIGKILLs and reaps.
-    public func stop(grace: Double = 5) {
+    /// Sends SIGTERM, waits up to `grace` for each worker to drain, then SIGKILLs and reaps.
+    public func stop(grace: Duration = .seconds(5)) {
         let all = lock.withLock {
             defer { processes = [] }
             return processes
         }
         for process in all where process.isRunning { process.terminate() }
-        let deadline = Date().addingTimeInterval(grace)
+        let deadline = ContinuousClock.now + grace
         for process in all {
-            while process.isRunning && Date() < deadline { usleep(10_000) }
+            while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
             if process.isRunning {
-                logger.warning("worker \(process.processIdentifier) did not stop within \(grace) s: killing it")
+                logger.warning("worker \(process.processIdentifier) did not stop within \(grace.secondsText): killing it")
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
             }
@@ -69,6 +69,6 @@ public final class LocalWorkerPool: @unchecked Sendable {
     }
 
     deinit {
-        stop(grace: 1)
+        stop(grace: .seconds(1))
     }
 }
