@@ -1,29 +1,10 @@
 import Flow
 import Foundation
 
-/// Something an op did while it ran, as a RESULT carries it: a log line or a bucket write, with
-/// the time it happened on the worker. In a process, the same event is a `FlowRecordedEvent`;
-/// ``FlowTaskResult/init(wire:operationName:worker:)`` and ``WireResult/init(_:for:)`` convert.
-public struct WireEvent: Sendable, Hashable {
-    /// What happened.
-    public enum Kind: Sendable, Hashable {
-        /// A `log(message:)` line.
-        case log(String)
-        /// A `setData(name:value:)` call.
-        case set(key: String, value: FlowValue)
-    }
-
-    /// When it happened.
-    public var time: Date
-    /// What happened.
-    public var kind: Kind
-
-    /// Creates an event.
-    public init(time: Date, kind: Kind) {
-        self.time = time
-        self.kind = kind
-    }
-}
+/// An event as a RESULT carries it: its value in its wire form (docs/PROTOCOL.md §7.3).
+/// ``FlowTaskResult/init(wire:operationName:worker:)`` and ``WireResult/init(_:for:)`` convert
+/// between it and the in-process `FlowRecordedEvent`.
+public typealias WireEvent = FlowEvent<FlowValue>
 
 extension WireWriter {
     /// Appends an event: timestamp, kind byte (0x00 log, 0x01 set), then the log line, or the key

@@ -17,28 +17,6 @@ final class FlowOperationContext: @unchecked Sendable {
     }
 }
 
-/// Something an op did, with an in-process value (not yet converted for the wire).
-public struct FlowRecordedEvent: @unchecked Sendable {
-    /// What happened.
-    public enum Kind {
-        /// A `log(message:)` line.
-        case log(String)
-        /// A `setData(name:value:)` call.
-        case set(key: String, value: Any)
-    }
-
-    /// When it happened, on the machine that ran the op.
-    public var time: Date
-    /// What happened.
-    public var kind: Kind
-
-    /// Creates an event.
-    public init(time: Date, kind: Kind) {
-        self.time = time
-        self.kind = kind
-    }
-}
-
 /// Builds the bracketed tag the summary puts before an op's lines.
 enum FlowLabel {
     static func make(name: String, tag: String?, worker: String?) -> String {
