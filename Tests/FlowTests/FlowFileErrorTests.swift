@@ -38,7 +38,7 @@ private let documentErrors: [FlowFileErrorCase] = [
         "f.yaml:2:1: unknown key 'stepz'; did you mean 'steps'?",
     ]),
     .init("unknown top-level key far from any", "flow: x\ncolor: red\nsteps: [{op: A}]\n", [
-        "f.yaml:2:1: unknown key 'color'; expected one of 'flow', 'bucket', 'steps'",
+        "f.yaml:2:1: unknown key 'color'; expected one of 'flow', 'bucket', 'defaults', 'steps'",
     ]),
     .init("missing flow", "steps:\n  - op: A\n", ["f.yaml:1:1: flow file has no name: add 'flow: <name>'"]),
     .init("flow is a list", "flow: [a, b]\nsteps: [{op: A}]\n", ["f.yaml:1:7: flow must be text (the flow's name), found a list"]),
@@ -153,6 +153,54 @@ private let casesErrors: [FlowFileErrorCase] = [
     ]),
 ]
 
+private let policyErrors: [FlowFileErrorCase] = [
+    .init("retry without attempts", "flow: x\nsteps:\n  - op: A\n    retry: {delay: 1}\n", [
+        "f.yaml:4:12: retry has no attempts: add 'attempts: <tries in all, the first included>'",
+    ]),
+    .init("retry attempts of zero", "flow: x\nsteps:\n  - op: A\n    retry: {attempts: 0}\n", [
+        "f.yaml:4:23: attempts must be an integer of at least 1 (every try, the first included), found the integer 0",
+    ]),
+    .init("retry is a number", "flow: x\nsteps:\n  - op: A\n    retry: 3\n", [
+        "f.yaml:4:12: retry must be a map such as {attempts: 5, delay: 1, backoff: 2, maxDelay: 60, jitter: true}, found the integer 3",
+    ]),
+    .init("retry with a misspelt key", "flow: x\nsteps:\n  - op: A\n    retry: {attempts: 2, maxdelay: 5}\n", [
+        "f.yaml:4:26: unknown key 'maxdelay' in retry; did you mean 'maxDelay'?",
+    ]),
+    .init("backoff below one", "flow: x\nsteps:\n  - op: A\n    retry: {attempts: 2, backoff: 0.5}\n", [
+        "f.yaml:4:35: backoff must be at least 1 (1 keeps every wait the same), found the number 0.5",
+    ]),
+    .init("jitter is text", "flow: x\nsteps:\n  - op: A\n    retry: {attempts: 2, jitter: maybe}\n", [
+        "f.yaml:4:34: jitter must be true or false, found the text 'maybe'",
+    ]),
+    .init("negative delay", "flow: x\nsteps:\n  - op: A\n    retry: {attempts: 2, delay: -1}\n", [
+        "f.yaml:4:33: delay must be a number of seconds of at least 0 (at most a year), found the integer -1",
+    ]),
+    .init("zero timeout", "flow: x\nsteps:\n  - op: A\n    timeout: 0\n", [
+        "f.yaml:4:14: timeout must be a number of seconds above 0 (at most a year), found the integer 0",
+    ]),
+    .init("timeout as text", "flow: x\nsteps:\n  - op: A\n    timeout: 5m\n", [
+        "f.yaml:4:14: timeout must be a number (seconds), found the text '5m'",
+    ]),
+    .init("bad maxFailures", "flow: x\nsteps:\n  - group: {op: A, input: i, output: o, maxFailures: lots}\n", [
+        "f.yaml:3:54: maxFailures must be a count of elements (an integer of at least 0) or a percentage such as \"2%\", found the text 'lots'",
+    ]),
+    .init("percentage over 100", "flow: x\nsteps:\n  - group: {op: A, input: i, output: o, maxFailures: \"150%\"}\n", [
+        "f.yaml:3:54: maxFailures must be a count of elements (an integer of at least 0) or a percentage such as \"2%\", found the text '150%'",
+    ]),
+    .init("maxFailures with allowFailure", "flow: x\nsteps:\n  - group: {op: A, input: i, output: o, allowFailure: true, maxFailures: 3}\n", [
+        "f.yaml:3:61: maxFailures has no effect with allowFailure: true, which lets any number fail: keep one of them",
+    ]),
+    .init("retry beside a group", "flow: x\nsteps:\n  - group: {op: A, input: i, output: o}\n    retry: {attempts: 2}\n", [
+        "f.yaml:4:5: 'retry' belongs to 'op' steps: for a group, move it inside 'group'",
+    ]),
+    .init("defaults with an unknown key", "flow: x\ndefaults: {retries: 3}\nsteps: [{op: A}]\n", [
+        "f.yaml:2:12: unknown key 'retries' in defaults; expected one of 'retry', 'timeout'",
+    ]),
+    .init("defaults with a bad timeout", "flow: x\ndefaults: {timeout: never}\nsteps: [{op: A}]\n", [
+        "f.yaml:2:21: timeout must be a number (seconds), found the text 'never'",
+    ]),
+]
+
 private let syntaxErrors: [FlowFileErrorCase] = [
     .init("YAML key without colon", "flow: x\nsteps\n  - op: A\n", [
         "f.yaml:3:7: invalid YAML or JSON: could not find expected ':' (while scanning a simple key that starts at line 2, column 1)",
@@ -170,7 +218,7 @@ private let syntaxErrors: [FlowFileErrorCase] = [
 
 @Suite("FlowFileError")
 struct FlowFileErrorTests {
-    @Test(arguments: documentErrors + stepErrors + groupErrors + casesErrors + syntaxErrors)
+    @Test(arguments: documentErrors + stepErrors + groupErrors + casesErrors + syntaxErrors + policyErrors)
     func badFileReportsEveryProblemWithItsLocation(_ errorCase: FlowFileErrorCase) {
         #expect(diagnostics(errorCase.text) == errorCase.expected)
     }
@@ -193,7 +241,7 @@ struct FlowFileErrorTests {
             "f.yaml:6:5: group has no output: add 'output: <bucket key for the results>'",
             "f.yaml:7:36: step has none of 'op', 'group' or 'cases': add one to say what the step does",
             "f.yaml:7:37: unknown key 'opp' in step; did you mean 'op'?",
-            "f.yaml:8:1: unknown key 'extra'; expected one of 'flow', 'bucket', 'steps'",
+            "f.yaml:8:1: unknown key 'extra'; expected one of 'flow', 'bucket', 'defaults', 'steps'",
         ])
     }
 

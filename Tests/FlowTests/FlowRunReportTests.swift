@@ -81,7 +81,7 @@ private func operations(_ json: [String: Any]) -> [[String: Any]] {
         #expect(entries.count == 4)
         let say = try #require(entries.first { $0["op"] as? String == "SayOp" })
         #expect(Set(say.keys) == ["op", "tag", "groupIndex", "groupOutputKey", "worker", "startedAt", "finishedAt",
-                                  "durationSeconds", "state", "error", "logLines", "location"])
+                                  "durationSeconds", "state", "error", "logLines", "location", "attempt", "attempts"])
         #expect(say["groupIndex"] is NSNull)
         #expect(say["tag"] is NSNull)
         #expect(say["worker"] is NSNull)

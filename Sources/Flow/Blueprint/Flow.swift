@@ -60,7 +60,7 @@ public final class Flow: @unchecked Sendable {
     public init(definition: FlowDefinition, registry: FlowOperationRegistry = FlowOperationRegistry()) {
         name = definition.name
         storedBucket = definition.bucket.mapValues(\.anyValue)
-        definitionNodes = FlowPlanNode.nodes(from: definition.steps)
+        definitionNodes = FlowPlanNode.nodes(from: definition.steps, defaults: definition.defaults)
         executor = FlowLocalExecutor(registry: registry)
     }
 
@@ -123,9 +123,12 @@ public final class Flow: @unchecked Sendable {
     /// - Parameters:
     ///   - operation: the op instance.
     ///   - flowCase: the condition of a new branch, or `nil` for a plain step.
+    ///   - retry: how the op is tried again after a transient failure (one try by default).
+    ///   - timeout: how long one try may run (no limit by default).
     @discardableResult
-    public func add(operation: FlowOperation, flowCase: FlowCase? = nil) -> Flow {
-        lock.withLock { blueprint.add(.operation(.instance(operation), location: nil), flowCase: flowCase) }
+    public func add(operation: FlowOperation, flowCase: FlowCase? = nil, retry: FlowRetryPolicy = .none, timeout: Duration? = nil) -> Flow {
+        let policy = FlowTaskPolicy(retry: retry, timeout: timeout)
+        lock.withLock { blueprint.add(.operation(.instance(operation), location: nil, policy: policy), flowCase: flowCase) }
         return self
     }
 
@@ -134,7 +137,8 @@ public final class Flow: @unchecked Sendable {
     public func addGrouped(operationCreator: any FlowOperationCreator.Type, dispatcher: FlowGroupDispatcher) -> Flow {
         let plan = FlowGroupPlan(
             source: .creator(operationCreator), inputKey: dispatcher.inputKey, outputKey: dispatcher.outputKey,
-            maxConcurrent: dispatcher.maxConcurrentOperationCount, allowFailure: dispatcher.allowFailure, location: nil
+            maxConcurrent: dispatcher.maxConcurrentOperationCount, allowFailure: dispatcher.allowFailure, location: nil,
+            policy: FlowTaskPolicy(retry: dispatcher.retry, timeout: dispatcher.timeout), maxFailures: dispatcher.maxFailures
         )
         lock.withLock { blueprint.add(.group(plan), flowCase: nil) }
         return self

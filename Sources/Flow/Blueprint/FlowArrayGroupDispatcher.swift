@@ -13,6 +13,13 @@ public class FlowGroupDispatcher: @unchecked Sendable {
     public let maxConcurrentOperationCount: Int
     /// Whether the flow goes on when some ops fail.
     public let allowFailure: Bool
+    /// How each element is tried again after a transient failure.
+    public var retry: FlowRetryPolicy = .none
+    /// How long one try of an element may run; `nil`: no limit.
+    public var timeout: Duration?
+    /// How many elements may fail with the group still succeeding; `nil`: none, unless
+    /// ``allowFailure``.
+    public var maxFailures: FlowFailureBudget?
 
     /// Creates a dispatcher.
     ///

@@ -13,13 +13,31 @@ public struct FlowDefinition: Sendable, Hashable {
     public var steps: [FlowStep]
     /// Where the flow was read from, when it came from a file.
     public var location: FlowSourceLocation?
+    /// The `retry` and `timeout` of every op step and group that sets none (`defaults:`).
+    public var defaults: FlowStepDefaults
 
     /// Creates a flow definition.
-    public init(name: String, bucket: [String: FlowValue] = [:], steps: [FlowStep], location: FlowSourceLocation? = nil) {
+    public init(name: String, bucket: [String: FlowValue] = [:], steps: [FlowStep], location: FlowSourceLocation? = nil,
+                defaults: FlowStepDefaults = FlowStepDefaults()) {
         self.name = name
         self.bucket = bucket
         self.steps = steps
         self.location = location
+        self.defaults = defaults
+    }
+}
+
+/// How steps are tried when they set nothing themselves (a flow file's `defaults:`).
+public struct FlowStepDefaults: Sendable, Hashable {
+    /// Tries after transient failures; `nil`: one try.
+    public var retry: FlowRetryPolicy?
+    /// How long one try may run; `nil`: no limit.
+    public var timeout: Duration?
+
+    /// Creates defaults.
+    public init(retry: FlowRetryPolicy? = nil, timeout: Duration? = nil) {
+        self.retry = retry
+        self.timeout = timeout
     }
 }
 
@@ -50,12 +68,19 @@ public struct FlowOperationStep: Sendable, Hashable {
     public var parameters: [String: FlowValue]
     /// Where the step was written.
     public var location: FlowSourceLocation?
+    /// Tries after transient failures (`retry:`); `nil`: the flow's default.
+    public var retry: FlowRetryPolicy?
+    /// How long one try may run (`timeout:` seconds); `nil`: the flow's default.
+    public var timeout: Duration?
 
     /// Creates a serial step.
-    public init(op: String, parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil) {
+    public init(op: String, parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil,
+                retry: FlowRetryPolicy? = nil, timeout: Duration? = nil) {
         self.op = op
         self.parameters = parameters
         self.location = location
+        self.retry = retry
+        self.timeout = timeout
     }
 }
 
@@ -75,12 +100,22 @@ public struct FlowGroupStep: Sendable, Hashable {
     public var parameters: [String: FlowValue]
     /// Where the step was written.
     public var location: FlowSourceLocation?
+    /// Tries of each element after transient failures (`retry:`); `nil`: the flow's default.
+    public var retry: FlowRetryPolicy?
+    /// How long one try of an element may run (`timeout:` seconds); `nil`: the flow's default.
+    public var timeout: Duration?
+    /// How many elements may fail with the group still succeeding (`maxFailures:`).
+    public var maxFailures: FlowFailureBudget?
 
     /// Creates a grouped step.
     public init(
         op: String, input: String, output: String, maxConcurrent: Int = 3, allowFailure: Bool = false,
-        parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil
+        parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil,
+        retry: FlowRetryPolicy? = nil, timeout: Duration? = nil, maxFailures: FlowFailureBudget? = nil
     ) {
+        self.retry = retry
+        self.timeout = timeout
+        self.maxFailures = maxFailures
         self.op = op
         self.input = input
         self.output = output

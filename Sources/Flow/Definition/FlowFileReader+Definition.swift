@@ -2,9 +2,9 @@ import Yams
 
 extension FlowFileReader {
     /// The keys a flow file may have at its top level.
-    static let topLevelKeys = ["flow", "bucket", "steps"]
+    static let topLevelKeys = ["flow", "bucket", "defaults", "steps"]
     /// The keys a step may have.
-    static let stepKeys = ["op", "with", "group", "cases"]
+    static let stepKeys = ["op", "with", "retry", "timeout", "group", "cases"]
     /// The keys that say what a step is; a step has exactly one.
     static let stepKinds = ["op", "group", "cases"]
 
@@ -35,8 +35,13 @@ extension FlowFileReader {
             report("flow file has no steps: add 'steps:' with a list of steps", at: root)
         }
 
-        guard let name, let bucket, let steps else { return nil }
-        return FlowDefinition(name: name, bucket: bucket, steps: steps, location: location(of: root))
+        var defaults: FlowStepDefaults? = FlowStepDefaults()
+        if let node = fields["defaults"] {
+            defaults = readDefaults(node)
+        }
+
+        guard let name, let bucket, let steps, let defaults else { return nil }
+        return FlowDefinition(name: name, bucket: bucket, steps: steps, location: location(of: root), defaults: defaults)
     }
 
     /// A list of steps: `steps:`, a branch, or `default:`.
@@ -83,17 +88,18 @@ extension FlowFileReader {
             let found = quoted.dropLast().joined(separator: ", ") + " and " + quoted.last!
             report("step has \(found): a step has exactly one of 'op', 'group' or 'cases'; split it into separate steps", at: node)
         }
-        if let withKey = fields.key("with"), fields["op"] == nil {
+        for key in ["with", "retry", "timeout"] {
+            guard let keyNode = fields.key(key), fields["op"] == nil else { continue }
             if fields["group"] != nil {
-                report("'with' belongs to 'op' steps: for a group, move it inside 'group'", at: withKey)
+                report("'\(key)' belongs to 'op' steps: for a group, move it inside 'group'", at: keyNode)
             } else if fields["cases"] != nil {
-                report("'with' belongs to 'op' steps: a cases step takes no parameters", at: withKey)
+                report("'\(key)' belongs to 'op' steps: a cases step \(key == "with" ? "takes no parameters" : "runs no op itself")", at: keyNode)
             }
         }
 
         let location = location(of: node)
         // Each kind present is read even when there are several, so its own problems show too.
-        let operation = fields["op"].flatMap { readOperationStep(op: $0, with: fields["with"], location: location) }
+        let operation = fields["op"].flatMap { readOperationStep(op: $0, fields: fields, location: location) }
         let group = fields["group"].flatMap { readGroupStep($0, key: fields.key("group")!, location: location) }
         let cases = fields["cases"].flatMap { readCasesStep($0, key: fields.key("cases")!, location: location) }
 

@@ -2,19 +2,30 @@ import Yams
 
 extension FlowFileReader {
     /// The keys a `group:` map may have.
-    static let groupKeys = ["op", "input", "output", "maxConcurrent", "allowFailure", "with"]
+    static let groupKeys = ["op", "input", "output", "maxConcurrent", "allowFailure", "maxFailures", "retry", "timeout", "with"]
     /// The keys a `cases:` map may have.
     static let casesKeys = ["key", "branches", "default"]
 
-    /// `- op: NAME` with optional `with:`.
-    mutating func readOperationStep(op: Yams.Node, with: Yams.Node?, location: FlowSourceLocation) -> FlowOperationStep? {
+    /// `- op: NAME` with optional `with:`, `retry:` and `timeout:`.
+    mutating func readOperationStep(op: Yams.Node, fields: FlowFileFields, location: FlowSourceLocation) -> FlowOperationStep? {
         let name = readOpName(op)
         var parameters: [String: FlowValue]? = [:]
-        if let with {
+        if let with = fields["with"] {
             parameters = readValueMap("with", with, meaning: "the op's parameters")
         }
-        guard let name, let parameters else { return nil }
-        return FlowOperationStep(op: name, parameters: parameters, location: location)
+        var failed = false
+        var step = FlowOperationStep(op: name ?? "", location: location)
+        if let value = fields["retry"] {
+            step.retry = readRetry(value)
+            failed = failed || step.retry == nil
+        }
+        if let value = fields["timeout"] {
+            step.timeout = readTimeout(value)
+            failed = failed || step.timeout == nil
+        }
+        guard name != nil, let parameters, !failed else { return nil }
+        step.parameters = parameters
+        return step
     }
 
     /// `- group:` with `op`, `input`, `output` and optional `maxConcurrent`, `allowFailure`, `with`.
@@ -66,11 +77,30 @@ extension FlowFileReader {
                 failed = true
             }
         }
+        var retry: FlowRetryPolicy?
+        if let value = fields["retry"] {
+            retry = readRetry(value)
+            failed = failed || retry == nil
+        }
+        var timeout: Duration?
+        if let value = fields["timeout"] {
+            timeout = readTimeout(value)
+            failed = failed || timeout == nil
+        }
+        var maxFailures: FlowFailureBudget?
+        if let value = fields["maxFailures"] {
+            maxFailures = readMaxFailures(value)
+            failed = failed || maxFailures == nil
+            if allowFailure, let key = fields.key("maxFailures") {
+                report("maxFailures has no effect with allowFailure: true, which lets any number fail: keep one of them", at: key)
+                failed = true
+            }
+        }
 
         guard let op, let input, let output, !failed else { return nil }
         return FlowGroupStep(
             op: op, input: input, output: output, maxConcurrent: maxConcurrent, allowFailure: allowFailure,
-            parameters: parameters, location: location)
+            parameters: parameters, location: location, retry: retry, timeout: timeout, maxFailures: maxFailures)
     }
 
     /// `- cases:` with `key`, `branches` and optional `default`.

@@ -15,7 +15,7 @@ extension Flow {
         let record = FlowOperationRecord(
             operationName: result.operationName, tag: tag, groupIndex: result.groupIndex, groupOutputKey: groupOutputKey,
             worker: result.worker, startedAt: result.startedAt, finishedAt: result.finishedAt, state: result.state,
-            logLines: logLines, location: location)
+            logLines: logLines, location: location, attempt: result.attempt, earlierAttempts: result.earlierAttempts)
         lock.withLock {
             entries.append(FlowLogEntry(time: result.startedAt, text: "\(label) WillStart"))
             for event in result.events {

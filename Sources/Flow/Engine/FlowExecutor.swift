@@ -26,6 +26,13 @@ public struct FlowTask: @unchecked Sendable {
     public var operationName: String
     /// Where the step was written, for error messages.
     public var location: FlowSourceLocation?
+    /// Which try this is, from 1 (``FlowRetryPolicy``).
+    public var attempt = 1
+    /// How long one try may run (`timeout:`); the executor stops the op past it and fails it with
+    /// ``FlowTimeLimitExceeded``.
+    public var timeLimit: Duration?
+    /// Workers that already failed this task: a cluster runs a retry elsewhere when it can.
+    public var previousWorkers: [String] = []
 
     /// Creates a task.
     public init(operation: Operation, bucket: [String: Any], groupTag: String? = nil, groupIndex: Int? = nil,
@@ -61,6 +68,31 @@ public struct FlowLocalExecutor: FlowExecutor {
     }
 
     public func execute(_ task: FlowTask) async -> FlowTaskResult {
+        guard let limit = task.timeLimit else { return await run(task) }
+        return await withTaskGroup(of: FlowTaskResult?.self) { group in
+            group.addTask { await run(task) }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            if let first = await group.next(), let result = first {
+                group.cancelAll()
+                return result
+            }
+            // The limit passed (or the caller cancelled): stop the op and keep what it did.
+            group.cancelAll()
+            let stopped = await group.next() ?? nil
+            var result = stopped ?? .cancelled(task)
+            if Task.isCancelled || result.state.isSuccess { return result }
+            let error = FlowTimeLimitExceeded(limit: limit)
+            result.state = .withError(error.description)
+            result.error = error
+            result.isPermanentFailure = false
+            return result
+        }
+    }
+
+    private func run(_ task: FlowTask) async -> FlowTaskResult {
         let operation: FlowOperation
         switch task.operation {
         case .instance(let instance):
@@ -72,10 +104,14 @@ public struct FlowLocalExecutor: FlowExecutor {
                 return .failure(error, for: task)
             }
         }
-        guard let index = task.groupIndex else {
-            return await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag)
+        var result: FlowTaskResult
+        if let index = task.groupIndex {
+            result = await FlowOperationRunner.runGroupElement(
+                operation, element: task.groupElement as Any, index: index, groupTag: task.groupTag ?? "")
+        } else {
+            result = await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag)
         }
-        return await FlowOperationRunner.runGroupElement(
-            operation, element: task.groupElement as Any, index: index, groupTag: task.groupTag ?? "")
+        result.attempt = task.attempt
+        return result
     }
 }

@@ -22,6 +22,10 @@ public struct FlowOperationRecord: Sendable, Hashable {
     public var logLines: [FlowLogEntry]
     /// Where the step was written, when it came from a file.
     public var location: FlowSourceLocation?
+    /// Which try this was, from 1.
+    public var attempt = 1
+    /// The failed tries before it, when the step retried.
+    public var earlierAttempts: [FlowAttemptRecord] = []
 }
 
 /// Progress of a running flow, for live output.
@@ -36,4 +40,30 @@ public enum FlowProgressEvent: Sendable {
     case groupElementFinished(FlowOperationRecord, done: Int, failed: Int, total: Int)
     /// The group is over (every element finished, or it stopped early).
     case groupFinished(operation: String, done: Int, failed: Int, total: Int)
+}
+
+/// One failed try of an op that was then tried again (the last try is the record itself).
+public struct FlowAttemptRecord: Sendable, Hashable {
+    /// Which try, from 1.
+    public var attempt: Int
+    /// The worker that ran it, `nil` in-process.
+    public var worker: String?
+    /// When it started, on the machine that ran it.
+    public var startedAt: Date
+    /// When it finished, on the machine that ran it.
+    public var finishedAt: Date
+    /// How it failed.
+    public var state: FlowFinishState
+    /// How long the flow waited before the next try.
+    public var retryWait: Duration
+
+    /// Records a failed try.
+    public init(result: FlowTaskResult, retryWait: Duration) {
+        attempt = result.attempt
+        worker = result.worker
+        startedAt = result.startedAt
+        finishedAt = result.finishedAt
+        state = result.state
+        self.retryWait = retryWait
+    }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// The tree the engine walks: a ``FlowDefinition`` or a Swift blueprint, with ops either as
 /// instances or by registered name.
 indirect enum FlowPlanNode: @unchecked Sendable {
-    case operation(FlowOperationReference, location: FlowSourceLocation?)
+    case operation(FlowOperationReference, location: FlowSourceLocation?, policy: FlowTaskPolicy)
     case group(FlowGroupPlan)
     case cases(branches: [(FlowCase, [FlowPlanNode])], defaultSteps: [FlowPlanNode]?)
 }
@@ -29,25 +29,36 @@ struct FlowGroupPlan: @unchecked Sendable {
     var maxConcurrent: Int
     var allowFailure: Bool
     var location: FlowSourceLocation?
+    var policy = FlowTaskPolicy()
+    var maxFailures: FlowFailureBudget?
+}
+
+/// How one step's tasks are tried: its retry policy and time limit, defaults applied.
+struct FlowTaskPolicy: Sendable {
+    var retry: FlowRetryPolicy = .none
+    var timeout: Duration?
 }
 
 extension FlowPlanNode {
-    /// Converts a flow definition's steps.
-    static func nodes(from steps: [FlowStep]) -> [FlowPlanNode] {
+    /// Converts a flow definition's steps, with its `defaults:` for steps that set no policy.
+    static func nodes(from steps: [FlowStep], defaults: FlowStepDefaults = FlowStepDefaults()) -> [FlowPlanNode] {
         steps.map { step in
             switch step {
             case .operation(let op):
-                return .operation(.named(op.op, parameters: op.parameters), location: op.location)
+                let policy = FlowTaskPolicy(retry: op.retry ?? defaults.retry ?? .none, timeout: op.timeout ?? defaults.timeout)
+                return .operation(.named(op.op, parameters: op.parameters), location: op.location, policy: policy)
             case .group(let group):
                 return .group(FlowGroupPlan(
                     source: .named(group.op, parameters: group.parameters), inputKey: group.input,
                     outputKey: group.output, maxConcurrent: max(1, group.maxConcurrent),
-                    allowFailure: group.allowFailure, location: group.location
+                    allowFailure: group.allowFailure, location: group.location,
+                    policy: FlowTaskPolicy(retry: group.retry ?? defaults.retry ?? .none, timeout: group.timeout ?? defaults.timeout),
+                    maxFailures: group.maxFailures
                 ))
             case .cases(let cases):
                 return .cases(
-                    branches: cases.branches.map { (FlowCase(key: $0.key, value: $0.value), nodes(from: $0.steps)) },
-                    defaultSteps: cases.defaultSteps.map { nodes(from: $0) }
+                    branches: cases.branches.map { (FlowCase(key: $0.key, value: $0.value), nodes(from: $0.steps, defaults: defaults)) },
+                    defaultSteps: cases.defaultSteps.map { nodes(from: $0, defaults: defaults) }
                 )
             }
         }

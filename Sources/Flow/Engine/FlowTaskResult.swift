@@ -23,6 +23,15 @@ public struct FlowTaskResult: @unchecked Sendable {
     public var groupIndex: Int?
     /// For a group element: the value it left at its `primaryOutputParamKey`, if any.
     public var groupOutput: Any?
+    /// For a failure: whether trying again would fail the same way (``FlowRetryAdvice``; bucket
+    /// data errors always are), so `retry` does not try it again.
+    public var isPermanentFailure: Bool
+    /// For a failure: how long it asked to wait before another try (HTTP `Retry-After`).
+    public var retryAfter: Duration?
+    /// Which try this was, from 1 (``FlowRetryPolicy``).
+    public var attempt = 1
+    /// The failed tries before this one, when the step retried.
+    public var earlierAttempts: [FlowAttemptRecord] = []
 
     /// Creates a result.
     public init(
@@ -37,6 +46,20 @@ public struct FlowTaskResult: @unchecked Sendable {
         self.startedAt = startedAt
         self.finishedAt = finishedAt
         self.worker = worker
+        isPermanentFailure = Self.isPermanent(state: state, error: error)
+        retryAfter = (error as? any FlowRetryAdvice)?.retryAfter
+    }
+
+    /// Whether a failure would only repeat: bucket data errors, errors that say so
+    /// (``FlowRetryAdvice``), and a flow's own errors (an unknown op, bad parameters).
+    static func isPermanent(state: FlowFinishState, error: (any Error)?) -> Bool {
+        switch state {
+        case .successfully, .cancelled: return false
+        case .withInsufficientInputData, .withMismatchInputDataType: return true
+        case .withError:
+            if let advice = error as? any FlowRetryAdvice { return advice.isPermanent }
+            return error is FlowError || error is FlowParameterError || error is FlowDataError
+        }
     }
 
     /// A result for a task that could not be run at all: named and indexed as the task is.

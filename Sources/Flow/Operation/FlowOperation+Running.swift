@@ -109,3 +109,11 @@ public enum FlowOperationRunner {
         return result
     }
 }
+
+extension FlowOperation {
+    /// Lets an op instance run again after a failed try (a serial step's `retry`): a time limit
+    /// cancelled the try, which must not cancel the next one.
+    func prepareForRetry() {
+        lock.withLock { cancelled = false }
+    }
+}

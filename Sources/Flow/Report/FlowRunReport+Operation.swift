@@ -13,8 +13,10 @@ extension FlowRunReport {
 
         /// How the op finished: `successfully`, `withError`, `withInsufficientInputData`,
         /// `withMismatchInputDataType` or `cancelled`.
-        public var state: String {
-            switch record.state {
+        public var state: String { Self.stateName(record.state) }
+
+        static func stateName(_ state: FlowFinishState) -> String {
+            switch state {
             case .successfully: return "successfully"
             case .withError: return "withError"
             case .withInsufficientInputData: return "withInsufficientInputData"
@@ -33,7 +35,11 @@ extension FlowRunReport {
 
         private enum CodingKeys: String, CodingKey {
             case op, tag, groupIndex, groupOutputKey, worker, startedAt, finishedAt, durationSeconds, state, error
-            case logLines, location
+            case logLines, location, attempt, attempts
+        }
+
+        private enum AttemptKeys: String, CodingKey {
+            case attempt, worker, startedAt, finishedAt, state, error, retryAfterSeconds
         }
 
         private enum LogLineKeys: String, CodingKey {
@@ -60,6 +66,27 @@ extension FlowRunReport {
                 try entry.encode(line.text, forKey: .text)
             }
             try container.encode(record.location?.description, forKey: .location)
+            try container.encode(record.attempt, forKey: .attempt)
+            // Every try, the last (this record) included, so a reader sees the whole story.
+            var attempts = container.nestedUnkeyedContainer(forKey: .attempts)
+            for earlier in record.earlierAttempts {
+                var entry = attempts.nestedContainer(keyedBy: AttemptKeys.self)
+                try entry.encode(earlier.attempt, forKey: .attempt)
+                try entry.encode(earlier.worker, forKey: .worker)
+                try entry.encode(FlowRunReport.timestamp(earlier.startedAt), forKey: .startedAt)
+                try entry.encode(FlowRunReport.timestamp(earlier.finishedAt), forKey: .finishedAt)
+                try entry.encode(Self.stateName(earlier.state), forKey: .state)
+                try entry.encode(earlier.state.failureText, forKey: .error)
+                try entry.encode(earlier.retryWait.seconds, forKey: .retryAfterSeconds)
+            }
+            var last = attempts.nestedContainer(keyedBy: AttemptKeys.self)
+            try last.encode(record.attempt, forKey: .attempt)
+            try last.encode(record.worker, forKey: .worker)
+            try last.encode(FlowRunReport.timestamp(record.startedAt), forKey: .startedAt)
+            try last.encode(FlowRunReport.timestamp(record.finishedAt), forKey: .finishedAt)
+            try last.encode(state, forKey: .state)
+            try last.encode(error, forKey: .error)
+            try last.encodeNil(forKey: .retryAfterSeconds)
         }
     }
 }

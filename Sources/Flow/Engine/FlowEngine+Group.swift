@@ -1,0 +1,111 @@
+import Foundation
+
+extension FlowEngine {
+    /// Runs a group: one task per element of the input array, at most `maxConcurrent` at once,
+    /// each under the step's retry policy and time limit; outputs of successful elements are
+    /// collected in input order. Failures beyond the step's budget (`allowFailure`, `maxFailures`)
+    /// stop it.
+    func runGroup(_ plan: FlowGroupPlan) async -> Outcome? {
+        guard let elements = flow.dataBucket[plan.inputKey] as? [Any], !elements.isEmpty else {
+            flow.log(message: "[FlowArrayGroupDispatcher] group created: 0")
+            flow.log(message: "[Group] no operation to run for group; please make sure the input data: <\(plan.inputKey)> is not empty")
+            return .failed(FlowError.emptyGroupInput(key: plan.inputKey))
+        }
+        flow.log(message: "[FlowArrayGroupDispatcher] group created: \(elements.count)")
+        let operationName = groupOperationName(plan)
+        flow.progress(.groupStarted(operation: operationName, total: elements.count, maxConcurrent: plan.maxConcurrent))
+        var done = 0
+        var failures: [FlowTaskResult] = []
+        defer { flow.progress(.groupFinished(operation: operationName, done: done, failed: failures.count, total: elements.count)) }
+
+        var resolvedPlan = plan
+        if case .named(let name, let parameters) = plan.source {
+            do {
+                resolvedPlan.source = .named(name, parameters: try FlowParameterTemplate.resolve(parameters, bucket: flow.dataBucket))
+            } catch {
+                return reportUnresolved(error, operation: name, location: plan.location)
+            }
+        }
+        let tasks = elements.enumerated().map { index, element in groupTask(resolvedPlan, index: index, element: element) }
+        let failureLimit = plan.allowFailure ? Int.max : plan.maxFailures?.limit(total: tasks.count) ?? 0
+        var outputs = [Any?](repeating: nil, count: elements.count)
+        let stop: Outcome? = await withTaskGroup(of: FlowTaskResult.self) { group in
+            var next = 0
+            func startNext() {
+                guard next < tasks.count else { return }
+                let task = tasks[next]
+                let renew = freshOperation(for: resolvedPlan)
+                group.addTask { await execute(task, policy: plan.policy, renew: renew) }
+                next += 1
+            }
+            while next < min(plan.maxConcurrent, tasks.count) { startNext() }
+            while let result = await group.next() {
+                if Task.isCancelled || { if case .cancelled = result.state { return true } else { return false } }() {
+                    group.cancelAll()
+                    return .cancelled
+                }
+                let record = flow.record(result, tag: tasks[result.groupIndex ?? 0].groupTag, appliesBucketChanges: false,
+                                         groupOutputKey: plan.outputKey, location: plan.location)
+                done += 1
+                if !result.state.isSuccess { failures.append(result) }
+                flow.progress(.groupElementFinished(record, done: done, failed: failures.count, total: tasks.count))
+                // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
+                if result.state.isSuccess, let index = result.groupIndex, let output = result.groupOutput { outputs[index] = output }
+                if failures.count > failureLimit {
+                    if let budget = plan.maxFailures {
+                        flow.log(message: "[Group] \(failures.count) elements failed, more than maxFailures: \(budget) allows (\(failureLimit))")
+                    }
+                    flow.log(message: "[Group] not allow failure in group. stop immediately.")
+                    group.cancelAll()
+                    return .failed(result.failure)
+                }
+                startNext()
+            }
+            return nil
+        }
+        if let stop { return stop }
+        if !failures.isEmpty { logFailures(failures, of: tasks, plan: plan) }
+        let collected = outputs.compactMap { $0 }
+        flow.applyBucketChange(key: plan.outputKey, value: collected, at: Date())
+        flow.log(message: "[FlowArrayGroupDispatcher] all finished. output size: \(collected.count)")
+        return nil
+    }
+
+    /// The group's closing count and one line per failed element, in input order.
+    private func logFailures(_ failures: [FlowTaskResult], of tasks: [FlowTask], plan: FlowGroupPlan) {
+        let allowance = plan.allowFailure ? "allowFailure" : "maxFailures: \(plan.maxFailures?.description ?? "0")"
+        flow.log(message: "[Group] \(failures.count) of \(tasks.count) elements failed (within \(allowance)):")
+        for result in failures.sorted(by: { ($0.groupIndex ?? 0) < ($1.groupIndex ?? 0) }) {
+            let index = result.groupIndex ?? 0
+            let label = FlowLabel.make(name: result.operationName, tag: tasks[index].groupTag, worker: result.worker)
+            flow.log(message: "[Group]   element \(index) \(label): \(result.state.failureText)")
+        }
+    }
+
+    /// For a group of op instances, a maker of fresh ones, so a retry never reuses a finished op.
+    private func freshOperation(for plan: FlowGroupPlan) -> (@Sendable () -> FlowTask.Operation)? {
+        guard plan.policy.retry.attempts > 1, case .creator(let creator) = plan.source else { return nil }
+        return { .instance(creator.create()) }
+    }
+
+    func groupOperationName(_ plan: FlowGroupPlan) -> String {
+        switch plan.source {
+        case .creator(let creator): return String(describing: creator)
+        case .named(let name, _): return name
+        }
+    }
+
+    private func groupTask(_ plan: FlowGroupPlan, index: Int, element: Any) -> FlowTask {
+        let operation: FlowTask.Operation
+        let name: String
+        switch plan.source {
+        case .creator(let creator):
+            let instance = creator.create()
+            (operation, name) = (.instance(instance), instance.operationName)
+        case .named(let opName, let parameters):
+            (operation, name) = (.named(opName, parameters: parameters), opName)
+        }
+        return FlowTask(operation: operation, bucket: [:], groupTag: FlowGroupTag.make(), groupIndex: index,
+                        groupElement: element, operationName: name, location: plan.location)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+extension FlowEngine {
+    /// Runs a task under its step's time limit and retry policy: a transient failure is tried
+    /// again after the policy's wait, elsewhere when the executor can; a permanent one, a
+    /// cancellation, or the last try ends it. Each failed try writes one summary line, and the
+    /// result carries every earlier try for reports.
+    ///
+    /// - Parameters:
+    ///   - task: the first try.
+    ///   - policy: the step's retry policy and time limit.
+    ///   - renew: makes a fresh op for each further try, for ops given as instances.
+    func execute(_ task: FlowTask, policy: FlowTaskPolicy, renew: (@Sendable () -> FlowTask.Operation)? = nil) async -> FlowTaskResult {
+        var task = task
+        task.timeLimit = policy.timeout
+        var earlier: [FlowAttemptRecord] = []
+        var random = SystemRandomNumberGenerator()
+        while true {
+            var result = await executor.execute(task)
+            result.attempt = task.attempt
+            let cancelled = { if case .cancelled = result.state { true } else { false } }()
+            guard !result.state.isSuccess, !cancelled, !result.isPermanentFailure, task.attempt < policy.retry.attempts,
+                  !Task.isCancelled else {
+                result.earlierAttempts = earlier
+                return result
+            }
+            let wait = policy.retry.wait(after: task.attempt, retryAfter: result.retryAfter, using: &random)
+            let label = FlowLabel.make(name: result.operationName, tag: task.groupTag, worker: result.worker)
+            flow.log(message: "\(label) attempt \(task.attempt) of \(policy.retry.attempts) failed: \(result.state.failureText); "
+                + "retrying in \(wait.shortText)")
+            earlier.append(FlowAttemptRecord(result: result, retryWait: wait))
+            if let worker = result.worker { task.previousWorkers.append(worker) }
+            do {
+                try await Task.sleep(for: wait)
+            } catch {
+                var cancelledResult = FlowTaskResult.cancelled(task)
+                cancelledResult.earlierAttempts = earlier
+                return cancelledResult
+            }
+            task.attempt += 1
+            if let renew {
+                task.operation = renew()
+            } else if case .instance(let operation) = task.operation {
+                operation.prepareForRetry()
+            }
+        }
+    }
+}
+
+extension FlowFinishState {
+    /// The failure's text without its state name (`HTTP 503`), empty for success.
+    public var failureText: String {
+        switch self {
+        case .successfully: return ""
+        case .cancelled: return "cancelled"
+        case .withError(let text), .withInsufficientInputData(let text), .withMismatchInputDataType(let text): return text
+        }
+    }
+}
