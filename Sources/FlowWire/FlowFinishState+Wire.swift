@@ -22,17 +22,43 @@ extension FlowFinishState {
     }
 }
 
+/// A finish state with what a failure says about trying again (docs/PROTOCOL.md §7.3).
+public struct WireFinish: Sendable, Hashable {
+    /// How the op finished.
+    public var state: FlowFinishState
+    /// For `withError`: whether trying again would fail the same way (code `0x05`).
+    public var isPermanent: Bool
+    /// For a transient `withError`: how long the op asked to wait before another try, in
+    /// milliseconds; 0 for no preference.
+    public var retryAfterMilliseconds: UInt64
+
+    /// Creates a finish.
+    public init(_ state: FlowFinishState, isPermanent: Bool = false, retryAfterMilliseconds: UInt64 = 0) {
+        self.state = state
+        let isError = { if case .withError = state { true } else { false } }()
+        self.isPermanent = isError && isPermanent
+        self.retryAfterMilliseconds = isError && !isPermanent ? retryAfterMilliseconds : 0
+    }
+}
+
 extension WireWriter {
-    /// Appends a finish state: code byte, then text string (empty for codes that carry none).
-    public mutating func writeFinishState(_ state: FlowFinishState) {
-        writeUInt8(state.wireCode)
-        writeString(state.wireText)
+    /// Appends a finish state: code byte, text string (empty for codes that carry none), and for a
+    /// transient error the wait it asked for.
+    public mutating func writeFinish(_ finish: WireFinish) {
+        if case .withError = finish.state, finish.isPermanent {
+            writeUInt8(0x05)
+            writeString(finish.state.wireText)
+            return
+        }
+        writeUInt8(finish.state.wireCode)
+        writeString(finish.state.wireText)
+        if case .withError = finish.state { writeVarint(finish.retryAfterMilliseconds) }
     }
 }
 
 extension WireReader {
     /// Reads a finish state, rejecting an unknown code or text on a code that carries none.
-    public mutating func readFinishState(_ field: StaticString) throws(WireDecodingError) -> FlowFinishState {
+    public mutating func readFinish(_ field: StaticString) throws(WireDecodingError) -> WireFinish {
         let start = offset
         let code = try readUInt8(field)
         let text = try readString(field)
@@ -44,10 +70,11 @@ extension WireReader {
                     "\(field): finish code 0x\(code.hexDigits) carries no text, got \(text.utf8.count) byte(s)"
                 )
             }
-            return code == 0x00 ? .successfully : .cancelled
-        case 0x01: return .withError(text)
-        case 0x02: return .withInsufficientInputData(text)
-        case 0x03: return .withMismatchInputDataType(text)
+            return WireFinish(code == 0x00 ? .successfully : .cancelled)
+        case 0x01: return WireFinish(.withError(text), retryAfterMilliseconds: try readVarint("retry after"))
+        case 0x02: return WireFinish(.withInsufficientInputData(text))
+        case 0x03: return WireFinish(.withMismatchInputDataType(text))
+        case 0x05: return WireFinish(.withError(text), isPermanent: true)
         default:
             throw WireDecodingError(.invalidField, offset: start, "\(field): unknown finish code 0x\(code.hexDigits)")
         }

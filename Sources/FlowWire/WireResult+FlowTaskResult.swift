@@ -14,6 +14,7 @@ extension WireResult {
     ///   - task: the TASK it answers.
     public init(_ result: FlowTaskResult, for task: WireTask) {
         var state = result.state
+        var permanent = result.isPermanentFailure
         var events: [WireEvent] = []
         events.reserveCapacity(result.events.count)
         for event in result.events {
@@ -28,6 +29,7 @@ extension WireResult {
                     events.append(WireEvent(time: event.time, kind: .set(key: key, value: converted)))
                 } catch {
                     state = .withError(error.description)
+                    permanent = true
                 }
             }
         }
@@ -39,11 +41,13 @@ extension WireResult {
                 output = converted
             } catch {
                 state = .withError(error.description)
+                permanent = true
             }
         }
+        let retryAfter = result.retryAfter.map { UInt64(max(0, ($0.seconds * 1000).rounded())) } ?? 0
         self.init(taskID: task.taskID, attempt: task.attempt, finishState: state, startedAt: result.startedAt,
                   finishedAt: result.finishedAt, events: events, elementIndex: task.isGroupElement ? task.elementIndex : nil,
-                  output: output)
+                  output: output, isPermanent: permanent, retryAfterMilliseconds: retryAfter)
     }
 }
 
@@ -65,5 +69,7 @@ extension FlowTaskResult {
                   startedAt: wire.startedAt, finishedAt: wire.finishedAt, worker: worker)
         groupIndex = wire.elementIndex
         groupOutput = wire.output?.anyValue
+        if case .withError = wire.finishState { isPermanentFailure = wire.isPermanent }
+        retryAfter = wire.retryAfterMilliseconds > 0 ? .milliseconds(Int64(clamping: wire.retryAfterMilliseconds)) : nil
     }
 }

@@ -9,6 +9,10 @@ public struct WireResult: Sendable, Hashable {
     public var attempt: UInt32
     /// How the op finished.
     public var finishState: FlowFinishState
+    /// For a failure: whether trying again would fail the same way.
+    public var isPermanent: Bool
+    /// For a transient failure: how long the op asked to wait before another try; 0 for none.
+    public var retryAfterMilliseconds: UInt64
     /// When the op started, on the worker's clock (microsecond resolution on the wire).
     public var startedAt: Date
     /// When the op finished, on the worker's clock (microsecond resolution on the wire).
@@ -31,11 +35,16 @@ public struct WireResult: Sendable, Hashable {
         finishedAt: Date,
         events: [WireEvent] = [],
         elementIndex: Int? = nil,
-        output: FlowValue? = .none
+        output: FlowValue? = .none,
+        isPermanent: Bool = false,
+        retryAfterMilliseconds: UInt64 = 0
     ) {
         self.taskID = taskID
         self.attempt = attempt
         self.finishState = finishState
+        let finish = WireFinish(finishState, isPermanent: isPermanent, retryAfterMilliseconds: retryAfterMilliseconds)
+        self.isPermanent = finish.isPermanent
+        self.retryAfterMilliseconds = finish.retryAfterMilliseconds
         self.startedAt = startedAt
         self.finishedAt = finishedAt
         self.events = events
@@ -52,7 +61,7 @@ extension WireResult {
     public func write(to writer: inout WireWriter) {
         writer.writeUInt64(taskID)
         writer.writeUInt32(attempt)
-        writer.writeFinishState(finishState)
+        writer.writeFinish(WireFinish(finishState, isPermanent: isPermanent, retryAfterMilliseconds: retryAfterMilliseconds))
         writer.writeDate(startedAt)
         writer.writeDate(finishedAt)
         writer.writeVarint(UInt64(events.count))
@@ -78,7 +87,10 @@ extension WireResult {
     public init(reading reader: inout WireReader) throws(WireDecodingError) {
         taskID = try reader.readUInt64("task id")
         attempt = try reader.readUInt32("attempt")
-        finishState = try reader.readFinishState("finish state")
+        let finish = try reader.readFinish("finish state")
+        finishState = finish.state
+        isPermanent = finish.isPermanent
+        retryAfterMilliseconds = finish.retryAfterMilliseconds
         startedAt = try reader.readDate("started at")
         finishedAt = try reader.readDate("finished at")
         let count = try reader.readCount(minimumElementSize: WireReader.minimumEventSize, "events")

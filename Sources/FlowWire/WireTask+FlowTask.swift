@@ -31,12 +31,17 @@ extension WireTask {
             }
             self.init(taskID: taskID, op: name, parameters: parameters, bucket: bucket)
         }
+        if let limit = task.timeLimit {
+            // At least 1 ms: 0 on the wire means no limit.
+            timeLimitMilliseconds = UInt32(clamping: max(1, Int64((limit.seconds * 1000).rounded(.up))))
+        }
     }
 }
 
 extension FlowTask {
     /// The task a worker runs for a TASK: the registered op with its parameters, against the
-    /// TASK's bucket, or its group element at its index.
+    /// TASK's bucket, or its group element at its index. Its time limit is left to the worker's
+    /// protocol state machine, which stops the op and answers for it.
     ///
     /// - Parameter wire: the TASK.
     public init(wire: WireTask) {

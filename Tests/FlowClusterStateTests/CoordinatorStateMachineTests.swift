@@ -247,6 +247,16 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(sent(machine.dispatch(now: at(1.002))) == [alpha: [3]])
     }
 
+    @Test func aRetryGoesToAWorkerThatHasNotFailedItWhenOneCanTakeIt() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 8), from: alpha, now: at(0))
+        _ = machine.receive(ready("w2", slots: 1), from: beta, now: at(0))
+        machine.submit(task(1), waiter: 1, avoid: ["w1"])
+        #expect(sent(machine.dispatch(now: at(0))) == [beta: [1]], "w1 has more free slots, but failed this task")
+        machine.submit(task(2), waiter: 2, avoid: ["w1"])
+        #expect(sent(machine.dispatch(now: at(0))) == [alpha: [2]], "with w2 full, w1 beats waiting")
+    }
+
     @Test func aWorkerThatDisconnectsHandsBackItsTasks() {
         var machine = machine()
         _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(0))

@@ -157,5 +157,37 @@ extension ClusterIntegrationTests {
                 #expect(try empty.nextTasks(timeout: 0.1) == nil)
             }
         }
+
+        @Test func aTransientFailureIsRetriedOnAnotherWorkerAndAPermanentOneIsNot() async throws {
+            try await withCluster { cluster in
+                let flow = """
+                    flow: retry
+                    bucket: {items: [e0, e1]}
+                    steps:
+                      - group: {op: SleepOp, input: items, output: outs, maxConcurrent: 2, allowFailure: true,
+                                retry: {attempts: 3, delay: 0.01}, with: {ms: 0}}
+                    """
+                let (coordinator, endpoint) = try await startCoordinator(cluster, flow)
+                let flaky = try RawWorker(endpoint: endpoint, name: "flaky", slots: 8, ops: ["SleepOp"])
+                let tasks = try #require(try flaky.nextTasks()).sorted { $0.elementIndex < $1.elementIndex }
+                try #require(tasks.count == 2)
+                _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 2)
+                try #require(await coordinator.waitForStderr(containing: "worker w2 joined", timeout: 10))
+                try flaky.send(.result([
+                    WireResult(taskID: tasks[0].taskID, attempt: tasks[0].attempt, finishState: .withError("HTTP 503"),
+                               startedAt: Date(), finishedAt: Date(), elementIndex: 0),
+                    WireResult(taskID: tasks[1].taskID, attempt: tasks[1].attempt, finishState: .withError("HTTP 403"),
+                               startedAt: Date(), finishedAt: Date(), elementIndex: 1, isPermanent: true),
+                ]))
+                let end = await coordinator.waitForExit(timeout: 30)
+                #expect(end == .exit(0), "\(coordinator.transcript)")
+                let summary = coordinator.stdout
+                #expect(summary.contains("@ flaky] attempt 1 of 3 failed: HTTP 503; retrying in "), "\(summary)")
+                #expect(summary.contains("@ w2] DidFinish: successfully"), "the retry must run on the worker that did not fail it\n\(summary)")
+                #expect(!summary.contains("failed: HTTP 403; retrying"), "a permanent failure is tried once\n\(summary)")
+                #expect(summary.finalBucketValue("outs") == "[\"e0\"]", "\(summary)")
+                #expect(try flaky.nextTasks(timeout: 0.2) == nil, "no retry may go back to the worker that failed it")
+            }
+        }
     }
 }

@@ -153,7 +153,10 @@ struct WireBodyRejectionTests {
         let head = "01 0700000000000000 01000000"
         // Each body: finish code and text, times, event count and events, output presence byte.
         #expect(throws: Never.self) { try WireCodec.decode(frames(0x03, body: bytes(hex: head + "00 00" + times + "00 00"))) }
-        expectRejection(frames(0x03, body: bytes(hex: head + "05 00" + times + "00 00")), .invalidField)
+        expectRejection(frames(0x03, body: bytes(hex: head + "06 00" + times + "00 00")), .invalidField)
+        // A transient error carries the wait it asked for; a permanent one (0x05) does not.
+        #expect(throws: Never.self) { try WireCodec.decode(frames(0x03, body: bytes(hex: head + "01 0178 00" + times + "00 00"))) }
+        #expect(throws: Never.self) { try WireCodec.decode(frames(0x03, body: bytes(hex: head + "05 0178" + times + "00 00"))) }
         expectRejection(frames(0x03, body: bytes(hex: head + "00 0178" + times + "00 00")), .invalidField)
         expectRejection(frames(0x03, body: bytes(hex: head + "04 0178" + times + "00 00")), .invalidField)
         expectRejection(frames(0x03, body: bytes(hex: head + "00 00" + times + "01 0000000000000000 02 00 00")), .invalidField)

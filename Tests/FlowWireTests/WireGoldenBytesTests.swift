@@ -64,7 +64,15 @@ struct WireGoldenBytesTests {
         let failed = WireResult(
             taskID: 8, attempt: 2, finishState: .withError("x"), startedAt: wireDate(0), finishedAt: wireDate(0), elementIndex: 3
         )
-        try expectBody(.result([failed]), "01  0800000000000000  02000000  01 01 78  0000000000000000  0000000000000000  00  01 03")
+        try expectBody(.result([failed]), "01  0800000000000000  02000000  01 01 78 00  0000000000000000  0000000000000000  00  01 03")
+        var slowDown = failed
+        slowDown.retryAfterMilliseconds = 1_500
+        try expectBody(.result([slowDown]), "01  0800000000000000  02000000  01 01 78 dc0b  0000000000000000  0000000000000000  00  01 03")
+        let forbidden = WireResult(
+            taskID: 8, attempt: 2, finishState: .withError("x"), startedAt: wireDate(0), finishedAt: wireDate(0), elementIndex: 3,
+            isPermanent: true
+        )
+        try expectBody(.result([forbidden]), "01  0800000000000000  02000000  05 01 78  0000000000000000  0000000000000000  00  01 03")
     }
 
     @Test("DISCONNECT example")

@@ -1,7 +1,8 @@
+import Flow
 import Foundation
 
 /// A cluster problem: what went wrong and what to do about it.
-public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable {
+public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, FlowRetryAdvice {
     /// The coordinator could not bind its endpoint.
     case cannotBind(endpoint: String, reason: String)
     /// A worker could not connect.
@@ -28,6 +29,15 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable {
         switch self {
         case .cannotBind, .cannotConnect, .noWorkerOffers, .cannotStartWorkers, .notRunning, .invalidWorker: return true
         case .quarantined, .unsendableValue, .preparationFailed, .protocolViolation: return false
+        }
+    }
+
+    /// Whether `retry` may try the task again: not for a value that cannot be sent, a task that
+    /// keeps losing workers, or a cluster without the op; yes for a worker's protocol slip.
+    public var isPermanent: Bool {
+        switch self {
+        case .protocolViolation: return false
+        default: return true
         }
     }
 

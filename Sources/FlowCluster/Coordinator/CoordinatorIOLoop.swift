@@ -78,7 +78,7 @@ struct CoordinatorIOLoop {
         var actions: [Machine.Action] = []
         for command in commands {
             switch command {
-            case .submit(let task, let waiter): machine.submit(task, waiter: waiter)
+            case .submit(let task, let waiter, let avoid): machine.submit(task, waiter: waiter, avoid: avoid)
             case .cancel(let taskID): actions += machine.cancel(taskID: taskID)
             }
         }

@@ -8,7 +8,7 @@ final class CoordinatorMailbox: Sendable {
     typealias Waiter = CheckedContinuation<FlowTaskResult, Never>
 
     enum Command: Sendable {
-        case submit(WireTask, Waiter)
+        case submit(WireTask, Waiter, avoid: Set<String>)
         case cancel(UInt64)
     }
 

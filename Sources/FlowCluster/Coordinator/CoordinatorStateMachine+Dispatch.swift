@@ -26,13 +26,17 @@ extension CoordinatorStateMachine {
         var kept: [UInt64] = []
         for taskID in queue {
             guard var record = tasks[taskID] else { continue }
-            // The worker with the most free slots that offers the op; rotation breaks ties.
+            // The worker with the most free slots that offers the op, preferring one that has not
+            // failed this task before; rotation breaks ties.
             var best: Data?
-            var bestFree = 0
+            var bestScore = (fresh: false, free: 0)
             for peer in peers {
-                guard let worker = workers[peer], !worker.stopping, worker.ops.contains(record.task.op), worker.free > bestFree else { continue }
-                best = peer
-                bestFree = worker.free
+                guard let worker = workers[peer], !worker.stopping, worker.ops.contains(record.task.op), worker.free > 0 else { continue }
+                let score = (fresh: !record.avoid.contains(worker.name), free: worker.free)
+                if best == nil || (score.fresh && !bestScore.fresh) || (score.fresh == bestScore.fresh && score.free > bestScore.free) {
+                    best = peer
+                    bestScore = score
+                }
             }
             guard let peer = best else {
                 kept.append(taskID)

@@ -64,6 +64,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         var worker: Data?
         /// Since when no connected worker offers its op.
         var unofferedSince: Instant?
+        /// Workers that failed an earlier try of it (a retry): another worker gets it when one can.
+        var avoid: Set<String> = []
     }
 
     let configuration: Configuration
@@ -92,9 +94,10 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
 
     // MARK: Events
 
-    /// A task to run: queued; ``dispatch(now:)`` sends it.
-    mutating func submit(_ task: WireTask, waiter: Waiter) {
-        tasks[task.taskID] = TaskRecord(task: task, waiter: waiter)
+    /// A task to run: queued; ``dispatch(now:)`` sends it, to a worker not in `avoid` when one can
+    /// take it.
+    mutating func submit(_ task: WireTask, waiter: Waiter, avoid: Set<String> = []) {
+        tasks[task.taskID] = TaskRecord(task: task, waiter: waiter, avoid: avoid)
         queue.append(task.taskID)
         expectedSubmissions = max(0, expectedSubmissions - 1)
     }

@@ -156,7 +156,7 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
         let taskID = wire.taskID
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<FlowTaskResult, Never>) in
-                switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, continuation)) {
+                switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, continuation, avoid: Set(task.previousWorkers))) {
                 case .notRunning: continuation.resume(returning: .failure(ClusterError.notRunning, for: task))
                 case .stopping: continuation.resume(returning: .cancelled(task))
                 case .queued(let first): if first { wakeup.signal() }
