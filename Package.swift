@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         // Transport: libzmq and a thin Swift layer over it. Knows nothing of flows.
@@ -40,7 +42,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The stock operations every worker offers (the seed's demo ops, later real ones).
-        .target(name: "FlowStandardOps", dependencies: ["Flow"], swiftSettings: strictSettings),
+        .target(
+            name: "FlowStandardOps",
+            dependencies: [
+                "Flow",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
 
         // Wire protocol: messages and their binary codec (docs/PROTOCOL.md).
         .target(name: "FlowWire", dependencies: ["Flow"], swiftSettings: strictSettings),
@@ -82,7 +94,7 @@ let package = Package(
         .executableTarget(name: "flow-bench", dependencies: ["Flow"], path: "Benchmarks/flow-bench"),
 
         // Harness shared by the test targets: child processes and real servers (nginx) they start.
-        .target(name: "FlowTestSupport", path: "Tests/FlowTestSupport"),
+        .target(name: "FlowTestSupport", path: "Tests/FlowTestSupport", exclude: ["Resources"]),
 
         .testTarget(name: "FlowTests", dependencies: ["Flow", "FlowStandardOps"]),
         .testTarget(name: "FlowStandardOpsTests", dependencies: ["FlowStandardOps", "Flow", "FlowTestSupport"]),

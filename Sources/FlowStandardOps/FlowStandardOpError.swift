@@ -1,8 +1,10 @@
+import Flow
+
 /// Why one of the stock ops failed: a code to match on and a message naming what went wrong.
 ///
 /// The code is a struct rather than an enum so that new kinds of failure do not break callers
 /// that switch over the known ones.
-public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equatable {
+public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equatable, FlowRetryAdvice {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -35,11 +37,30 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
     public let code: Code
     /// What went wrong, as the summary prints it.
     public let message: String
+    /// For ``Code/httpStatus``: the status the server answered.
+    public var status: Int?
+    /// How long the server asked to wait before another try (HTTP `Retry-After`).
+    public var retryAfter: Duration?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, status: Int? = nil, retryAfter: Duration? = nil) {
         self.code = code
         self.message = message
+        self.status = status
+        self.retryAfter = retryAfter
+    }
+
+    /// Whether `retry` would only repeat the failure: a file or folder that cannot be read, a
+    /// program that cannot start, and an HTTP status other than 408, 425, 429 and 5xx. A
+    /// connection error, a time limit and a program's non-zero exit are transient.
+    public var isPermanent: Bool {
+        switch code {
+        case .transport, .timeLimitExceeded, .temporaryFile, .nonZeroExit: return false
+        case .httpStatus:
+            guard let status else { return false }
+            return !([408, 425, 429].contains(status) || (500..<600).contains(status))
+        default: return true
+        }
     }
 
     public var description: String { message }

@@ -20,9 +20,12 @@ import Foundation
 ///   `coordinator` the cluster sends each file's bytes with its task.
 /// - `timeout` (seconds, default 300): the most the whole upload may take.
 ///
-/// A file on disk is streamed: memory does not grow with its size (`POST` first writes the
-/// multipart body to a temporary file by a chunked copy). A status outside 200–299 fails the op;
-/// its error and log line give the status and the start of the response body. A missing or
+/// Requests go through the process's one AsyncHTTPClient with a connection pool per host. A file
+/// on disk is streamed with backpressure, `PUT` and multipart `POST` alike, with no temporary
+/// copy: memory does not grow with its size. A status outside 200–299 fails the op; its error and
+/// log line give the status and the start of the response body. Connection errors, time-outs, 408,
+/// 425, 429 and 5xx are transient for a step's `retry` (with `Retry-After` honoured); any other
+/// status, and a file that cannot be read, are permanent. A missing or
 /// unreadable file fails the op with an error naming the path. Success logs
 /// `uploaded NAME (N bytes) -> URL in 0.12 s`.
 public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
@@ -93,9 +96,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         let started = Date()
         do {
             let objectURL = try Self.objectURL(base: baseURL, name: input.name)
-            let size = try await withTimeLimit(name: input.name, url: objectURL) {
-                try await UploadRequest(method: self.method, headers: self.headers, timeout: self.timeout).send(input, to: objectURL)
-            }
+            let size = try await UploadRequest(method: method, headers: headers, timeout: timeout).send(input, to: objectURL)
             log(message: "uploaded \(input.name) (\(size) bytes) -> \(objectURL.absoluteString) in \(DurationText.elapsed(since: started)) s")
             set(primaryOutputParamKey, objectURL.absoluteString)
         } catch let error as FlowStandardOpError {
@@ -115,20 +116,6 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             throw FlowStandardOpError(.transport, "cannot make a URL from \(text) and the file name \(name)")
         }
         return url
-    }
-
-    private func withTimeLimit(name: String, url: URL, _ upload: @escaping @Sendable () async throws -> Int) async throws -> Int {
-        let limit = timeout
-        return try await withThrowingTaskGroup(of: Int.self) { group in
-            group.addTask { try await upload() }
-            group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(limit * 1_000_000_000))
-                throw FlowStandardOpError(
-                    .timeLimitExceeded, "upload of \(name) to \(url.absoluteString) failed: time limit of \(DurationText.limit(limit)) s exceeded")
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
-        }
     }
 }
 

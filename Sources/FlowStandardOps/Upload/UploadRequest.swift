@@ -1,95 +1,111 @@
+import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOHTTP1
 
-/// One HTTP upload: builds the request, sends a file from disk by streaming or bytes from memory,
-/// and turns the answer into a size or a ``FlowStandardOpError``.
+/// One HTTP upload on the process's shared ``HTTPUploadClient``: builds the request, streams a file
+/// from disk (or sends bytes from memory), and turns the answer into a size or a
+/// ``FlowStandardOpError`` that says whether trying again could help.
 struct UploadRequest: Sendable {
     let method: UploadFileOp.Method
     let headers: [String: String]
     let timeout: Double
 
-    /// One session for every upload in the process, so connections to a server are reused.
-    private static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 16
-        configuration.timeoutIntervalForResource = 7 * 24 * 3600
-        return URLSession(configuration: configuration)
-    }()
-
     /// Uploads the file and returns how many bytes of it were sent.
     func send(_ input: FileInput, to url: URL) async throws -> Int {
-        var request = URLRequest(url: url)
-        request.httpMethod = method.rawValue
-        request.timeoutInterval = timeout
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = method == .put ? .PUT : .POST
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
         let action = "upload of \(input.name) to \(url.absoluteString) failed"
 
-        let answer: (Data, URLResponse)
-        let size: Int
+        let size: Int64
         switch (method, input) {
         case (.put, .path(let path, _)):
-            size = try ReadableFile(path: path).size
-            answer = try await perform(action) { try await Self.session.upload(for: request, fromFile: URL(fileURLWithPath: path)) }
+            let file = try OpenFile(path: path)
+            size = try file.size()
+            let body = FileBodyChunks(file: file, size: size, prefix: nil, suffix: nil)
+            request.body = .stream(body, length: .known(body.length))
         case (.put, .bytes(let bytes, _, _)):
-            size = bytes.count
-            answer = try await perform(action) { try await Self.session.upload(for: request, from: bytes) }
+            size = Int64(bytes.count)
+            request.body = .bytes(ByteBuffer(bytes: bytes))
         case (.post, .path(let path, let name)):
-            let body = MultipartFormBody(fieldName: "file", fileName: name)
-            request.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
-            let (fileSize, bodyFile) = try await BlockingWork.run {
-                let file = try ReadableFile(path: path)
-                return (file.size, try body.writeTemporaryFile(copying: file))
-            }
-            size = fileSize
-            defer { try? FileManager.default.removeItem(at: bodyFile) }
-            answer = try await perform(action) { try await Self.session.upload(for: request, fromFile: bodyFile) }
+            let form = MultipartFormBody(fieldName: "file", fileName: name)
+            request.headers.replaceOrAdd(name: "Content-Type", value: form.contentType)
+            let file = try OpenFile(path: path)
+            size = try file.size()
+            let body = FileBodyChunks(file: file, size: size, prefix: ByteBuffer(bytes: form.head), suffix: ByteBuffer(bytes: form.tail))
+            request.body = .stream(body, length: .known(body.length))
         case (.post, .bytes(let bytes, let name, _)):
-            size = bytes.count
-            let body = MultipartFormBody(fieldName: "file", fileName: name)
-            request.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
-            answer = try await perform(action) { try await Self.session.upload(for: request, from: body.data(with: bytes)) }
+            let form = MultipartFormBody(fieldName: "file", fileName: name)
+            request.headers.replaceOrAdd(name: "Content-Type", value: form.contentType)
+            size = Int64(bytes.count)
+            request.body = .bytes(ByteBuffer(bytes: form.data(with: bytes)))
         }
 
-        guard let response = answer.1 as? HTTPURLResponse else {
-            throw FlowStandardOpError(.transport, "\(action): the answer is not HTTP")
-        }
-        guard (200..<300).contains(response.statusCode) else {
-            throw FlowStandardOpError(.httpStatus, "\(action): HTTP \(response.statusCode)" + Self.bodyExcerpt(answer.0))
-        }
-        return size
-    }
-
-    /// Runs the request, turning URLSession's errors into ones that say what failed.
-    private func perform(_ action: String, _ request: () async throws -> (Data, URLResponse)) async throws -> (Data, URLResponse) {
+        let response: HTTPClientResponse
+        var excerpt = Data()
         do {
-            return try await request()
-        } catch {
-            try Task.checkCancellation()
-            if (error as NSError).domain == NSURLErrorDomain && (error as NSError).code == NSURLErrorTimedOut {
-                throw FlowStandardOpError(.timeLimitExceeded, "\(action): time limit of \(DurationText.limit(timeout)) s exceeded")
+            response = try await HTTPUploadClient.shared.execute(request, deadline: .now() + .milliseconds(Int64(timeout * 1000)))
+            // Read the answer to its end (so the connection can be reused), keeping its start.
+            for try await part in response.body where excerpt.count < 200 {
+                excerpt.append(contentsOf: part.readableBytesView.prefix(200 - excerpt.count))
             }
-            throw FlowStandardOpError(.transport, "\(action): \(Self.describe(error))")
+        } catch {
+            throw Self.failure(error, action: action, timeout: timeout)
         }
+        guard (200..<300).contains(Int(response.status.code)) else {
+            let status = Int(response.status.code)
+            throw FlowStandardOpError(.httpStatus, "\(action): HTTP \(status)" + Self.bodyExcerpt(excerpt), status: status,
+                                      retryAfter: response.headers.first(name: "Retry-After").flatMap(Self.retryAfter))
+        }
+        return Int(size)
     }
 
-    /// `: ` and the first 200 bytes of a response body on one line, or nothing for an empty body.
+    /// A transport failure in words, as a time limit when the deadline passed; cancellation and
+    /// the op's own errors pass through.
+    static func failure(_ error: any Error, action: String, timeout: Double) -> any Error {
+        if error is CancellationError || error is FlowStandardOpError { return error }
+        if let clientError = error as? HTTPClientError {
+            if clientError == .deadlineExceeded || clientError == .readTimeout || clientError == .writeTimeout {
+                return FlowStandardOpError(.timeLimitExceeded, "\(action): time limit of \(DurationText.limit(timeout)) s exceeded")
+            }
+            if clientError == .cancelled { return CancellationError() }
+        }
+        return FlowStandardOpError(.transport, "\(action): \(describe(error))")
+    }
+
+    /// `Retry-After` as a wait: delay-seconds, or an HTTP date.
+    static func retryAfter(_ value: String) -> Duration? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(text), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: text) else { return nil }
+        return .milliseconds(max(0, Int64(date.timeIntervalSinceNow * 1000)))
+    }
+
+    /// `: ` and the first 200 bytes of a response body on one line, or ` (empty body)`.
     static func bodyExcerpt(_ body: Data) -> String {
         let text = String(decoding: body.prefix(200), as: UTF8.self)
             .split(whereSeparator: \.isNewline).joined(separator: " ")
             .trimmingCharacters(in: .whitespaces)
-        return text.isEmpty ? " (empty body)" : ": " + text + (body.count > 200 ? "…" : "")
+        return text.isEmpty ? " (empty body)" : ": " + text + (body.count >= 200 ? "…" : "")
     }
 
-    /// URLSession's error in words: on Linux the useful text sits in the underlying error.
+    /// A client or connection error in words.
     static func describe(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
-           let text = underlying.userInfo[NSLocalizedDescriptionKey] as? String {
-            return text
+        if let clientError = error as? HTTPClientError {
+            switch clientError {
+            case .remoteConnectionClosed: return "the server closed the connection"
+            case .connectTimeout: return "connecting timed out"
+            default: return String(describing: clientError)
+            }
         }
-        if let text = nsError.userInfo[NSLocalizedDescriptionKey] as? String { return text }
-        return nsError.domain == NSURLErrorDomain ? "URL error \(nsError.code)" : String(describing: error)
+        let text = String(describing: error)
+        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
+        if text.contains("connectionReset") || text.contains("Connection reset") { return "connection reset by the server" }
+        return text
     }
 }

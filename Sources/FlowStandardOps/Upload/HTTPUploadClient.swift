@@ -1,0 +1,25 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOPosix
+
+/// The one HTTP client of a process that uploads: AsyncHTTPClient on NIO's shared event loops,
+/// with a connection pool per host so that a group's uploads reuse their connections.
+///
+/// It lives as long as the process, as `HTTPClient.shared` does, so nothing has to shut it down
+/// and no upload can find it shut. A cancelled upload cancels its request and closes only that
+/// request's connection.
+enum HTTPUploadClient {
+    /// Connections per host kept open at most, beyond which requests wait for one: more than a
+    /// worker's slots, so uploads to one server never queue behind each other.
+    static let connectionsPerHost = 64
+
+    static let shared: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
+        configuration.timeout = .init(connect: .seconds(10))
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        configuration.httpVersion = .http1Only
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    }()
+}

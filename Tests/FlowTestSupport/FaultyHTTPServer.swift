@@ -1,0 +1,117 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A real HTTP server on 127.0.0.1 that stores `PUT` bodies and injects faults on purpose: 503
+/// (with or without `Retry-After`), connection resets before and during the body, stalls, and
+/// permanent 403s. It is `Resources/faulty_http_server.py` (Python's standard library only).
+///
+/// ```swift
+/// let server = try FaultyHTTPServer(rules: [.init(kind: "503", every: 3)])
+/// defer { server.stop() }
+/// // PUT to server.url("/up/a.bin"); then server.storedFile("/up/a.bin"), try server.stats()
+/// ```
+public final class FaultyHTTPServer: @unchecked Sendable {
+    /// One fault; the first rule whose selectors all match a `PUT` acts on it.
+    public struct Rule: Encodable, Sendable {
+        /// `503`, `403`, `reset-before`, `reset-during` or `stall`.
+        public var kind: String
+        /// Every Nth `PUT`, counting all of them from 1.
+        public var every: Int?
+        /// The first K tries of each path.
+        public var first: Int?
+        /// Only these file names.
+        public var names: [String]?
+        /// For `503`: the `Retry-After` seconds sent.
+        public var retryAfter: Int?
+        /// For `stall`: how long the request is held.
+        public var seconds: Double?
+
+        public init(kind: String, every: Int? = nil, first: Int? = nil, names: [String]? = nil, retryAfter: Int? = nil,
+                    seconds: Double? = nil) {
+            self.kind = kind
+            self.every = every
+            self.first = first
+            self.names = names
+            self.retryAfter = retryAfter
+            self.seconds = seconds
+        }
+    }
+
+    /// What the server saw.
+    public struct Stats: Decodable, Sendable {
+        /// `PUT` requests received.
+        public var puts: Int
+        /// Tries per path.
+        public var byPath: [String: Int]
+        /// Stored files: path to size.
+        public var stored: [String: Int]
+        /// Answers by status code (and `reset`).
+        public var status: [String: Int]
+        /// Requests being handled now, and the most at once.
+        public var inFlight: Int
+        public var maxInFlight: Int
+    }
+
+    /// Where `PUT` bodies are stored.
+    public let root: TemporaryDirectory
+    /// The port it listens on.
+    public private(set) var port = 0
+    private let process = Process()
+    private let output = Pipe()
+
+    /// The server script, beside this file.
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Resources/faulty_http_server.py").path
+
+    /// Starts the server and waits until it listens.
+    ///
+    /// - Throws: when python3 is missing or the server does not start within 10 s.
+    public init(rules: [Rule] = []) throws {
+        root = try TemporaryDirectory(prefix: "faulty-http")
+        let rulesJSON = String(decoding: try JSONEncoder().encode(rules), as: UTF8.self)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.script, root.url.path, rulesJSON]
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try ProcessLaunch.run(process)
+        let deadline = Date().addingTimeInterval(10)
+        var seen = Data()
+        while Date() < deadline, process.isRunning {
+            seen += output.fileHandleForReading.availableData
+            if let line = String(data: seen, encoding: .utf8), let range = line.range(of: "listening on ") {
+                port = Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+                if port > 0 { break }
+            }
+        }
+        guard port > 0 else {
+            stop()
+            throw TestSupportError("the faulty HTTP server did not start (is python3 installed?): \(String(decoding: seen, as: UTF8.self))")
+        }
+    }
+
+    deinit { stop() }
+
+    /// `http://127.0.0.1:PORT` and `path`.
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// Where a `PUT` to `path` was stored.
+    public func storedFile(_ path: String) -> URL {
+        root.url.appendingPathComponent(String(path.drop { $0 == "/" }))
+    }
+
+    /// What the server has seen so far.
+    public func stats() throws -> Stats {
+        let data = try Data(contentsOf: URL(string: url("/_stats"))!)
+        return try JSONDecoder().decode(Stats.self, from: data)
+    }
+
+    /// Stops the server (SIGKILL: it holds no state worth a clean exit) and reaps it.
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}

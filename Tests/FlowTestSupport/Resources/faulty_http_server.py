@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""A real HTTP server on 127.0.0.1 that stores PUT bodies and injects faults, for upload tests.
+
+Usage: faulty_http_server.py ROOT RULES_JSON
+Prints "listening on PORT" once it accepts connections.
+
+RULES_JSON is a list of rules tried in order for each PUT; the first that matches acts:
+  {"kind": "503", "every": 10}                      every 10th PUT (1-based counter over all PUTs)
+  {"kind": "503", "retryAfter": 1, "first": 1}       the first try of every path
+  {"kind": "reset-before", "every": 7}              reset the connection before reading the body
+  {"kind": "reset-during", "every": 5}              read half the body, then reset
+  {"kind": "stall", "seconds": 30, "first": 1}      hold the request that long before answering
+  {"kind": "403", "names": ["secret.txt"]}          refuse these file names every time
+Selectors: "every": N (global PUT counter), "first": K (the first K tries of each path),
+"names": [...] (file names). A rule with several selectors needs all of them.
+
+GET /_stats answers JSON: {"puts": n, "byPath": {path: tries}, "stored": {path: bytes},
+"status": {code: count}, "inFlight": n, "maxInFlight": n}.
+"""
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = sys.argv[1]
+RULES = json.loads(sys.argv[2]) if len(sys.argv) > 2 else []
+LOCK = threading.Lock()
+STATS = {"puts": 0, "byPath": {}, "stored": {}, "status": {}, "inFlight": 0, "maxInFlight": 0}
+
+
+def matches(rule, counter, tries, name):
+    if "every" in rule and counter % rule["every"] != 0:
+        return False
+    if "first" in rule and tries > rule["first"]:
+        return False
+    if "names" in rule and name not in rule["names"]:
+        return False
+    return True
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def count(self, status):
+        with LOCK:
+            STATS["status"][str(status)] = STATS["status"].get(str(status), 0) + 1
+
+    def answer(self, status, body=b"", headers=None):
+        self.count(status)
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def reset(self):
+        # SO_LINGER 0: close sends RST, as a crashed or overloaded server would.
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
+        self.count("reset")
+
+    def do_GET(self):
+        if self.path == "/_stats":
+            with LOCK:
+                body = json.dumps(STATS).encode()
+            self.answer(200, body, {"Content-Type": "application/json"})
+        else:
+            self.answer(404, b"not found")
+
+    def do_PUT(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        name = os.path.basename(self.path)
+        with LOCK:
+            STATS["puts"] += 1
+            counter = STATS["puts"]
+            tries = STATS["byPath"].get(self.path, 0) + 1
+            STATS["byPath"][self.path] = tries
+            STATS["inFlight"] += 1
+            STATS["maxInFlight"] = max(STATS["maxInFlight"], STATS["inFlight"])
+        try:
+            for rule in RULES:
+                if not matches(rule, counter, tries, name):
+                    continue
+                kind = rule["kind"]
+                if kind == "reset-before":
+                    return self.reset()
+                if kind == "reset-during":
+                    self.rfile.read(length // 2)
+                    return self.reset()
+                if kind == "stall":
+                    deadline = time.time() + rule.get("seconds", 30)
+                    while time.time() < deadline:
+                        time.sleep(0.05)
+                    break
+                self.rfile.read(length)
+                if kind == "503":
+                    headers = {"Retry-After": str(rule["retryAfter"])} if "retryAfter" in rule else {}
+                    return self.answer(503, b"busy, try later", headers)
+                if kind == "403":
+                    return self.answer(403, b"forbidden: " + name.encode())
+            remaining = length
+            target = os.path.join(ROOT, self.path.lstrip("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            partial = target + ".partial"
+            with open(partial, "wb") as out:
+                while remaining > 0:
+                    chunk = self.rfile.read(min(remaining, 1 << 20))
+                    if not chunk:
+                        return
+                    out.write(chunk)
+                    remaining -= len(chunk)
+            os.replace(partial, target)
+            with LOCK:
+                STATS["stored"][self.path] = length
+            self.answer(201)
+        except (ConnectionError, OSError):
+            self.close_connection = True
+        finally:
+            with LOCK:
+                STATS["inFlight"] -= 1
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+
+def main():
+    server = Server(("127.0.0.1", 0), Handler)
+    print(f"listening on {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
