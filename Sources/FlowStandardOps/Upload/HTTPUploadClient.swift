@@ -16,7 +16,7 @@ enum HTTPUploadClient {
     static let shared: HTTPClient = {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
-        configuration.timeout = .init(connect: .seconds(10))
+        configuration.timeout = .init(connect: .seconds(3))
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         configuration.httpVersion = .http1Only
