@@ -1,3 +1,4 @@
+import Crypto
 import Flow
 import Foundation
 
@@ -42,16 +43,28 @@ public final class HashFileOp: FlowAsyncOperation, FlowOperationCreator, @unchec
         var hasher = SHA256()
         switch input {
         case .bytes(let data, _, _):
-            data.withUnsafeBytes { hasher.update($0) }
-            return (hasher.finalizeHex(), data.count)
+            hasher.update(data: data)
+            return (hex(hasher.finalize()), data.count)
         case .path(let path, _):
             let file = try ReadableFile(path: path)
             try file.forEachChunk { chunk in
-                hasher.update(chunk)
+                hasher.update(bufferPointer: chunk)
                 return !isCancelled()
             }
-            return (hasher.finalizeHex(), file.size)
+            return (hex(hasher.finalize()), file.size)
         }
+    }
+
+    /// A digest as lowercase hex, as `sha256sum` prints it.
+    static func hex(_ digest: SHA256.Digest) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(SHA256.Digest.byteCount * 2)
+        for byte in digest {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
 
