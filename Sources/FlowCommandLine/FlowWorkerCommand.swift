@@ -80,7 +80,7 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         }
         var logger = CommandLineLogging.logger(label: "flow-worker", level: logLevel)
         var configuration = FlowWorker.Configuration(endpoint: connect!, name: name, concurrency: concurrency ?? ProcessInfo.processInfo.activeProcessorCount)
-        configuration.heartbeatInterval = heartbeatInterval
+        configuration.heartbeatInterval = .milliseconds(Int64((heartbeatInterval * 1000).rounded()))
         configuration.liveness = liveness
         logger[metadataKey: "worker.name"] = "\(configuration.name)"
         let worker = try FlowWorker(configuration: configuration, registry: registry, logger: logger)

@@ -3,11 +3,13 @@ import FlowWire
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import ZeroMQ
 
 /// A worker process's engine: connects a DEALER to the coordinator, says READY with its ops and
 /// slots, runs up to `concurrency` tasks at once, heartbeats, and reconnects when the coordinator
-/// goes silent or restarts.
+/// goes silent or restarts. Every protocol rule lives in ``WorkerStateMachine``; this is the thin
+/// ZeroMQ shell around it.
 ///
 /// It is a `Service`: on graceful shutdown (SIGTERM or SIGINT in a `ServiceGroup`) it stops taking
 /// tasks, finishes the running ones, sends their RESULTs, says DISCONNECT and returns.
@@ -15,10 +17,10 @@ import ZeroMQ
 /// ```swift
 /// var registry = FlowOperationRegistry.standard
 /// registry.register("ResizeOp") { params in ResizeOp(width: try params.integer("width")) }
-/// let worker = FlowWorker(configuration: .init(endpoint: "tcp://coordinator:5555"), registry: registry, logger: logger)
+/// let worker = try FlowWorker(configuration: .init(endpoint: "tcp://coordinator:5555"), registry: registry, logger: logger)
 /// try await ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
 /// ```
-public final class FlowWorker: Service, @unchecked Sendable {
+public final class FlowWorker: Service, Sendable {
     /// Where to connect and how to behave.
     public struct Configuration: Sendable {
         /// The coordinator's endpoint, for example `tcp://10.0.0.5:5555`.
@@ -27,10 +29,13 @@ public final class FlowWorker: Service, @unchecked Sendable {
         public var name: String
         /// How many tasks run at once.
         public var concurrency: Int
-        /// Seconds between heartbeats.
-        public var heartbeatInterval: Double = 1
+        /// How often the worker heartbeats; it announces this in READY, and it governs the
+        /// connection on both sides.
+        public var heartbeatInterval: Duration = .seconds(1)
         /// Missed heartbeat intervals before the worker reconnects.
         public var liveness: Int = 3
+        /// The pause before a reconnect.
+        public var reconnectInterval: Duration = .seconds(1)
 
         /// Creates a configuration.
         public init(endpoint: String, name: String? = nil, concurrency: Int = ProcessInfo.processInfo.activeProcessorCount) {
@@ -45,26 +50,19 @@ public final class FlowWorker: Service, @unchecked Sendable {
     private let logger: Logger
     private let context: ZMQContext
     private let wakeup: ZMQWakeup
-    private let lock = NSLock()
-    private var outbox: [WireResult] = []
-    /// Tasks of the current registration that are running, and those waiting for a slot.
-    private var running: [UInt64: Task<Void, Never>] = [:]
-    private var backlog: [WireTask] = []
-    /// Bumped at every new registration: tasks of an older one are cancelled and their results
-    /// dropped, since the coordinator has already given them to other workers (PROTOCOL.md 8.7).
-    private var generation = 0
-    private var draining = false
-    private var exited = false
-    private var exitWaiters: [CheckedContinuation<Void, Never>] = []
-    private var startError: ClusterError?
+    private let mailbox = WorkerMailbox()
 
     /// Creates a worker; ``run()`` connects it.
     ///
     /// - Parameters:
     ///   - configuration: the coordinator endpoint, name and concurrency.
-    ///   - registry: the ops this worker offers.
-    ///   - logger: diagnostics.
+    ///   - registry: the ops this worker offers; at least one.
+    ///   - logger: diagnostics, with `task.id`, `task.attempt` and `task.op` metadata.
+    /// - Throws: ``ClusterError/invalidWorker(_:)`` for an empty registry.
     public init(configuration: Configuration, registry: FlowOperationRegistry, logger: Logger) throws {
+        guard !registry.names.isEmpty else {
+            throw ClusterError.invalidWorker("a worker needs at least one op: register ops in its FlowOperationRegistry")
+        }
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
@@ -76,219 +74,82 @@ public final class FlowWorker: Service, @unchecked Sendable {
     ///
     /// - Throws: ``ClusterError/cannotConnect(endpoint:reason:)`` for a bad endpoint.
     public func run() async throws {
-        let thread = Thread { [self] in
-            ioThread()
-            let waiters = lock.withLock {
-                exited = true
-                defer { exitWaiters = [] }
-                return exitWaiters
-            }
-            for waiter in waiters { waiter.resume() }
+        let loop = WorkerIOLoop(configuration: configuration, registry: registry, logger: logger, context: context,
+                                wakeup: wakeup, mailbox: mailbox)
+        let thread = Thread { [mailbox] in
+            let error = loop.run()
+            mailbox.exit(error)
         }
         thread.name = "flow-worker-io"
         thread.start()
         await withGracefulShutdownHandler {
-            await waitForExit()
+            await mailbox.waitForExit()
         } onGracefulShutdown: {
             self.drain()
         }
         wakeup.close()
         context.close()
-        if let error = lock.withLock({ startError }) { throw error }
+        if let error = mailbox.exitError { throw error }
     }
 
     /// Stops taking tasks; the worker finishes the running ones, says DISCONNECT and ``run()``
     /// returns.
     public func drain() {
-        lock.withLock { draining = true }
+        mailbox.requestDrain()
         wakeup.signal()
     }
+}
 
-    private func waitForExit() async {
+/// What the worker's tasks and its owner hand the I/O thread, behind one `Mutex`.
+final class WorkerMailbox: Sendable {
+    private struct State {
+        var finished: [(run: UInt64, result: WireResult)] = []
+        var drainRequested = false
+        var exited = false
+        var exitError: ClusterError?
+        var exitWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Queues a finished task; returns whether the queue was empty (only then wake the thread).
+    func post(run: UInt64, result: WireResult) -> Bool {
+        state.withLock {
+            let wasEmpty = $0.finished.isEmpty
+            $0.finished.append((run, result))
+            return wasEmpty
+        }
+    }
+
+    func take() -> (finished: [(run: UInt64, result: WireResult)], drain: Bool) {
+        state.withLock { state in
+            defer { state.finished.removeAll(keepingCapacity: true) }
+            return (state.finished, state.drainRequested)
+        }
+    }
+
+    func requestDrain() { state.withLock { $0.drainRequested = true } }
+
+    var exitError: ClusterError? { state.withLock { $0.exitError } }
+
+    func exit(_ error: ClusterError?) {
+        let waiters = state.withLock { state in
+            state.exited = true
+            state.exitError = error
+            defer { state.exitWaiters = [] }
+            return state.exitWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func waitForExit() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = lock.withLock {
-                if exited { return true }
-                exitWaiters.append(continuation)
+            let done = state.withLock { state in
+                if state.exited { return true }
+                state.exitWaiters.append(continuation)
                 return false
             }
             if done { continuation.resume() }
         }
-    }
-
-    // MARK: I/O thread
-
-    private var ready: WireMessage {
-        .ready(WireReady(workerName: configuration.name, slotCount: UInt32(configuration.concurrency), ops: registry.names,
-                         hostname: ProcessInfo.processInfo.hostName, processID: UInt32(ProcessInfo.processInfo.processIdentifier),
-                         heartbeatIntervalMilliseconds: UInt32(max(1, (configuration.heartbeatInterval * 1000).rounded()))))
-    }
-
-    private func connect() throws -> ZMQSocket {
-        let dealer = try ZMQSocket(context: context, type: .dealer)
-        try dealer.set(.sendHighWaterMark(0), .receiveHighWaterMark(0), .reconnectInterval(milliseconds: 100), .reconnectIntervalMax(milliseconds: 1000))
-        try dealer.connect(configuration.endpoint)
-        _ = try dealer.send(WireCodec.encode(ready), flags: .dontWait)
-        return dealer
-    }
-
-    private func ioThread() {
-        var dealer: ZMQSocket
-        do {
-            dealer = try connect()
-        } catch {
-            let reason = (error as? ZMQError)?.message ?? "\(error)"
-            lock.withLock { startError = .cannotConnect(endpoint: configuration.endpoint, reason: reason) }
-            return
-        }
-        logger.info("connecting to \(configuration.endpoint) as \(configuration.name) with \(configuration.concurrency) slots")
-        let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name)
-        let interval = configuration.heartbeatInterval
-        var lastReceived = Self.uptime()
-        var lastSent = lastReceived
-        var announcedDrain = false
-
-        var poller = ZMQPoller()
-        var dealerIndex = poller.register(dealer)
-        var wakeupIndex = poller.register(wakeup.receiver)
-        while true {
-            do {
-                _ = try poller.poll(timeout: Int(min(100, interval * 250)))
-            } catch {
-                logger.error("worker poll failed: \(error)")
-                break
-            }
-            let now = Self.uptime()
-            if poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
-            if poller.events(at: dealerIndex).contains(.readable) {
-                while let frames = try? dealer.receiveMultipart(dontWait: true) {
-                    lastReceived = now
-                    handle(frames, dealer: dealer, runner: runner, lastSent: &lastSent, now: now)
-                }
-            }
-            let (results, isDraining, runningNow) = lock.withLock {
-                defer { outbox.removeAll(keepingCapacity: true) }
-                return (outbox, draining, running.count)
-            }
-            if !results.isEmpty {
-                _ = try? dealer.send(WireCodec.encode(.result(results)), flags: .dontWait)
-                lastSent = now
-            }
-            if isDraining {
-                if !announcedDrain {
-                    logger.info("draining: finishing \(runningNow) running task(s), taking no more")
-                    announcedDrain = true
-                }
-                if runningNow == 0 {
-                    _ = try? dealer.send(WireCodec.encode(.disconnect(reason: "worker stopping")), flags: .dontWait)
-                    // Give the DISCONNECT a moment to leave before the socket closes (linger 0).
-                    try? dealer.set(.linger(milliseconds: 500))
-                    dealer.close()
-                    logger.info("stopped")
-                    return
-                }
-            }
-            if now - lastSent >= interval {
-                _ = try? dealer.send(WireCodec.encode(.heartbeat), flags: .dontWait)
-                lastSent = now
-            }
-            if now - lastReceived > interval * Double(configuration.liveness) {
-                logger.warning("coordinator silent for \(String(format: "%.1f", now - lastReceived)) s: reconnecting to \(configuration.endpoint)")
-                dealer.close()
-                startNewRegistration()
-                do {
-                    dealer = try connect()
-                } catch {
-                    logger.error("reconnect failed: \(error)")
-                    return
-                }
-                poller = ZMQPoller()
-                dealerIndex = poller.register(dealer)
-                wakeupIndex = poller.register(wakeup.receiver)
-                lastReceived = now
-                lastSent = now
-            }
-        }
-        dealer.close()
-    }
-
-    private func handle(_ frames: [Data], dealer: ZMQSocket, runner: WorkerTaskRunner, lastSent: inout Double, now: Double) {
-        let message: WireMessage
-        do {
-            message = try WireCodec.decode(frames)
-        } catch {
-            logger.warning("dropped a malformed message from the coordinator: \(error)")
-            return
-        }
-        switch message {
-        case .task(let tasks):
-            for task in tasks { accept(task, runner: runner) }
-        case .heartbeat:
-            break
-        case .disconnect(let reason):
-            logger.info("coordinator said DISCONNECT (\(reason)): registering again")
-            startNewRegistration()
-            _ = try? dealer.send(WireCodec.encode(ready), flags: .dontWait)
-            lastSent = now
-        case .ready, .result:
-            logger.warning("unexpected \(message.command) from the coordinator: dropped")
-        }
-    }
-
-    /// Forgets the tasks of the previous registration: cancels the running ones and drops their
-    /// results and the waiting ones.
-    private func startNewRegistration() {
-        let abandoned = lock.withLock {
-            generation += 1
-            defer {
-                running = [:]
-                backlog = []
-                outbox = []
-            }
-            return Array(running.values)
-        }
-        if !abandoned.isEmpty { logger.warning("re-registering: cancelled \(abandoned.count) task(s) the coordinator has given to other workers") }
-        for task in abandoned { task.cancel() }
-    }
-
-    private func accept(_ task: WireTask, runner: WorkerTaskRunner) {
-        let outcome: String? = lock.withLock {
-            if draining { return "draining" }
-            if running.count >= configuration.concurrency {
-                // Not expected (the coordinator respects the slot count), but never dropped.
-                backlog.append(task)
-                return nil
-            }
-            startLocked(task, runner: runner)
-            return nil
-        }
-        if let outcome {
-            // The coordinator gives the task to another worker when this one says DISCONNECT.
-            logger.warning("refused task \(task.taskID) (\(task.op)): \(outcome)")
-        }
-    }
-
-    /// Starts a task; call with the lock held.
-    private func startLocked(_ task: WireTask, runner: WorkerTaskRunner) {
-        let registration = generation
-        running[task.taskID] = Task.detached { [self] in
-            let result = await runner.run(task)
-            // Results travel in batches: only the result that finds the outbox empty wakes the
-            // I/O thread, which sends the whole outbox as one RESULT.
-            let mustSignal = lock.withLock {
-                guard registration == generation else { return false }
-                let wasEmpty = outbox.isEmpty
-                outbox.append(result)
-                running[task.taskID] = nil
-                if !draining, !backlog.isEmpty { startLocked(backlog.removeFirst(), runner: runner) }
-                return wasEmpty
-            }
-            if mustSignal { wakeup.signal() }
-        }
-    }
-}
-
-extension FlowWorker {
-    static func uptime() -> Double {
-        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 }

@@ -1,0 +1,138 @@
+import Flow
+import FlowWire
+import Foundation
+import Logging
+import ZeroMQ
+
+/// The worker's I/O thread: owns the DEALER socket, reads it, feeds ``WorkerStateMachine``, and
+/// performs what it returns: sends, starts and cancels tasks (Swift tasks running
+/// ``WorkerTaskRunner``), reconnects, stops.
+struct WorkerIOLoop {
+    let configuration: FlowWorker.Configuration
+    let registry: FlowOperationRegistry
+    let logger: Logger
+    let context: ZMQContext
+    let wakeup: ZMQWakeup
+    let mailbox: WorkerMailbox
+    private let clock = ContinuousClock()
+
+    init(configuration: FlowWorker.Configuration, registry: FlowOperationRegistry, logger: Logger, context: ZMQContext,
+         wakeup: ZMQWakeup, mailbox: WorkerMailbox) {
+        self.configuration = configuration
+        self.registry = registry
+        self.logger = logger
+        self.context = context
+        self.wakeup = wakeup
+        self.mailbox = mailbox
+    }
+
+    private var ready: WireReady {
+        WireReady(workerName: configuration.name, slotCount: UInt32(configuration.concurrency), ops: registry.names,
+                  hostname: ProcessInfo.processInfo.hostName, processID: UInt32(ProcessInfo.processInfo.processIdentifier),
+                  heartbeatIntervalMilliseconds: UInt32(max(1, (configuration.heartbeatInterval.seconds * 1000).rounded())))
+    }
+
+    private func connect() throws(ClusterError) -> ZMQSocket {
+        do {
+            let dealer = try ZMQSocket(context: context, type: .dealer)
+            try dealer.set(.sendHighWaterMark(0), .receiveHighWaterMark(0), .reconnectInterval(milliseconds: 100),
+                           .reconnectIntervalMax(milliseconds: 1000))
+            try dealer.connect(configuration.endpoint)
+            return dealer
+        } catch {
+            throw .cannotConnect(endpoint: configuration.endpoint, reason: (error as? ZMQError)?.message ?? "\(error)")
+        }
+    }
+
+    /// Serves until the machine says stop; returns the error that kept it from starting, if any.
+    func run() -> ClusterError? {
+        var dealer: ZMQSocket
+        do {
+            dealer = try connect()
+        } catch {
+            return error
+        }
+        logger.info("connecting to \(configuration.endpoint) as \(configuration.name) with \(configuration.concurrency) slots")
+        var machine = WorkerStateMachine(
+            configuration: .init(ready: ready, slots: configuration.concurrency, heartbeatInterval: configuration.heartbeatInterval,
+                                 liveness: configuration.liveness, reconnectInterval: configuration.reconnectInterval),
+            now: clock.now)
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name)
+        var poller = ZMQPoller()
+        var dealerIndex = poller.register(dealer)
+        var wakeupIndex = poller.register(wakeup.receiver)
+        var pending = machine.connected(now: clock.now)
+        let pollMilliseconds = Int(min(100, configuration.heartbeatInterval.seconds * 250).rounded(.up))
+
+        while true {
+            // Perform, then feed what the actions cause back, until nothing is left.
+            var reconnectAfter: Duration?
+            for action in pending {
+                switch action {
+                case .send(let message):
+                    _ = try? dealer.send(WireCodec.encode(message), flags: .dontWait)
+                case .start(let run, let task):
+                    tasks[run] = Task.detached { [mailbox, wakeup] in
+                        let result = await runner.run(task)
+                        if mailbox.post(run: run, result: result) { wakeup.signal() }
+                    }
+                case .cancel(let run):
+                    tasks[run]?.cancel()
+                case .reconnect(let after):
+                    reconnectAfter = after
+                case .stop:
+                    // Give the DISCONNECT a moment to leave before the socket closes.
+                    try? dealer.set(.linger(milliseconds: 500))
+                    dealer.close()
+                    for task in tasks.values { task.cancel() }
+                    return nil
+                case .log(let level, let message, let metadata):
+                    logger.log(level: level, "\(message)", metadata: metadata)
+                }
+            }
+            pending = []
+            if let after = reconnectAfter {
+                dealer.close()
+                Thread.sleep(forTimeInterval: after.seconds)
+                do {
+                    dealer = try connect()
+                } catch {
+                    logger.error("reconnect failed: \(error)")
+                    return error
+                }
+                poller = ZMQPoller()
+                dealerIndex = poller.register(dealer)
+                wakeupIndex = poller.register(wakeup.receiver)
+                pending = machine.connected(now: clock.now)
+                continue
+            }
+
+            do {
+                _ = try poller.poll(timeout: pollMilliseconds)
+            } catch {
+                logger.error("worker poll failed: \(error)")
+                return nil
+            }
+            let now = clock.now
+            if poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
+            if poller.events(at: dealerIndex).contains(.readable) {
+                while let frames = try? dealer.receiveMultipart(dontWait: true) {
+                    do {
+                        pending += machine.received(try WireCodec.decode(frames), now: now)
+                    } catch {
+                        pending += machine.receivedMalformed(String(describing: error), now: now)
+                    }
+                }
+            }
+            let (finished, drain) = mailbox.take()
+            for (run, result) in finished {
+                tasks[run] = nil
+                pending += machine.finished(run: run, result: result, now: now)
+            }
+            if drain { pending += machine.drain(now: now, date: Date()) }
+            pending += machine.tick(now: now, date: Date())
+            pending += machine.flush(now: now)
+        }
+    }
+}

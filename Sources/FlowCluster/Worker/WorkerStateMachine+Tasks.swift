@@ -1,0 +1,82 @@
+import Flow
+import FlowWire
+import Foundation
+import Logging
+
+extension WorkerStateMachine {
+    /// Starts what fits in the free slots and queues the rest; a draining worker gives every task
+    /// back as `cancelled`, so the coordinator runs it elsewhere (§8.8).
+    mutating func accept(_ tasks: [WireTask], now: Instant) -> [Action] {
+        if isDraining {
+            // Times of a task never run: the coordinator reads nothing from them.
+            let date = Date(timeIntervalSince1970: 0)
+            for task in tasks { outbox.append(Self.cancelledResult(task, date: date)) }
+            return []
+        }
+        var actions: [Action] = []
+        var queued = 0
+        for task in tasks {
+            if runningCount < configuration.slots {
+                actions.append(start(task, now: now))
+            } else {
+                backlog.append(task)
+                queued += 1
+            }
+        }
+        if queued > 0 {
+            // §8.2: a coordinator bug; queued, never dropped.
+            actions.append(.log(.warning, "the coordinator sent \(queued) task(s) beyond the \(configuration.slots) free slots: queued", [:]))
+        }
+        return actions
+    }
+
+    mutating func start(_ task: WireTask, now: Instant) -> Action {
+        nextRun += 1
+        let deadline = task.timeLimitMilliseconds > 0 ? now + .milliseconds(Int64(task.timeLimitMilliseconds)) : nil
+        runs[nextRun] = Run(task: task, generation: generation, deadline: deadline)
+        return .start(run: nextRun, task)
+    }
+
+    mutating func startFromBacklog(now: Instant) -> [Action] {
+        var actions: [Action] = []
+        while !isDraining, !backlog.isEmpty, runningCount < configuration.slots {
+            actions.append(start(backlog.removeFirst(), now: now))
+        }
+        return actions
+    }
+
+    /// Forgets the registration's tasks (§8.7): the running ones are cancelled and their results
+    /// will be dropped; queued ones and unsent results are discarded.
+    mutating func endRegistration(because reason: String) -> [Action] {
+        let abandoned = runs.filter { $0.value.generation == generation }.keys.sorted()
+        generation += 1
+        backlog = []
+        outbox = []
+        var actions: [Action] = abandoned.map { .cancel(run: $0) }
+        let note = abandoned.isEmpty ? "" : "; cancelled \(abandoned.count) task(s) the coordinator gives to other workers"
+        actions.append(.log(.warning, reason + note, [:]))
+        return actions
+    }
+
+    static func metadata(_ task: WireTask) -> Logger.Metadata {
+        ["task.id": "\(task.taskID)", "task.attempt": "\(task.attempt)", "task.op": "\(task.op)"]
+    }
+
+    static func timeLimitText(_ task: WireTask) -> String {
+        FlowTimeLimitExceeded(limit: .milliseconds(Int64(task.timeLimitMilliseconds))).description
+    }
+
+    /// The answer for a task stopped at its time limit: a transient failure, keeping what the op
+    /// logged before it was stopped.
+    static func timeLimitResult(_ task: WireTask, events: [WireEvent], startedAt: Date, finishedAt: Date) -> WireResult {
+        WireResult(taskID: task.taskID, attempt: task.attempt, finishState: .withError(timeLimitText(task)), startedAt: startedAt,
+                   finishedAt: finishedAt, events: events.filter { if case .log = $0.kind { true } else { false } },
+                   elementIndex: task.isGroupElement ? task.elementIndex : nil)
+    }
+
+    /// A task given back unrun.
+    static func cancelledResult(_ task: WireTask, date: Date) -> WireResult {
+        WireResult(taskID: task.taskID, attempt: task.attempt, finishState: .cancelled, startedAt: date, finishedAt: date,
+                   elementIndex: task.isGroupElement ? task.elementIndex : nil)
+    }
+}

@@ -1,0 +1,188 @@
+import Flow
+import FlowWire
+import Foundation
+import Logging
+
+/// The worker's protocol logic, free of sockets and clocks (docs/PROTOCOL.md §8): events go in (a
+/// connection made, a message or a malformed one received, a task finished, time passing, a
+/// request to drain), actions come out (messages to send, tasks to start or cancel, reconnect,
+/// stop, log). ``FlowWorker`` is the thin ZeroMQ shell that performs them.
+///
+/// Rules it keeps: READY first on every connection; at most `slots` tasks run, more wait in a
+/// backlog; finished results leave together in one RESULT; a HEARTBEAT when nothing else was sent
+/// for an interval; a coordinator silent for `liveness` intervals, or one that says DISCONNECT,
+/// ends the registration: its tasks are cancelled and their results dropped (a new registration
+/// generation); a task past its time limit is cancelled and answered with `time limit of … exceeded`
+/// (by the machine itself if the op does not return within `stopGrace`); a draining worker answers
+/// new tasks `cancelled`, finishes the running ones, then says DISCONNECT and stops.
+struct WorkerStateMachine: Sendable {
+    typealias Instant = ContinuousClock.Instant
+
+    struct Configuration: Sendable {
+        /// What the worker announces.
+        var ready: WireReady
+        /// How many tasks run at once.
+        var slots: Int
+        var heartbeatInterval: Duration = .seconds(1)
+        var liveness: Int = 3
+        var reconnectInterval: Duration = .seconds(1)
+        /// How long a task stopped for its time limit may take to return before the worker
+        /// answers for it and frees its slot.
+        var stopGrace: Duration = .seconds(1)
+    }
+
+    enum Action: Sendable {
+        case send(WireMessage)
+        /// Run a task; report it back with ``finished(run:result:now:)`` under the same `run` id.
+        case start(run: UInt64, WireTask)
+        case cancel(run: UInt64)
+        /// Close the socket, wait, connect a new one and call ``connected(now:)``.
+        case reconnect(after: Duration)
+        /// Close the socket and return.
+        case stop
+        case log(Logger.Level, String, Logger.Metadata)
+    }
+
+    /// A task this process is running.
+    struct Run: Sendable {
+        var task: WireTask
+        var generation: Int
+        var deadline: Instant?
+        /// When it was cancelled for passing its time limit.
+        var stoppedAt: Instant?
+    }
+
+    let configuration: Configuration
+    var generation = 0
+    var nextRun: UInt64 = 0
+    var runs: [UInt64: Run] = [:]
+    var backlog: [WireTask] = []
+    var outbox: [WireResult] = []
+    var isConnected = false
+    var isDraining = false
+    var isStopped = false
+    var lastReceived: Instant
+    var lastSent: Instant
+    var lastMalformedLog: Instant?
+
+    init(configuration: Configuration, now: Instant) {
+        self.configuration = configuration
+        lastReceived = now
+        lastSent = now
+    }
+
+    /// Runs of the current registration.
+    var runningCount: Int { runs.values.filter { $0.generation == generation }.count }
+
+    // MARK: Events
+
+    /// A new connection: READY goes first (§8.1).
+    mutating func connected(now: Instant) -> [Action] {
+        isConnected = true
+        lastReceived = now
+        lastSent = now
+        return [.send(.ready(configuration.ready))]
+    }
+
+    /// A message from the coordinator, already decoded.
+    mutating func received(_ message: WireMessage, now: Instant) -> [Action] {
+        lastReceived = now
+        switch message {
+        case .task(let tasks):
+            return accept(tasks, now: now)
+        case .heartbeat:
+            return []
+        case .disconnect(let reason):
+            var actions = endRegistration(because: "the coordinator said DISCONNECT (\(reason))")
+            if isDraining {
+                isStopped = true
+                return actions + [.stop]
+            }
+            actions.append(.log(.info, "registering again", [:]))
+            lastSent = now
+            return actions + [.send(.ready(configuration.ready))]
+        case .ready, .result:
+            return [.log(.warning, "unexpected \(message.command) from the coordinator: dropped", [:])]
+        }
+    }
+
+    /// A message that could not be decoded: dropped, but the coordinator is alive (§8.5).
+    mutating func receivedMalformed(_ reason: String, now: Instant) -> [Action] {
+        lastReceived = now
+        if let last = lastMalformedLog, now - last < .seconds(1) { return [] }
+        lastMalformedLog = now
+        return [.log(.warning, "dropped a malformed message from the coordinator: \(reason)", [:])]
+    }
+
+    /// A task this process ran has returned.
+    mutating func finished(run id: UInt64, result: WireResult, now: Instant) -> [Action] {
+        guard let run = runs.removeValue(forKey: id) else { return [] }
+        guard run.generation == generation else {
+            return [.log(.debug, "dropped the result of a task of an earlier registration", Self.metadata(run.task))]
+        }
+        var result = result
+        if run.stoppedAt != nil, !result.finishState.isSuccess {
+            result = Self.timeLimitResult(run.task, events: result.events, startedAt: result.startedAt, finishedAt: result.finishedAt)
+        }
+        outbox.append(result)
+        return startFromBacklog(now: now)
+    }
+
+    /// Stop taking tasks; finish the running ones, then DISCONNECT and stop (§8.8).
+    mutating func drain(now: Instant, date: Date) -> [Action] {
+        guard !isDraining else { return [] }
+        isDraining = true
+        for task in backlog { outbox.append(Self.cancelledResult(task, date: date)) }
+        backlog = []
+        return [.log(.info, "draining: finishing \(runningCount) running task(s), taking no more", [:])]
+    }
+
+    /// Time passed: time limits, liveness, heartbeats.
+    mutating func tick(now: Instant, date: Date) -> [Action] {
+        guard isConnected, !isStopped else { return [] }
+        var actions: [Action] = []
+        for (id, run) in runs.sorted(by: { $0.key < $1.key }) where run.generation == generation {
+            if let stopped = run.stoppedAt {
+                guard now - stopped >= configuration.stopGrace else { continue }
+                // The op ignores cancellation: answer for it and free its slot.
+                runs[id] = nil
+                outbox.append(Self.timeLimitResult(run.task, events: [], startedAt: date, finishedAt: date))
+                actions.append(.log(.warning, "a task did not stop within \(configuration.stopGrace) of its time limit: answered for it",
+                                    Self.metadata(run.task)))
+                actions += startFromBacklog(now: now)
+            } else if let deadline = run.deadline, now >= deadline {
+                runs[id]?.stoppedAt = now
+                actions.append(.cancel(run: id))
+                actions.append(.log(.info, Self.timeLimitText(run.task), Self.metadata(run.task)))
+            }
+        }
+        let silence = now - lastReceived
+        if silence > configuration.heartbeatInterval * configuration.liveness {
+            actions += endRegistration(because: "the coordinator was silent for \(silence)")
+            isConnected = false
+            return actions + [.reconnect(after: configuration.reconnectInterval)]
+        }
+        if now - lastSent >= configuration.heartbeatInterval {
+            lastSent = now
+            actions.append(.send(.heartbeat))
+        }
+        return actions
+    }
+
+    /// Sends every finished result in one RESULT; a draining worker with nothing left running
+    /// then says DISCONNECT and stops.
+    mutating func flush(now: Instant) -> [Action] {
+        guard isConnected, !isStopped else { return [] }
+        var actions: [Action] = []
+        if !outbox.isEmpty {
+            actions.append(.send(.result(outbox)))
+            outbox = []
+            lastSent = now
+        }
+        if isDraining && runningCount == 0 {
+            isStopped = true
+            actions += [.send(.disconnect(reason: "worker stopping")), .log(.info, "stopped", [:]), .stop]
+        }
+        return actions
+    }
+}
