@@ -1,0 +1,170 @@
+import Flow
+import FlowWire
+import Foundation
+import Testing
+@testable import FlowCluster
+
+private let t0 = ContinuousClock.now
+private let date = Date(timeIntervalSince1970: 1_000)
+
+private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microseconds(Int64(seconds * 1_000_000)) }
+
+private typealias WorkerMachine = WorkerStateMachine
+
+private func machine(slots: Int = 2) -> WorkerMachine {
+    let ready = WireReady(workerName: "w1", slotCount: UInt32(slots), ops: ["EchoOp"], hostname: "h", processID: 1)
+    return WorkerMachine(configuration: .init(ready: ready, slots: slots, heartbeatInterval: .seconds(1), liveness: 3,
+                                        reconnectInterval: .seconds(1), stopGrace: .seconds(1)), now: at(0))
+}
+
+private func task(_ id: UInt64, limit: UInt32 = 0) -> WireTask {
+    WireTask(taskID: id, op: "EchoOp", groupElement: .integer(Int64(id)), elementIndex: Int(id), timeLimitMilliseconds: limit)
+}
+
+private func ok(_ task: WireTask) -> WireResult {
+    WireResult(taskID: task.taskID, attempt: task.attempt, finishState: .successfully, startedAt: date, finishedAt: date,
+               elementIndex: task.elementIndex, output: .integer(1))
+}
+
+private func sent(_ actions: [WorkerMachine.Action]) -> [WireMessage] {
+    actions.compactMap { if case .send(let message) = $0 { return message } else { return nil } }
+}
+
+private func started(_ actions: [WorkerMachine.Action]) -> [(UInt64, WireTask)] {
+    actions.compactMap { if case .start(let run, let task) = $0 { return (run, task) } else { return nil } }
+}
+
+private func cancelled(_ actions: [WorkerMachine.Action]) -> [UInt64] {
+    actions.compactMap { if case .cancel(let run) = $0 { return run } else { return nil } }
+}
+
+private func results(_ actions: [WorkerMachine.Action]) -> [WireResult] {
+    sent(actions).flatMap { if case .result(let results) = $0 { return results } else { return [] } }
+}
+
+@Suite struct WorkerStateMachineTests {
+    @Test func readyGoesFirstOnEveryConnection() {
+        var machine = machine()
+        let actions = machine.connected(now: at(0))
+        guard case .ready(let ready)? = sent(actions).first else {
+            Issue.record("expected READY, got \(actions)")
+            return
+        }
+        #expect(ready.workerName == "w1")
+        #expect(sent(actions).count == 1)
+    }
+
+    @Test func aHeartbeatGoesOutAfterAnIntervalOfSilenceAndNotBefore() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        #expect(sent(machine.tick(now: at(0.5), date: date)).isEmpty)
+        _ = machine.received(.heartbeat, now: at(0.9))
+        #expect(sent(machine.tick(now: at(1.0), date: date)) == [.heartbeat])
+        #expect(sent(machine.tick(now: at(1.5), date: date)).isEmpty, "a heartbeat was just sent")
+    }
+
+    @Test func tasksBeyondTheSlotsWaitAndStartAsSlotsFree() {
+        var machine = machine(slots: 2)
+        _ = machine.connected(now: at(0))
+        let actions = machine.received(.task([task(1), task(2), task(3)]), now: at(0.1))
+        let runs = started(actions)
+        #expect(runs.map(\.1.taskID) == [1, 2])
+        #expect(machine.backlog.map(\.taskID) == [3])
+        let next = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(0.2))
+        #expect(started(next).map(\.1.taskID) == [3])
+    }
+
+    @Test func finishedResultsLeaveTogetherInOneResult() {
+        var machine = machine(slots: 3)
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1), task(2), task(3)]), now: at(0.1)))
+        for (run, task) in runs { _ = machine.finished(run: run, result: ok(task), now: at(0.2)) }
+        let flushed = sent(machine.flush(now: at(0.2)))
+        #expect(flushed.count == 1)
+        #expect(results(machine.flush(now: at(0.3))).isEmpty, "nothing left to send, and never an empty RESULT")
+        guard case .result(let batch)? = flushed.first else { return }
+        #expect(batch.map(\.taskID).sorted() == [1, 2, 3])
+    }
+
+    @Test func aSilentCoordinatorEndsTheRegistrationAndItsResultsAreDropped() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1)]), now: at(0.1)))
+        let actions = machine.tick(now: at(3.2), date: date)
+        #expect(cancelled(actions) == runs.map(\.0))
+        #expect(actions.contains { if case .reconnect(after: .seconds(1)) = $0 { true } else { false } })
+        _ = machine.connected(now: at(4.2))
+        _ = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(4.3))
+        #expect(results(machine.flush(now: at(4.3))).isEmpty, "a result of the old registration must not be sent")
+    }
+
+    @Test func disconnectFromTheCoordinatorReRegistersAndDropsRunningResults() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1)]), now: at(0.1)))
+        let actions = machine.received(.disconnect(reason: "unknown worker"), now: at(0.2))
+        #expect(cancelled(actions) == runs.map(\.0))
+        #expect(sent(actions).contains { if case .ready = $0 { true } else { false } })
+        _ = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(0.3))
+        #expect(results(machine.flush(now: at(0.3))).isEmpty)
+    }
+
+    @Test func drainingGivesNewTasksBackFinishesRunningOnesThenDisconnectsAndStops() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1)]), now: at(0.1)))
+        _ = machine.drain(now: at(0.2), date: date)
+        _ = machine.received(.task([task(2)]), now: at(0.3))
+        let givenBack = machine.flush(now: at(0.3))
+        #expect(results(givenBack).map(\.taskID) == [2])
+        #expect(results(givenBack).first?.finishState == .cancelled)
+        #expect(!givenBack.contains { if case .stop = $0 { true } else { false } }, "task 1 still runs")
+        _ = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(0.5))
+        let last = machine.flush(now: at(0.5))
+        #expect(sent(last).map(\.command) == [.result, .disconnect])
+        #expect(results(last).first?.finishState == .successfully)
+        #expect(last.contains { if case .stop = $0 { true } else { false } })
+    }
+
+    @Test func aTaskPastItsTimeLimitIsCancelledAndAnsweredWithTheLimit() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1, limit: 300)]), now: at(0)))
+        #expect(cancelled(machine.tick(now: at(0.2), date: date)).isEmpty)
+        #expect(cancelled(machine.tick(now: at(0.31), date: date)) == runs.map(\.0))
+        var late = ok(runs[0].1)
+        late.finishState = .cancelled
+        late.events = [WireEvent(time: date, kind: .log("working"))]
+        _ = machine.finished(run: runs[0].0, result: late, now: at(0.4))
+        let answer = results(machine.flush(now: at(0.4)))
+        #expect(answer.first?.finishState == .withError("time limit of 300 ms exceeded"))
+        #expect(answer.first?.isPermanent == false)
+        #expect(answer.first?.elementIndex == 1)
+        #expect(answer.first?.events.count == 1, "what the op logged before it was stopped stays")
+    }
+
+    @Test func anOpThatIgnoresCancellationIsAnsweredForAfterTheGraceAndItsSlotFrees() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1, limit: 2_000), task(2)]), now: at(0)))
+        #expect(runs.map(\.1.taskID) == [1])
+        _ = machine.received(.heartbeat, now: at(2.0))
+        _ = machine.tick(now: at(2.0), date: date)
+        _ = machine.received(.heartbeat, now: at(2.9))
+        #expect(results(machine.tick(now: at(2.9), date: date)).isEmpty)
+        let freed = machine.tick(now: at(3.05), date: date)
+        #expect(started(freed).map(\.1.taskID) == [2], "the slot frees for the queued task")
+        #expect(results(machine.flush(now: at(3.05))).map(\.finishState) == [.withError("time limit of 2 s exceeded")])
+        // The op finally returns: nothing more is sent for it.
+        _ = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(4))
+        #expect(results(machine.flush(now: at(4))).isEmpty)
+    }
+
+    @Test func aMalformedMessageCountsAsLifeAndIsLoggedAtMostOnceASecond() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        #expect(machine.receivedMalformed("truncated", now: at(2.5)).count == 1)
+        #expect(machine.receivedMalformed("truncated", now: at(2.6)).isEmpty)
+        #expect(!machine.tick(now: at(3.5), date: date).contains { if case .reconnect = $0 { true } else { false } })
+    }
+}
