@@ -1,0 +1,59 @@
+import FlowTestSupport
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ClusterIntegrationTests {
+    /// Cancelling a run while a worker has many uploads in flight, again and again: URLSession on
+    /// Linux once crashed a worker here (`EasyHandle.swift: 'try!'`), which AsyncHTTPClient must not.
+    @Suite struct CancellingUploads {
+        @Test func cancellingAGroupWith64UploadsInFlight50TimesNeverCrashesAProcess() async throws {
+            // Every upload stalls at the server, so all 64 are in flight when the run is cancelled.
+            let server = try FaultyHTTPServer(rules: [.init(kind: "stall", seconds: 3)])
+            defer { server.stop() }
+            try await withCluster { cluster in
+                let folder = cluster.path("files")
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                var paths: [String] = []
+                for index in 0..<64 {
+                    let path = folder + "/f\(index).bin"
+                    try Data(repeating: UInt8(index), count: 256 * 1024).write(to: URL(fileURLWithPath: path))
+                    paths.append("\"\(path)\"")
+                }
+                let flowFile = try cluster.write("upload.yaml", """
+                    flow: cancel-me
+                    bucket: {files: [\(paths.joined(separator: ", "))]}
+                    steps:
+                      - group: {op: UploadFileOp, input: files, output: urls, maxConcurrent: 64, with: {url: "\(server.url("/up"))"}}
+                    """)
+                let port = try LoopbackPort.free()
+                let endpoint = "tcp://127.0.0.1:\(port)"
+                let worker = try cluster.worker(connect: endpoint, name: "w1", concurrency: 64)
+                var inFlightSeen: [Int] = []
+                for round in 1...50 {
+                    let before = try server.stats().puts
+                    let coordinator = try cluster.coordinator(["run", flowFile, "--bind", endpoint, "--min-workers", "1", "--quiet"],
+                                                              label: "coordinator-\(round)")
+                    // Wait until the worker has 64 new uploads at the server, then interrupt.
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    var puts = before
+                    while ContinuousClock.now < deadline, puts - before < 64, coordinator.isRunning {
+                        try await Task.sleep(for: .milliseconds(20))
+                        puts = try server.stats().puts
+                    }
+                    inFlightSeen.append(puts - before)
+                    coordinator.send(SIGINT)
+                    let end = await coordinator.waitForExit(timeout: 20)
+                    #expect(end == .exit(1), "round \(round): \(coordinator.transcript)")
+                    try #require(worker.isRunning, "round \(round): the worker died\n\(worker.transcript)")
+                }
+                #expect(inFlightSeen.allSatisfy { $0 == 64 }, "uploads in flight when cancelled: \(inFlightSeen)")
+                #expect(!worker.stderr.contains("Fatal error"), "\(worker.stderr)")
+                let end = await worker.terminate()
+                #expect(end == .exit(0), "the worker must still drain and exit cleanly\n\(worker.transcript)")
+            }
+        }
+    }
+}
