@@ -115,6 +115,8 @@ let package = Package(
             name: "FlowClusterTests",
             dependencies: [
                 "FlowCluster", "Flow", "FlowWire", "ZeroMQ", "FlowStandardOps", "FlowTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
                 "flow-coordinator", "flow-worker", "custom-worker-example", "blueprint-on-cluster-example",
             ]
         ),

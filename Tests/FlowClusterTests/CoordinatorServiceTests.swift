@@ -1,0 +1,35 @@
+import Flow
+import FlowCluster
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+
+extension ClusterIntegrationTests {
+    /// `FlowCoordinator` as a `Service`: a `ServiceGroup` binds it and stops it on graceful shutdown.
+    @Suite struct CoordinatorAsAService {
+        @Test func aServiceGroupRunsTheCoordinatorAndGracefulShutdownStopsIt() async throws {
+            try await withCluster { cluster in
+                let coordinator = try FlowCoordinator(configuration: .init(endpoint: cluster.ipcEndpoint("svc.sock")), logger: Logger(label: "test"))
+                let group = ServiceGroup(services: [coordinator], logger: Logger(label: "test"))
+                async let running: Void = group.run()
+                let deadline = ContinuousClock.now + .seconds(10)
+                while coordinator.endpoint == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+                let endpoint = try #require(coordinator.endpoint)
+                _ = try cluster.worker(connect: endpoint, name: "w1")
+                #expect(await coordinator.waitForWorkers(1, timeout: .seconds(10)))
+                let flow = Flow(definition: FlowDefinition(name: "svc", steps: [
+                    .operation(FlowOperationStep(op: "SimplePrintOp", parameters: ["message": "hello"])),
+                ])).setExecutor(coordinator)
+                await flow.run()
+                #expect(flow.isSuccess, "\(flow.generateSummary())")
+                await group.triggerGracefulShutdown()
+                try await running
+                // Stopped: new work is refused at once rather than hanging.
+                let late = await coordinator.execute(FlowTask(operation: .named("SimplePrintOp", parameters: [:]), bucket: [:],
+                                                              operationName: "SimplePrintOp"))
+                #expect(late.state == .cancelled)
+            }
+        }
+    }
+}
