@@ -120,8 +120,10 @@ public final class ClusterRun: @unchecked Sendable {
 
     /// Stops the coordinator and the local workers.
     public func stop() {
-        coordinator?.stop()
+        // Local workers first, while the coordinator still listens: each says DISCONNECT and exits
+        // at once, instead of lingering on a goodbye nobody can receive.
         pool?.stop()
+        coordinator?.stop()
         if let bind = options.bind, bind.hasPrefix("ipc://") { return }
         if options.bind == nil, let endpoint = coordinator?.endpoint, endpoint.hasPrefix("ipc://") {
             try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))

@@ -47,14 +47,20 @@ extension WorkerStateMachine {
 
     /// Forgets the registration's tasks (§8.7): the running ones are cancelled and their results
     /// will be dropped; queued ones and unsent results are discarded.
-    mutating func endRegistration(because reason: String) -> [Action] {
+    ///
+    /// - Parameter quietWhenIdle: log at info, not warning, when no task was lost (a coordinator
+    ///   that said goodbye at the end of its run).
+    mutating func endRegistration(because reason: String, quietWhenIdle: Bool = false) -> [Action] {
         let abandoned = runs.filter { $0.value.generation == generation }.keys.sorted()
         generation += 1
         backlog = []
         outbox = []
         var actions: [Action] = abandoned.map { .cancel(run: $0) }
-        let note = abandoned.isEmpty ? "" : "; cancelled \(abandoned.count) task(s) the coordinator gives to other workers"
-        actions.append(.log(.warning, reason + note, [:]))
+        if abandoned.isEmpty {
+            actions.append(.log(quietWhenIdle ? .info : .warning, reason, [:]))
+        } else {
+            actions.append(.log(.warning, reason + "; cancelled \(abandoned.count) task(s) the coordinator gives to other workers", [:]))
+        }
         return actions
     }
 

@@ -93,7 +93,7 @@ struct WorkerStateMachine: Sendable {
         case .heartbeat:
             return []
         case .disconnect(let reason):
-            var actions = endRegistration(because: "the coordinator said DISCONNECT (\(reason))")
+            var actions = endRegistration(because: "the coordinator said DISCONNECT (\(reason))", quietWhenIdle: true)
             if isDraining {
                 isStopped = true
                 return actions + [.stop]

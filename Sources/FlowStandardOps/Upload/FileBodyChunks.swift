@@ -17,7 +17,7 @@ struct FileBodyChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
 
     /// Bytes per chunk: large enough that a fast link is not held up by thread hops.
-    static let chunkSize = 512 * 1024
+    static let chunkSize = 1024 * 1024
 
     let file: OpenFile
     let size: Int64
@@ -33,23 +33,32 @@ struct FileBodyChunks: AsyncSequence, Sendable {
 
     struct Iterator: AsyncIteratorProtocol {
         let body: FileBodyChunks
+        /// Where the next read starts.
         var offset: Int64 = 0
         var sentPrefix = false
         var sentSuffix = false
+        /// The next chunk, already being read while the client writes the current one, so disk
+        /// and network overlap; at most one chunk ahead, so memory stays bounded.
+        var readAhead: Task<ByteBuffer, any Error>?
+
+        init(body: FileBodyChunks) {
+            self.body = body
+        }
 
         mutating func next() async throws -> ByteBuffer? {
             if !sentPrefix {
                 sentPrefix = true
+                readAhead = startRead()
                 if let prefix = body.prefix, prefix.readableBytes > 0 { return prefix }
             }
-            if offset < body.size {
-                let count = Int(Swift.min(Int64(FileBodyChunks.chunkSize), body.size - offset))
-                let (file, start) = (body.file, offset)
-                let chunk = try await NIOThreadPool.singleton.runIfActive { try file.read(at: start, count: count) }
+            if let reading = readAhead {
+                let chunk = try await reading.value
                 guard chunk.readableBytes > 0 else {
-                    throw FlowStandardOpError(.unreadableFile, "\(file.path) became shorter while it was sent (\(start) of \(body.size) bytes)")
+                    throw FlowStandardOpError(.unreadableFile,
+                                              "\(body.file.path) became shorter while it was sent (\(offset) of \(body.size) bytes)")
                 }
                 offset += Int64(chunk.readableBytes)
+                readAhead = startRead()
                 return chunk
             }
             if !sentSuffix {
@@ -57,6 +66,14 @@ struct FileBodyChunks: AsyncSequence, Sendable {
                 if let suffix = body.suffix, suffix.readableBytes > 0 { return suffix }
             }
             return nil
+        }
+
+        /// Starts reading the chunk at ``offset``, or returns `nil` past the end.
+        private func startRead() -> Task<ByteBuffer, any Error>? {
+            guard offset < body.size else { return nil }
+            let count = Int(Swift.min(Int64(FileBodyChunks.chunkSize), body.size - offset))
+            let (file, start) = (body.file, offset)
+            return Task { try await NIOThreadPool.singleton.runIfActive { try file.read(at: start, count: count) } }
         }
     }
 }
