@@ -104,6 +104,7 @@ private let quick = FlowRetryPolicy(attempts: 3, delay: .milliseconds(1), jitter
         #expect(lines.contains("[CallOp ####] attempt 1 of 3 failed: failed on b; retrying in 0.001 s") ||
                 lines.contains { $0.hasPrefix("[CallOp ####] attempt 1 of 3 failed: failed on b; retrying in ") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("[CallOp ####] attempt 2 of 3 failed: failed on b; retrying in ") }, "\(lines)")
+        #expect(lines.contains("[Group] 2 retries for 1 of 3 elements"), "\(lines)")
         let record = run.operationRecords.first { $0.groupIndex == 1 }
         #expect(record?.attempt == 3)
         #expect(record?.earlierAttempts.map(\.attempt) == [1, 2])

@@ -15,6 +15,8 @@ extension FlowEngine {
         let operationName = groupOperationName(plan)
         flow.progress(.groupStarted(operation: operationName, total: elements.count, maxConcurrent: plan.maxConcurrent))
         var done = 0
+        var retries = 0
+        var retriedElements = 0
         var failures: [FlowTaskResult] = []
         defer { flow.progress(.groupFinished(operation: operationName, done: done, failed: failures.count, total: elements.count)) }
 
@@ -47,6 +49,10 @@ extension FlowEngine {
                 let record = flow.record(result, tag: tasks[result.groupIndex ?? 0].groupTag, appliesBucketChanges: false,
                                          groupOutputKey: plan.outputKey, location: plan.location)
                 done += 1
+                if !result.earlierAttempts.isEmpty {
+                    retries += result.earlierAttempts.count
+                    retriedElements += 1
+                }
                 if !result.state.isSuccess { failures.append(result) }
                 flow.progress(.groupElementFinished(record, done: done, failed: failures.count, total: tasks.count))
                 // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
@@ -62,6 +68,9 @@ extension FlowEngine {
                 startNext()
             }
             return nil
+        }
+        if retries > 0 {
+            flow.log(message: "[Group] \(retries) retries for \(retriedElements) of \(tasks.count) elements")
         }
         if let stop { return stop }
         if !failures.isEmpty { logFailures(failures, of: tasks, plan: plan) }
