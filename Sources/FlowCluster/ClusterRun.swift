@@ -120,10 +120,17 @@ public final class ClusterRun: @unchecked Sendable {
 
     /// Stops the coordinator and the local workers.
     public func stop() {
-        // Local workers first, while the coordinator still listens: each says DISCONNECT and exits
-        // at once, instead of lingering on a goodbye nobody can receive.
-        pool?.stop()
-        coordinator?.stop()
+        if (coordinator?.status.running ?? 0) > 0 {
+            // Tasks still run (the flow was cancelled): the coordinator's DISCONNECT makes the
+            // workers cancel them, where a drain would wait for them.
+            coordinator?.stop()
+            pool?.stop()
+        } else {
+            // Local workers first, while the coordinator still listens: each says DISCONNECT and
+            // exits at once, instead of lingering on a goodbye nobody can receive.
+            pool?.stop()
+            coordinator?.stop()
+        }
         if let bind = options.bind, bind.hasPrefix("ipc://") { return }
         if options.bind == nil, let endpoint = coordinator?.endpoint, endpoint.hasPrefix("ipc://") {
             try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))

@@ -59,7 +59,7 @@ extension WorkerStateMachine {
         if abandoned.isEmpty {
             actions.append(.log(quietWhenIdle ? .info : .warning, reason, [:]))
         } else {
-            actions.append(.log(.warning, reason + "; cancelled \(abandoned.count) task(s) the coordinator gives to other workers", [:]))
+            actions.append(.log(.warning, reason + "; cancelled \(abandoned.count) running task(s)", [:]))
         }
         return actions
     }
