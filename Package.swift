@@ -110,7 +110,8 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FlowWireTests", dependencies: ["FlowWire", "Flow"]),
         // The cluster's protocol state machines, driven without sockets or sleeps.
-        .testTarget(name: "FlowClusterStateTests", dependencies: ["FlowCluster", "FlowWire", "Flow"]),
+        .testTarget(name: "FlowClusterStateTests", dependencies: ["FlowCluster", "FlowWire", "Flow",
+                                                                  .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "FlowClusterTests",
             dependencies: [

@@ -1,6 +1,7 @@
 import Flow
 import FlowWire
 import Foundation
+import Logging
 import Testing
 @testable import FlowCluster
 
@@ -40,6 +41,14 @@ private func cancelled(_ actions: [WorkerMachine.Action]) -> [UInt64] {
 
 private func results(_ actions: [WorkerMachine.Action]) -> [WireResult] {
     sent(actions).flatMap { if case .result(let results) = $0 { return results } else { return [] } }
+}
+
+private func logs(_ actions: [WorkerMachine.Action]) -> [(level: Logger.Level, message: String, metadata: Logger.Metadata)] {
+    actions.compactMap { if case .log(let level, let message, let metadata) = $0 { return (level, message, metadata) } else { return nil } }
+}
+
+private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
+    actions.contains { if case .reconnect = $0 { true } else { false } }
 }
 
 @Suite struct WorkerStateMachineTests {
@@ -134,13 +143,131 @@ private func results(_ actions: [WorkerMachine.Action]) -> [WireResult] {
         #expect(cancelled(machine.tick(now: at(0.31), date: date)) == runs.map(\.0))
         var late = ok(runs[0].1)
         late.finishState = .cancelled
-        late.events = [WireEvent(time: date, kind: .log("working"))]
+        late.events = [WireEvent(time: date, kind: .log("working")), WireEvent(time: date, kind: .set(key: "k", value: 1))]
         _ = machine.finished(run: runs[0].0, result: late, now: at(0.4))
         let answer = results(machine.flush(now: at(0.4)))
         #expect(answer.first?.finishState == .withError("time limit of 300 ms exceeded"))
         #expect(answer.first?.isPermanent == false)
         #expect(answer.first?.elementIndex == 1)
-        #expect(answer.first?.events.count == 1, "what the op logged before it was stopped stays")
+        #expect(answer.first?.events == late.events, "what the op did before it was stopped stays")
+    }
+
+    @Test func anOpThatSucceedsAsItIsStoppedKeepsItsSuccessAsInProcess() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1, limit: 300)]), now: at(0)))
+        #expect(cancelled(machine.tick(now: at(0.3), date: date)) == runs.map(\.0))
+        _ = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(0.31))
+        #expect(results(machine.flush(now: at(0.31))).map(\.finishState) == [.successfully])
+    }
+
+    @Test func aTimeLimitOfWholeSecondsIsReportedInSeconds() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1, limit: 300_000)]), now: at(0)))
+        _ = machine.received(.heartbeat, now: at(299.9))
+        #expect(cancelled(machine.tick(now: at(299.9), date: date)).isEmpty)
+        _ = machine.received(.heartbeat, now: at(300))
+        #expect(cancelled(machine.tick(now: at(300), date: date)) == runs.map(\.0))
+        var stopped = ok(runs[0].1)
+        stopped.finishState = .cancelled
+        _ = machine.finished(run: runs[0].0, result: stopped, now: at(300.1))
+        #expect(results(machine.flush(now: at(300.1))).map(\.finishState) == [.withError("time limit of 300 s exceeded")])
+    }
+
+    @Test func tasksBeyondTheSlotsAreLoggedOnceAtWarningPerTaskMessage() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        let actions = machine.received(.task([task(1), task(2), task(3)]), now: at(0.1))
+        let warnings = logs(actions).filter { $0.level == .warning }
+        #expect(warnings.count == 1, "\(actions)")
+        #expect(machine.backlog.map(\.taskID) == [2, 3])
+        #expect(logs(machine.received(.task([task(4)]), now: at(0.2))).filter { $0.level == .warning }.count == 1)
+    }
+
+    @Test func anUnexpectedReadyOrResultFromTheCoordinatorIsDroppedAndLogged() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let ready = WireReady(workerName: "x", slotCount: 1, ops: ["EchoOp"], hostname: "h", processID: 2)
+        for message in [WireMessage.ready(ready), .result([ok(task(9))])] {
+            let actions = machine.received(message, now: at(0.1))
+            #expect(sent(actions).isEmpty && started(actions).isEmpty, "\(actions)")
+            #expect(logs(actions).count == 1)
+        }
+        #expect(results(machine.flush(now: at(0.2))).isEmpty)
+    }
+
+    @Test func aMalformedMessageIsLoggedWithItsDecodingError() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let line = logs(machine.receivedMalformed("truncated body at offset 7", now: at(0.1))).first
+        #expect(line?.message.contains("truncated body at offset 7") == true)
+        #expect(logs(machine.receivedMalformed("again", now: at(1.2))).count == 1, "a second later it may log again")
+    }
+
+    @Test func theCoordinatorIsAliveUntilLivenessIntervalsOfSilence() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        #expect(!reconnects(machine.tick(now: at(3.0), date: date)))
+        #expect(reconnects(machine.tick(now: at(3.01), date: date)))
+        #expect(sent(machine.connected(now: at(4.1))).map(\.command) == [.ready], "the shell reconnects and READY goes first")
+    }
+
+    @Test func aSilentCoordinatorAlsoDiscardsTheBacklog() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1), task(2)]), now: at(0.1)))
+        _ = machine.tick(now: at(3.2), date: date)
+        _ = machine.connected(now: at(4.2))
+        #expect(started(machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(4.3))).isEmpty,
+                "the queued task belonged to the lost registration")
+        #expect(machine.backlog.isEmpty)
+    }
+
+    @Test func disconnectWhileDrainingStopsInsteadOfRegisteringAgain() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1)]), now: at(0.1)))
+        _ = machine.drain(now: at(0.2), date: date)
+        let actions = machine.received(.disconnect(reason: "coordinator stopping"), now: at(0.3))
+        #expect(cancelled(actions) == runs.map(\.0))
+        #expect(sent(actions).isEmpty, "no READY, and DISCONNECT is never answered")
+        #expect(actions.contains { if case .stop = $0 { true } else { false } })
+    }
+
+    @Test func drainingGivesTheBacklogBackCancelled() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        _ = machine.received(.task([task(1), task(2)]), now: at(0.1))
+        _ = machine.drain(now: at(0.2), date: date)
+        let flushed = results(machine.flush(now: at(0.2)))
+        #expect(flushed.map(\.taskID) == [2])
+        #expect(flushed.map(\.finishState) == [.cancelled])
+        #expect(flushed.first?.startedAt == date, "result times come from the shell")
+    }
+
+    @Test func aDrainingWorkerWhoseCoordinatorGoesSilentSaysDisconnectAndStops() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1)]), now: at(0.1)))
+        _ = machine.drain(now: at(0.2), date: date)
+        let actions = machine.tick(now: at(3.2), date: date)
+        #expect(cancelled(actions) == runs.map(\.0))
+        #expect(!reconnects(actions))
+        #expect(sent(actions).map(\.command) == [.disconnect])
+        #expect(actions.contains { if case .stop = $0 { true } else { false } })
+    }
+
+    @Test func logsCarryTheTaskInMetadataNotInTheText() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(5, limit: 100)]), now: at(0)))
+        let stop = logs(machine.tick(now: at(0.1), date: date))
+        #expect(stop.first?.metadata["task.id"] == "5")
+        #expect(stop.first?.metadata["task.attempt"] == "1")
+        #expect(stop.first?.metadata["task.op"] == "EchoOp")
+        #expect(stop.first?.message.contains("5") == false)
+        _ = runs
     }
 
     @Test func anOpThatIgnoresCancellationIsAnsweredForAfterTheGraceAndItsSlotFrees() {

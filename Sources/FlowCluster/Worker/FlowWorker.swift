@@ -3,7 +3,6 @@ import FlowWire
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
 import ZeroMQ
 
 /// A worker process's engine: connects a DEALER to the coordinator, says READY with its ops and
@@ -45,6 +44,7 @@ public final class FlowWorker: Service, Sendable {
         }
     }
 
+    /// Where it connects and how it behaves, as given to ``init(configuration:registry:logger:)``.
     public let configuration: Configuration
     private let registry: FlowOperationRegistry
     private let logger: Logger
@@ -97,59 +97,5 @@ public final class FlowWorker: Service, Sendable {
     public func drain() {
         mailbox.requestDrain()
         wakeup.signal()
-    }
-}
-
-/// What the worker's tasks and its owner hand the I/O thread, behind one `Mutex`.
-final class WorkerMailbox: Sendable {
-    private struct State {
-        var finished: [(run: UInt64, result: WireResult)] = []
-        var drainRequested = false
-        var exited = false
-        var exitError: ClusterError?
-        var exitWaiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state = Mutex(State())
-
-    /// Queues a finished task; returns whether the queue was empty (only then wake the thread).
-    func post(run: UInt64, result: WireResult) -> Bool {
-        state.withLock {
-            let wasEmpty = $0.finished.isEmpty
-            $0.finished.append((run, result))
-            return wasEmpty
-        }
-    }
-
-    func take() -> (finished: [(run: UInt64, result: WireResult)], drain: Bool) {
-        state.withLock { state in
-            defer { state.finished.removeAll(keepingCapacity: true) }
-            return (state.finished, state.drainRequested)
-        }
-    }
-
-    func requestDrain() { state.withLock { $0.drainRequested = true } }
-
-    var exitError: ClusterError? { state.withLock { $0.exitError } }
-
-    func exit(_ error: ClusterError?) {
-        let waiters = state.withLock { state in
-            state.exited = true
-            state.exitError = error
-            defer { state.exitWaiters = [] }
-            return state.exitWaiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func waitForExit() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { state in
-                if state.exited { return true }
-                state.exitWaiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
     }
 }

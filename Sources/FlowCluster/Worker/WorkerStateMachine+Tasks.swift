@@ -72,12 +72,12 @@ extension WorkerStateMachine {
         FlowTimeLimitExceeded(limit: .milliseconds(Int64(task.timeLimitMilliseconds))).description
     }
 
-    /// The answer for a task stopped at its time limit: a transient failure, keeping what the op
-    /// logged before it was stopped.
+    /// The answer for a task stopped at its time limit: a transient failure, keeping every event
+    /// the op produced before it was stopped, as the in-process executor (`FlowLocalExecutor`)
+    /// does, so a flow reads the same whether the op ran here or there.
     static func timeLimitResult(_ task: WireTask, events: [WireEvent], startedAt: Date, finishedAt: Date) -> WireResult {
         WireResult(taskID: task.taskID, attempt: task.attempt, finishState: .withError(timeLimitText(task)), startedAt: startedAt,
-                   finishedAt: finishedAt, events: events.filter { if case .log = $0.kind { true } else { false } },
-                   elementIndex: task.isGroupElement ? task.elementIndex : nil)
+                   finishedAt: finishedAt, events: events, elementIndex: task.isGroupElement ? task.elementIndex : nil)
     }
 
     /// A task given back unrun.

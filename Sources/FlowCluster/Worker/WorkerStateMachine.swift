@@ -34,7 +34,12 @@ struct WorkerStateMachine: Sendable {
     enum Action: Sendable {
         case send(WireMessage)
         /// Run a task; report it back with ``finished(run:result:now:)`` under the same `run` id.
+        ///
+        /// Runs are numbered by the machine rather than named by task id because the same task id
+        /// can arrive again on a new registration while the old run is still winding down.
         case start(run: UInt64, WireTask)
+        /// Cancel the Swift task of a run; it still reports back, and the machine decides what
+        /// its result is worth.
         case cancel(run: UInt64)
         /// Close the socket, wait, connect a new one and call ``connected(now:)``.
         case reconnect(after: Duration)
@@ -121,6 +126,8 @@ struct WorkerStateMachine: Sendable {
             return [.log(.debug, "dropped the result of a task of an earlier registration", Self.metadata(run.task))]
         }
         var result = result
+        // An op that finished successfully just as it was stopped keeps its success, as in
+        // `FlowLocalExecutor`: the work is done, and failing it would only run it again.
         if run.stoppedAt != nil, !result.finishState.isSuccess {
             result = Self.timeLimitResult(run.task, events: result.events, startedAt: result.startedAt, finishedAt: result.finishedAt)
         }
@@ -160,6 +167,12 @@ struct WorkerStateMachine: Sendable {
         if silence > configuration.heartbeatInterval * configuration.liveness {
             actions += endRegistration(because: "the coordinator was silent for \(silence)")
             isConnected = false
+            if isDraining {
+                // Its running tasks were just discarded, so nothing is left to finish: a new
+                // registration would only say READY to say DISCONNECT.
+                isStopped = true
+                return actions + [.send(.disconnect(reason: "worker stopping")), .log(.info, "stopped", [:]), .stop]
+            }
             return actions + [.reconnect(after: configuration.reconnectInterval)]
         }
         if now - lastSent >= configuration.heartbeatInterval {
