@@ -258,6 +258,14 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(actions.contains { if case .stop = $0 { true } else { false } })
     }
 
+    @Test func aWorkerWithNoOpsIsRefusedBeforeItCanSendAnEmptyReady() {
+        // It throws before making any socket: a READY without op names is malformed (§7.1).
+        let error = #expect(throws: ClusterError.self) {
+            try FlowWorker(configuration: .init(endpoint: "tcp://127.0.0.1:9"), registry: FlowOperationRegistry(), logger: Logger(label: "test"))
+        }
+        #expect(error.map { "\($0)" }?.contains("at least one op") == true)
+    }
+
     @Test func logsCarryTheTaskInMetadataNotInTheText() {
         var machine = machine(slots: 1)
         _ = machine.connected(now: at(0))
