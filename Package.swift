@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
     ],
     targets: [
         // Transport: libzmq and a thin Swift layer over it. Knows nothing of flows.
@@ -52,6 +53,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: strictSettings
         ),

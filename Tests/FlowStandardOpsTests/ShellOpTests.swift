@@ -63,6 +63,8 @@ struct ShellOpTests {
         #expect(result.state == .successfully, "\(result.state)")
         #expect(result.bucket["output"] as? String == "started")
         #expect(Date().timeIntervalSince(started) < 15)
+        // Killed before the op returned; a SIGKILL takes a moment to land on a busy machine.
+        try await waitUntilGone(["sleep", "32.5"])
         #expect(livingProcesses(withArguments: ["sleep", "32.5"]).isEmpty, "sleep 32.5 is still running")
     }
 
@@ -74,6 +76,62 @@ struct ShellOpTests {
 
         #expect(result.state == .successfully, "\(result.state)")
         #expect(try String(contentsOf: marker, encoding: .utf8) == "done\n")
+    }
+
+    @Test func cancellingTheFlowEndsTheProgramAndWhatItStarted() async throws {
+        let flow = Flow(definition: FlowDefinition(name: "cancelled-shell", steps: [
+            step("ShellOp", ["command": "sleep 33.25 & sleep 33.5; echo never", "shell": true]),
+        ]), registry: .standard)
+        let started = Date()
+        flow.start()
+        // Wait until the program runs, so the cancel reaches a live process group.
+        for _ in 0..<200 where livingProcesses(withArguments: ["sleep", "33.5"]).isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(!livingProcesses(withArguments: ["sleep", "33.5"]).isEmpty, "the program never started")
+        flow.cancel()
+        await flow.waitUntilFinished()
+
+        #expect(!flow.isSuccess)
+        #expect(Date().timeIntervalSince(started) < 15)
+        // The op ends at once; the SIGTERM sent on cancelling takes a moment to land on a busy machine.
+        try await waitUntilGone(["sleep", "33.5"])
+        try await waitUntilGone(["sleep", "33.25"])
+        #expect(livingProcesses(withArguments: ["sleep", "33.5"]).isEmpty, "sleep 33.5 is still running")
+        #expect(livingProcesses(withArguments: ["sleep", "33.25"]).isEmpty, "sleep 33.25 (in the background) is still running")
+    }
+
+    @Test func largeOutputIsTakenWholeAndOnlyTheStderrTailIsKept() async throws {
+        // 4 MiB on stdout, 200,000 numbered lines (about 1.3 MB) on stderr, then a failure.
+        let script = "head -c 4194304 /dev/zero | tr '\\0' x; seq 1 200000 >&2; exit 1"
+        let result = try await runOperation("ShellOp", ["command": .string(script), "shell": true])
+
+        guard case .withError(let text) = result.state else {
+            Issue.record("expected a failure, got \(result.state)")
+            return
+        }
+        #expect(text.contains("exited with status 1"), "\(text)")
+        #expect(text.hasSuffix("\n200000"), "\(text.suffix(100))")
+        #expect(text.contains("\n199981\n"))
+        #expect(!text.contains("\n199980\n"))
+
+        let output = try await runOperation("ShellOp", ["command": "head -c 4194304 /dev/zero | tr '\\0' x", "shell": true])
+        let text4 = try #require(output.bucket["output"] as? String)
+        #expect(text4.utf8.count == 4_194_304)
+        #expect(text4.utf8.allSatisfy { $0 == UInt8(ascii: "x") })
+    }
+
+    @Test func stepTimeLimitStopsTheProgramAndCountsAsTransient() async throws {
+        let started = Date()
+        let flow = await runFlow(steps: [
+            .operation(FlowOperationStep(op: "ShellOp", parameters: ["command": ["sleep", "33.75"]],
+                                         retry: FlowRetryPolicy(attempts: 2, delay: .milliseconds(10)), timeout: .milliseconds(300))),
+        ])
+
+        #expect(!flow.isSuccess)
+        #expect(flow.lines.contains { $0.contains("attempt 1 of 2 failed") && $0.contains("time limit") }, "\(flow.lines)")
+        #expect(Date().timeIntervalSince(started) < 15)
+        #expect(livingProcesses(withArguments: ["sleep", "33.75"]).isEmpty, "sleep 33.75 is still running")
     }
 
     @Test func shellModeRunsAStringWithEnvironmentFromTheBucket() async throws {
@@ -126,6 +184,14 @@ struct ShellOpTests {
         #expect(throws: FlowParameterError.self) {
             try registry.makeOperation(named: "ShellOp", parameters: ["command": ["echo"], "env": ["A": ["nested"]]])
         }
+    }
+}
+
+/// Waits up to 5 s for the processes whose argv is `arguments` to end (a signal sent is not yet a
+/// signal acted on); the caller then checks.
+func waitUntilGone(_ arguments: [String]) async throws {
+    for _ in 0..<500 where !livingProcesses(withArguments: arguments).isEmpty {
+        try await Task.sleep(for: .milliseconds(10))
     }
 }
 

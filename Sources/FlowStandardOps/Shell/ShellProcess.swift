@@ -4,18 +4,25 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import Subprocess
+import Synchronization
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
 
-/// One run of a program: collects its stdout and the tail of its stderr, enforces a time limit
-/// (SIGTERM to its process group, SIGKILL 2 s later), and returns once the program has been
-/// reaped.
+/// One run of a program on swift-subprocess: collects its stdout and the tail of its stderr,
+/// enforces a time limit (SIGTERM to its process group, SIGKILL 2 s later), and returns once the
+/// program has been reaped.
 ///
-/// Two traits of Foundation.Process on Linux shape this. It starts the child as the leader of
-/// its own process group, so signals sent to the group reach everything the program started. And
-/// it notices the exit only when every process holding an inherited descriptor has gone, so a
-/// background process (`sh -c "server &"`) would keep the run open: the exit is therefore watched
-/// with `waitid(WNOWAIT)` (which leaves the reaping to Foundation), and once the program has
-/// exited and its output is read, whatever it left running in its group is killed.
-final class ShellProcess: @unchecked Sendable {
+/// The program leads a process group of its own, so signals reach everything it started.
+/// swift-subprocess spawns it with an empty signal mask and default dispositions (a program
+/// started from a concurrency thread would otherwise inherit blocked signals), stops reading its
+/// pipes when it exits even if something it left in the background holds them, and tears it down
+/// when the calling task is cancelled. What it left running is killed once it has exited and its
+/// output is read, while it is still unreaped, so its group id cannot have been reused.
+struct ShellProcess: Sendable {
     /// How the program ended.
     enum Termination: Sendable, Equatable {
         case exit(Int32)
@@ -33,33 +40,14 @@ final class ShellProcess: @unchecked Sendable {
 
     static let errorTailLimit = 64 * 1024
     /// The wait between SIGTERM and SIGKILL.
-    static let killGrace = 2.0
-    /// How long reading goes on after the exit while the pipes stay quiet (held open only by
-    /// something left in the background).
-    static let quietAfterExit = 0.2
-    /// How long to wait for Foundation's reaping after the group was killed, in case something
-    /// left the group (`setsid`) and still holds a descriptor.
-    static let reapWait = 2.0
+    static let killGrace = Duration.seconds(2)
 
-    private let process = Process()
-    private let outputPipe = Pipe()
-    private let errorPipe = Pipe()
-    private let timeLimit: Double
-
-    private let lock = NSLock()
-    /// The exit as `waitid` saw it, before Foundation reaps.
-    private var observedExit: Termination?
-    /// The exit as Foundation reported it, after reaping.
-    private var reaped: Termination?
-    private var readingDone = false
-    private var reapWaitOver = false
-    private var output = Data()
-    private var errorTail = Data()
-    private var timedOut = false
-    private var stopping = false
-    private var finished = false
-    private var continuation: CheckedContinuation<Outcome, Never>?
-    private var deadline: DispatchWorkItem?
+    let executable: URL
+    let arguments: [String]
+    let environment: [String: String]
+    let workingDirectory: URL?
+    /// Seconds before the program is stopped.
+    let timeLimit: Double
 
     /// Prepares a run.
     ///
@@ -68,164 +56,160 @@ final class ShellProcess: @unchecked Sendable {
     ///   - arguments: the arguments after argv[0].
     ///   - environment: the child's whole environment.
     ///   - workingDirectory: where it starts, or `nil` for the current directory.
-    ///   - timeLimit: seconds before it is killed.
+    ///   - timeLimit: seconds before it is stopped.
     init(executable: URL, arguments: [String], environment: [String: String], workingDirectory: URL?, timeLimit: Double) {
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = environment
-        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.workingDirectory = workingDirectory
         self.timeLimit = timeLimit
     }
 
-    /// Starts the program and waits for it and its output. Cancelling the calling task kills it.
+    /// Starts the program and waits for it and its output. Cancelling the calling task stops it
+    /// the way the time limit does, and the call then throws `CancellationError`.
     ///
     /// - Throws: ``FlowStandardOpError/Code/launchFailed`` when it cannot be started.
     func run() async throws -> Outcome {
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        process.standardOutput = outputPipe
-        process.standardError = errorPipe
-        process.terminationHandler = { [self] child in
-            let ended: Termination = child.terminationReason == .exit
-                ? .exit(child.terminationStatus) : .signal(child.terminationStatus)
-            lock.withLock { reaped = ended }
-            completeIfDone()
-        }
-        do {
-            try await ProcessLauncher.launch(process)
-        } catch {
-            throw FlowStandardOpError(.launchFailed, "cannot start \(process.executableURL?.path ?? "?"): \(error.localizedDescription)")
-        }
-        let reader = Thread { [self] in watch() }
-        reader.name = "ShellProcess"
-        reader.start()
-        let deadline = DispatchWorkItem { [self] in stop(timedOut: true) }
-        lock.withLock { self.deadline = deadline }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit, execute: deadline)
-
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                lock.withLock { self.continuation = continuation }
-                completeIfDone()
-            }
-        } onCancel: {
-            stop(timedOut: false)
-        }
-    }
-
-    /// Ends the program: SIGTERM to its process group now, SIGKILL after the grace period if it
-    /// has not exited.
-    private func stop(timedOut: Bool) {
-        let pid: Int32? = lock.withLock {
-            guard !finished, !stopping else { return nil }
-            stopping = true
-            self.timedOut = timedOut
-            return process.processIdentifier
-        }
-        guard let pid, pid > 0 else { return }
-        signalGroup(pid, SIGTERM)
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.killGrace) { [self] in
-            let exited = lock.withLock { finished || observedExit != nil || reaped != nil }
-            if !exited { signalGroup(pid, SIGKILL) }
-        }
-    }
-
-    /// Signals the program's process group; the group id stays valid while the program is
-    /// unreaped, and it is not reaped before this run finishes.
-    private func signalGroup(_ pid: Int32, _ signal: Int32) {
-        if kill(-pid, signal) != 0 { kill(pid, signal) }
-    }
-
-    private func completeIfDone() {
-        let resume: (CheckedContinuation<Outcome, Never>, Outcome)? = lock.withLock {
-            guard !finished, readingDone, let continuation else { return nil }
-            guard let termination = reaped ?? (reapWaitOver ? observedExit : nil) else { return nil }
-            finished = true
-            deadline?.cancel()
-            self.continuation = nil
-            return (continuation, Outcome(termination: termination, standardOutput: output, standardErrorTail: errorTail, timedOut: timedOut))
-        }
-        if let (continuation, outcome) = resume { continuation.resume(returning: outcome) }
-    }
-
-    /// Runs on its own thread: reads stdout and stderr, notices the exit, then clears the group.
-    private func watch() {
-        let pid = process.processIdentifier
-        readPipes(pid: pid)
-        // The program has exited and its output is read: anything still in its group was left
-        // behind and would keep Foundation from reaping the program. Once Foundation has reaped
-        // it the group id may be reused, so the group is only signalled before.
-        if lock.withLock({ reaped == nil }) { signalGroup(pid, SIGKILL) }
-        lock.withLock { readingDone = true }
-        completeIfDone()
-        let waitUntil = Date().addingTimeInterval(Self.reapWait)
-        while Date() < waitUntil, lock.withLock({ reaped == nil }) { usleep(10_000) }
-        lock.withLock { reapWaitOver = true }
-        completeIfDone()
-    }
-
-    /// Reads both pipes until the program has exited and they have closed, or stayed quiet for
-    /// a moment after the exit (something left in the background holds them).
-    private func readPipes(pid: Int32) {
-        let descriptors = [outputPipe.fileHandleForReading.fileDescriptor, errorPipe.fileHandleForReading.fileDescriptor]
-        var open = [true, true]
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        defer { buffer.deallocate() }
-        var quietSince: Date?
-        while true {
-            var received = false
-            if open.contains(true) {
-                var polled = descriptors.indices.filter { open[$0] }.map { pollfd(fd: descriptors[$0], events: Int16(POLLIN), revents: 0) }
-                if poll(&polled, nfds_t(polled.count), 50) > 0 {
-                    for entry in polled where entry.revents != 0 {
-                        let index = descriptors.firstIndex(of: entry.fd)!
-                        let count = read(entry.fd, buffer.baseAddress, buffer.count)
-                        if count > 0 {
-                            received = true
-                            append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), toErrors: index == 1)
-                        } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
-                            open[index] = false
-                        }
-                    }
+        let timer = TimeLimitFlag()
+        let running = RunningGroup()
+        let finished = try await withThrowingTaskGroup(of: Result<Outcome, any Error>?.self) { group in
+            group.addTask {
+                // swift-subprocess tears the program down from a task of its own; the SIGTERM is
+                // sent here at once as well, so a process that exits right after cancelling (a
+                // worker told to stop) does not leave the program running.
+                await withTaskCancellationHandler {
+                    do { return .success(try await self.runProgram(running)) } catch { return .failure(error) }
+                } onCancel: {
+                    running.signal(SIGTERM)
                 }
-            } else {
-                usleep(10_000)
             }
-            guard noteExit(pid: pid) else { continue }
-            if !open.contains(true) { return }
-            if received {
-                quietSince = nil
-                continue
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int64(timeLimit * 1000)))
+                if !Task.isCancelled { timer.fire() }
+                return nil
             }
-            let since = quietSince ?? Date()
-            quietSince = since
-            if Date().timeIntervalSince(since) >= Self.quietAfterExit { return }
+            var finished: Result<Outcome, any Error>?
+            while let next = try await group.next() {
+                if let next {
+                    finished = next
+                    group.cancelAll()
+                } else if timer.fired {
+                    // Cancelling the program's task runs its teardown sequence.
+                    group.cancelAll()
+                }
+            }
+            return finished
+        }
+        if timer.fired {
+            // Stopped at its limit: whatever it wrote, however it ended.
+            var outcome = (try? finished?.get()) ?? Outcome(termination: .signal(SIGTERM), standardOutput: Data(), standardErrorTail: Data(), timedOut: true)
+            outcome.timedOut = true
+            return outcome
+        }
+        guard let outcome = try finished?.get() else { throw CancellationError() }
+        try Task.checkCancellation()
+        return outcome
+    }
+
+    private func runProgram(_ running: RunningGroup) async throws -> Outcome {
+        var options = PlatformOptions()
+        options.processGroupID = 0
+        options.teardownSequence = [
+            .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: Self.killGrace),
+            .send(signal: .kill, toProcessGroup: true, allowedDurationToNextStep: .seconds(1)),
+        ]
+        var variables: [Environment.Key: String] = [:]
+        for (name, value) in environment {
+            if let key = Environment.Key(rawValue: name) { variables[key] = value }
+        }
+        let configuration = Configuration(
+            executable: .path(FilePath(executable.path)), arguments: Arguments(arguments), environment: .custom(variables),
+            workingDirectory: workingDirectory.map { FilePath($0.path) }, platformOptions: options)
+        let result: ExecutionResult<(Data, Data), SequenceOutput, SequenceOutput>
+        do {
+            result = try await Subprocess.run(configuration, input: .none, output: .sequence, error: .sequence) { execution in
+                let pid = execution.processIdentifier.value
+                running.started(pid)
+                async let output = Self.collect(execution.standardOutput, keepingLast: nil)
+                let errors = try await Self.collect(execution.standardError, keepingLast: Self.errorTailLimit)
+                let collected = try await (output, errors)
+                // The pipes are closed or the program has exited (swift-subprocess stops reading
+                // then). Wait for the exit without reaping, then clear its group.
+                await Self.waitForExitUnreaped(pid)
+                running.signal(SIGKILL)
+                running.ended()
+                return collected
+            }
+        } catch let error as SubprocessError {
+            throw FlowStandardOpError(.launchFailed, "cannot start \(executable.path): \(error)")
+        }
+        let termination: Termination
+        switch result.terminationStatus {
+        case .exited(let code): termination = .exit(code)
+        case .signaled(let signal): termination = .signal(signal)
+        }
+        return Outcome(termination: termination, standardOutput: result.closureResult.0, standardErrorTail: result.closureResult.1, timedOut: false)
+    }
+
+    /// Everything a stream gives, or only its last `limit` bytes.
+    private static func collect(_ stream: SubprocessOutputSequence, keepingLast limit: Int?) async throws -> Data {
+        var data = Data()
+        for try await buffer in stream {
+            buffer.withUnsafeBytes { data.append(contentsOf: $0) }
+            if let limit, data.count > 2 * limit { data = Data(data.suffix(limit)) }
+        }
+        if let limit, data.count > limit { data = Data(data.suffix(limit)) }
+        return data
+    }
+
+    /// Returns once `pid` has exited, leaving it a zombie for swift-subprocess to reap
+    /// (`waitid` with `WNOWAIT`). Cancellation does not cut it short: the teardown ends the program.
+    private static func waitForExitUnreaped(_ pid: pid_t) async {
+        var pause = 1
+        while true {
+            var info = siginfo_t()
+            let result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
+            // ECHILD and other errors: nothing left to wait for.
+            if result != 0 { return }
+            if info._sifields._sigchld.si_pid == pid { return }
+            await uncancellableSleep(milliseconds: pause)
+            pause = min(pause * 2, 50)
         }
     }
 
-    /// Whether the program has exited, recording how; `waitid` with `WNOWAIT` leaves it unreaped.
-    private func noteExit(pid: Int32) -> Bool {
-        if lock.withLock({ observedExit != nil || reaped != nil }) { return true }
-        var info = siginfo_t()
-        let result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
-        if result != 0 {
-            // ECHILD: Foundation has reaped it already and reports through the handler.
-            return errno == ECHILD
+    private static func uncancellableSleep(milliseconds: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { continuation.resume() }
         }
-        guard info._sifields._sigchld.si_pid == pid else { return false }
-        let status = info._sifields._sigchld.si_status
-        let ended: Termination = info.si_code == CLD_EXITED ? .exit(status) : .signal(status)
-        lock.withLock { observedExit = ended }
-        return true
+    }
+}
+
+/// The program's process group while it may be signalled: from its start until it has exited
+/// and what it left is killed, before swift-subprocess reaps it (after which its id may be reused).
+private final class RunningGroup: Sendable {
+    private let leader = Mutex<pid_t?>(nil)
+
+    func started(_ pid: pid_t) {
+        leader.withLock { $0 = pid }
     }
 
-    private func append(_ bytes: UnsafeRawBufferPointer, toErrors: Bool) {
-        lock.withLock {
-            if toErrors {
-                errorTail.append(contentsOf: bytes)
-                if errorTail.count > Self.errorTailLimit { errorTail = Data(errorTail.suffix(Self.errorTailLimit)) }
-            } else {
-                output.append(contentsOf: bytes)
-            }
+    func ended() {
+        leader.withLock { $0 = nil }
+    }
+
+    /// Signals the whole group, if it still may be.
+    func signal(_ number: Int32) {
+        leader.withLock { pid in
+            if let pid { _ = kill(-pid, number) }
         }
     }
+}
+
+/// Set once the time limit has passed.
+private final class TimeLimitFlag: Sendable {
+    private let state = Mutex(false)
+
+    var fired: Bool { state.withLock { $0 } }
+
+    func fire() { state.withLock { $0 = true } }
 }
