@@ -62,16 +62,23 @@ struct CoordinatorIOLoop {
                 actions += machine.tick(now: now)
                 nextTick = now + tickInterval
             }
+            // The status first: performing the actions resumes the engine's waiters, and a run
+            // that ends then must not see the tasks it just got back as still running.
+            publishStatus(of: machine)
             perform(actions, on: router, machine: &machine)
             perform(machine.dispatch(now: now), on: router, machine: &machine)
-            mailbox.status = FlowCoordinator.Status(
-                workers: machine.workerCount, slots: machine.workers.values.reduce(0) { $0 + $1.slots },
-                running: machine.runningCount, queued: machine.queue.count)
+            publishStatus(of: machine)
         }
         // The loop broke on an error: refuse new work and release everyone waiting.
         _ = mailbox.close()
         let actions = apply(mailbox.take().commands, to: &machine) + machine.shutdown(reason: "coordinator failed")
         perform(actions, on: router, machine: &machine)
+    }
+
+    private func publishStatus(of machine: Machine) {
+        mailbox.status = FlowCoordinator.Status(
+            workers: machine.workerCount, slots: machine.workers.values.reduce(0) { $0 + $1.slots },
+            running: machine.runningCount, queued: machine.queue.count)
     }
 
     private func apply(_ commands: [CoordinatorMailbox.Command], to machine: inout Machine) -> [Machine.Action] {
