@@ -5,6 +5,8 @@
 # UPLOAD_EXEC_PREFIX, optional: a command prefix (split on blanks) that nginx and the port probes
 # run under, e.g. UPLOAD_EXEC_PREFIX="ip netns exec NS" serves from inside network namespace NS.
 # UPLOAD_PID is then the pid of that prefix command (ip netns exec execs nginx: the same process).
+# UPLOAD_STATE_PARENT, optional: where nginx's own folder (config, logs, request-body buffers) is
+# made; default the system's temporary folder.
 UPLOAD_PID=""
 UPLOAD_PORT=""
 UPLOAD_CONF_DIR=""
@@ -29,7 +31,7 @@ start_upload_server() {
   upload_exec_prefix
   nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
   [ -x "$nginx_bin" ] || { echo "nginx is not installed (apt-get install nginx-light)" >&2; return 1; }
-  UPLOAD_CONF_DIR="$(mktemp -d)"
+  UPLOAD_CONF_DIR="$(mktemp -d -p "${UPLOAD_STATE_PARENT:-${TMPDIR:-/tmp}}")"
   UPLOAD_PORT="$(free_port "$address")"
   mkdir -p "$root"
   cat > "$UPLOAD_CONF_DIR/nginx.conf" <<CONF

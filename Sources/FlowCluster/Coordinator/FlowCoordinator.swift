@@ -115,7 +115,8 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if status.workers >= count { return true }
-            try? await Task.sleep(for: .milliseconds(20))
+            // Often: a local run waits here for its workers, and every millisecond counts.
+            try? await Task.sleep(for: .milliseconds(2))
         }
         return status.workers >= count
     }

@@ -59,7 +59,7 @@ public final class LocalWorkerPool: @unchecked Sendable {
         for process in all where process.isRunning { process.terminate() }
         let deadline = ContinuousClock.now + grace
         for process in all {
-            while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+            while process.isRunning && ContinuousClock.now < deadline { usleep(1_000) }
             if process.isRunning {
                 logger.warning("worker \(process.processIdentifier) did not stop within \(grace.secondsText): killing it")
                 kill(process.processIdentifier, SIGKILL)
