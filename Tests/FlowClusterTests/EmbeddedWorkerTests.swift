@@ -33,28 +33,6 @@ extension ClusterIntegrationTests {
             }
         }
 
-        /// A run that has ended has no task left running, so its local workers are stopped first
-        /// and each says goodbye to a coordinator still listening; they no longer linger on a
-        /// DISCONNECT nobody receives (the coordinator's status used to lag the last results).
-        @Test func aFinishedRunStopsItsWorkersWhileTheCoordinatorStillHearsTheirGoodbye() async throws {
-            try await withCluster { cluster in
-                let file = try cluster.write("quick.yaml", """
-                    flow: quick
-                    bucket: {items: [1, 2, 3, 4, 5, 6, 7, 8]}
-                    steps:
-                      - group: {op: SleepOp, input: items, output: out, maxConcurrent: 8, with: {ms: 5}}
-                    """)
-                for run in 1...12 {
-                    let coordinator = try cluster.coordinator(["run", file, "--log-level", "info"])
-                    #expect(await coordinator.waitForExit(timeout: 30) == .exit(0), "\(coordinator.transcript)")
-                    for worker in ["worker-1", "worker-2"] {
-                        #expect(coordinator.stderr.contains("worker \(worker) left (it said DISCONNECT"),
-                                "run \(run): \(worker) did not say goodbye to a listening coordinator\n\(coordinator.stderr)")
-                    }
-                }
-            }
-        }
-
         @Test func localWorkersLeaveCleanlySoonAfterTheirCoordinatorIsKilled() async throws {
             try await withCluster { cluster in
                 let file = try cluster.write("slow.yaml", Self.slowGroup)

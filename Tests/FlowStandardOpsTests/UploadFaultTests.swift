@@ -97,6 +97,32 @@ struct UploadFaultTests {
         #expect(try Data(contentsOf: server.storedFile("/up/f-001.bin")) == contents[1])
     }
 
+    @Test func aFileThatShrinksWhileItIsSentFailsNamingItAndIsNotStored() async throws {
+        // The server holds the request 2 s before reading it: backpressure stops the upload
+        // after a few chunks, and the file is cut short meanwhile.
+        let server = try FaultyHTTPServer(rules: [.init(kind: "stall", names: ["big.bin"], seconds: 2)])
+        defer { server.stop() }
+        let folder = try TemporaryDirectory()
+        let file = folder.file("big.bin")
+        try Data(repeating: 7, count: 32 << 20).write(to: file)
+        async let result = runOperation("UploadFileOp", ["url": .string(server.url("/up"))], bucket: ["file": file.path])
+        // Once the server holds the request, the op has taken the file's size (32 MiB) for it.
+        for _ in 0..<1000 where try server.stats().inFlight == 0 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 1 << 20)
+        try handle.close()
+
+        let finished = try await result
+        guard case .withError(let text) = finished.state else {
+            Issue.record("expected a failure, got \(finished.state)")
+            return
+        }
+        #expect(text.contains("big.bin became shorter while it was sent"), "\(text)")
+        #expect(try server.stats().stored["/up/big.bin"] == nil, "a cut-short body must not be stored")
+    }
+
     @Test func retryAfterIsHonouredAndCappedAtMaxDelay() async throws {
         let server = try FaultyHTTPServer(rules: [.init(kind: "503", first: 1, retryAfter: 1)])
         defer { server.stop() }

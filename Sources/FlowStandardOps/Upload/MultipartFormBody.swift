@@ -1,7 +1,7 @@
 import Foundation
 
 /// A `multipart/form-data` body holding one file field: its head and tail, sent around the file's
-/// bytes (streamed from disk by ``FileBodyChunks``, so a large file never sits in memory whole).
+/// bytes (streamed from disk by ``FileUpload``, so a large file never sits in memory whole).
 struct MultipartFormBody {
     /// The form field's name.
     let fieldName: String

@@ -12,53 +12,68 @@ struct UploadRequest: Sendable {
     let timeout: Double
 
     /// Uploads the file and returns how many bytes of it were sent.
+    ///
+    /// A file on disk is streamed from it (``FileUpload``); bytes already in memory go as they are.
     func send(_ input: FileInput, to url: URL) async throws -> Int {
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = method == .put ? .PUT : .POST
-        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        var headers = HTTPHeaders()
+        for (name, value) in self.headers { headers.replaceOrAdd(name: name, value: value) }
         let action = "upload of \(input.name) to \(url.absoluteString) failed"
+        let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
 
         let size: Int64
-        switch (method, input) {
-        case (.put, .path(let path, _)):
-            let file = try OpenFile(path: path)
-            size = try file.size()
-            let body = FileBodyChunks(file: file, size: size, prefix: nil, suffix: nil)
-            request.body = .stream(body, length: .known(body.length))
-        case (.put, .bytes(let bytes, _, _)):
-            size = Int64(bytes.count)
-            request.body = .bytes(ByteBuffer(bytes: bytes))
-        case (.post, .path(let path, let name)):
-            let form = MultipartFormBody(fieldName: "file", fileName: name)
-            request.headers.replaceOrAdd(name: "Content-Type", value: form.contentType)
-            let file = try OpenFile(path: path)
-            size = try file.size()
-            let body = FileBodyChunks(file: file, size: size, prefix: ByteBuffer(bytes: form.head), suffix: ByteBuffer(bytes: form.tail))
-            request.body = .stream(body, length: .known(body.length))
-        case (.post, .bytes(let bytes, let name, _)):
-            let form = MultipartFormBody(fieldName: "file", fileName: name)
-            request.headers.replaceOrAdd(name: "Content-Type", value: form.contentType)
-            size = Int64(bytes.count)
-            request.body = .bytes(ByteBuffer(bytes: form.data(with: bytes)))
-        }
-
-        let response: HTTPClientResponse
-        var excerpt = Data()
+        let answer: FileUpload.Answer
         do {
-            response = try await HTTPUploadClient.shared.execute(request, deadline: .now() + .milliseconds(Int64(timeout * 1000)))
-            // Read the answer to its end (so the connection can be reused), keeping its start.
-            for try await part in response.body where excerpt.count < 200 {
-                excerpt.append(contentsOf: part.readableBytesView.prefix(200 - excerpt.count))
+            switch input {
+            case .path(let path, let name):
+                let file = try OpenFile(path: path)
+                size = try file.size()
+                var prefix: ByteBuffer?
+                var suffix: ByteBuffer?
+                if method == .post {
+                    let form = MultipartFormBody(fieldName: "file", fileName: name)
+                    headers.replaceOrAdd(name: "Content-Type", value: form.contentType)
+                    (prefix, suffix) = (ByteBuffer(bytes: form.head), ByteBuffer(bytes: form.tail))
+                }
+                let body = FileUpload(file: file, size: size, prefix: prefix, suffix: suffix)
+                answer = try await body.send(url: url.absoluteString, method: httpMethod, headers: headers,
+                                             on: HTTPUploadClient.shared, deadline: deadline)
+            case .bytes(let bytes, let name, _):
+                size = Int64(bytes.count)
+                var body = ByteBuffer(bytes: bytes)
+                if method == .post {
+                    let form = MultipartFormBody(fieldName: "file", fileName: name)
+                    headers.replaceOrAdd(name: "Content-Type", value: form.contentType)
+                    body = ByteBuffer(bytes: form.data(with: bytes))
+                }
+                answer = try await execute(url: url, headers: headers, body: .bytes(body), deadline: deadline)
             }
         } catch {
             throw Self.failure(error, action: action, timeout: timeout)
         }
-        guard (200..<300).contains(Int(response.status.code)) else {
-            let status = Int(response.status.code)
-            throw FlowStandardOpError(.httpStatus, "\(action): HTTP \(status)" + Self.bodyExcerpt(excerpt), status: status,
-                                      retryAfter: response.headers.first(name: "Retry-After").flatMap(Self.retryAfter))
+        guard (200..<300).contains(Int(answer.status.code)) else {
+            let status = Int(answer.status.code)
+            throw FlowStandardOpError(.httpStatus, "\(action): HTTP \(status)" + Self.bodyExcerpt(answer.excerpt), status: status,
+                                      retryAfter: answer.headers.first(name: "Retry-After").flatMap(Self.retryAfter))
         }
         return Int(size)
+    }
+
+    private var httpMethod: HTTPMethod { method == .put ? .PUT : .POST }
+
+    /// Sends bytes from memory through the async API and reads the answer to its end (so the
+    /// connection can be reused), keeping its start.
+    private func execute(url: URL, headers: HTTPHeaders, body: HTTPClientRequest.Body, deadline: NIODeadline) async throws
+        -> FileUpload.Answer {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = httpMethod
+        request.headers = headers
+        request.body = body
+        let response = try await HTTPUploadClient.shared.execute(request, deadline: deadline)
+        var excerpt = Data()
+        for try await part in response.body where excerpt.count < 200 {
+            excerpt.append(contentsOf: part.readableBytesView.prefix(200 - excerpt.count))
+        }
+        return FileUpload.Answer(status: response.status, headers: response.headers, excerpt: excerpt)
     }
 
     /// A transport failure in words, as a time limit when the deadline passed; cancellation and
