@@ -102,6 +102,8 @@ let package = Package(
         .target(name: "FlowTestSupport", path: "Tests/FlowTestSupport", exclude: ["Resources"]),
 
         .testTarget(name: "FlowTests", dependencies: ["Flow", "FlowStandardOps"]),
+        // Inputs of a million elements and more (not in the ThreadSanitizer pass: too slow there).
+        .testTarget(name: "FlowScaleTests", dependencies: ["Flow"]),
         .testTarget(name: "FlowStandardOpsTests", dependencies: ["FlowStandardOps", "Flow", "FlowTestSupport"]),
         // The seed README's code, compiled in Swift 5 language mode (FlowTests compiles it in 6).
         .testTarget(

@@ -53,7 +53,7 @@ public struct FlowFileLoader: Sendable {
     public func load(text: String, file: String) throws(FlowFileError) -> FlowDefinition {
         var reader = FlowFileReader(file: file, registry: registry)
         let root = try Self.document(text, file: file, expecting: "a flow file needs 'flow:' and 'steps:'")
-        let definition = reader.prepared(root).flatMap { reader.readDefinition($0) }
+        let definition = reader.prepared(root, sourceBytes: text.utf8.count).flatMap { reader.readDefinition($0) }
         guard let definition, reader.diagnostics.isEmpty else {
             throw FlowFileError(diagnostics: reader.sortedDiagnostics)
         }
@@ -67,9 +67,10 @@ public struct FlowFileLoader: Sendable {
     ///   map, or holds a value with no ``FlowValue`` form.
     /// - Returns: the values by key.
     public func loadBucket(contentsOf path: String) throws(FlowFileError) -> [String: FlowValue] {
-        let root = try Self.document(Self.readText(at: path), file: path, expecting: "a bucket file holds a map of values")
+        let text = try Self.readText(at: path)
+        let root = try Self.document(text, file: path, expecting: "a bucket file holds a map of values")
         var reader = FlowFileReader(file: path, registry: registry)
-        guard let merged = reader.prepared(root) else { throw FlowFileError(diagnostics: reader.sortedDiagnostics) }
+        guard let merged = reader.prepared(root, sourceBytes: text.utf8.count) else { throw FlowFileError(diagnostics: reader.sortedDiagnostics) }
         guard case .mapping(let mapping) = merged else {
             reader.report("a bucket file must be a map of values by key, found \(FlowFileReader.describe(merged))", at: merged)
             throw FlowFileError(diagnostics: reader.sortedDiagnostics)
@@ -101,7 +102,7 @@ public struct FlowFileLoader: Sendable {
             node = .scalar(.init(trimmed, .implicit, .plain))
         }
         var reader = FlowFileReader(file: "")
-        guard let value = reader.prepared(node).flatMap({ reader.readValue($0) }), reader.diagnostics.isEmpty else {
+        guard let value = reader.prepared(node, sourceBytes: trimmed.utf8.count).flatMap({ reader.readValue($0) }), reader.diagnostics.isEmpty else {
             return .string(text)
         }
         return value

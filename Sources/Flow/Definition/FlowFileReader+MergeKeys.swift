@@ -1,16 +1,27 @@
 import Yams
 
 extension FlowFileReader {
-    /// The most nodes a document may expand to. Aliases let a short file expand exponentially
-    /// ("billion laughs"); past this the file is refused rather than walked.
+    /// The most nodes a document may expand to beyond what its own text writes out. Aliases let a
+    /// short file expand exponentially ("billion laughs"); past this the file is refused rather
+    /// than walked.
     static let nodeLimit = 1_000_000
 
-    /// The document ready to read: merge keys applied, or `nil` (with a diagnostic) when it expands
-    /// past ``nodeLimit``.
-    mutating func prepared(_ root: Yams.Node) -> Yams.Node? {
+    /// The document ready to read: merge keys applied, or `nil` (with a diagnostic) when aliases
+    /// expand it too far.
+    ///
+    /// Every value a file writes out takes at least one byte of it, so a document with more nodes
+    /// than its text has bytes owes the rest to aliases; it is refused when that count passes
+    /// ``nodeLimit``. A file of millions of plain values loads.
+    ///
+    /// - Parameters:
+    ///   - root: the composed document.
+    ///   - sourceBytes: the length of the text it was composed from, in UTF-8 bytes.
+    mutating func prepared(_ root: Yams.Node, sourceBytes: Int) -> Yams.Node? {
+        nodeBudget = Self.nodeLimit + sourceBytes
         let merged = applyingMergeKeys(root)
-        guard visitedNodes <= Self.nodeLimit else {
-            report("the file expands to more than \(Self.nodeLimit) values, through aliases ('*name'): write it out smaller", at: root)
+        guard visitedNodes <= nodeBudget else {
+            report("the file expands to more than \(Self.nodeLimit) values beyond what it writes out, through aliases ('*name'): "
+                   + "write it out smaller", at: root)
             return nil
         }
         return merged
@@ -22,7 +33,7 @@ extension FlowFileReader {
     /// written in the map itself win over merged ones, and earlier merged maps over later ones.
     private mutating func applyingMergeKeys(_ node: Yams.Node) -> Yams.Node {
         visitedNodes += 1
-        guard visitedNodes <= Self.nodeLimit else { return node }
+        guard visitedNodes <= nodeBudget else { return node }
         switch node {
         case .scalar, .alias:
             return node

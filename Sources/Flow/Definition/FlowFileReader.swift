@@ -13,8 +13,10 @@ struct FlowFileReader {
     let registry: FlowOperationRegistry?
     /// The problems found so far, in the order found.
     private(set) var diagnostics: [FlowFileError.Diagnostic] = []
-    /// Nodes walked so far, counting each alias use anew, against ``nodeLimit``.
+    /// Nodes walked so far, counting each alias use anew, against ``nodeBudget``.
     var visitedNodes = 0
+    /// The most nodes the document may have: ``nodeLimit`` more than its text has bytes.
+    var nodeBudget = FlowFileReader.nodeLimit
 
     init(file: String, registry: FlowOperationRegistry? = nil) {
         self.file = file
