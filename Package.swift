@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Flow", targets: ["Flow"]),
         .library(name: "FlowStandardOps", targets: ["FlowStandardOps"]),
         .library(name: "FlowCluster", targets: ["FlowCluster"]),
+        .library(name: "FlowJournal", targets: ["FlowJournal"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "FlowCommandLine", targets: ["FlowCommandLine"]),
         .executable(name: "flow-coordinator", targets: ["flow-coordinator"]),
@@ -27,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // Transport: libzmq and a thin Swift layer over it. Knows nothing of flows.
@@ -62,6 +64,13 @@ let package = Package(
         // Wire protocol: messages and their binary codec (docs/PROTOCOL.md).
         .target(name: "FlowWire", dependencies: ["Flow"], swiftSettings: strictSettings),
 
+        // Run journals: every accepted result in SQLite, for resume and `runs`.
+        .target(
+            name: "FlowJournal",
+            dependencies: ["Flow", "FlowWire", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSettings
+        ),
+
         // Cluster: coordinator and worker, protocol state machines with a thin ZeroMQ shell.
         .target(
             name: "FlowCluster",
@@ -77,7 +86,7 @@ let package = Package(
         .target(
             name: "FlowCommandLine",
             dependencies: [
-                "FlowCluster", "Flow", "FlowStandardOps",
+                "FlowCluster", "Flow", "FlowStandardOps", "FlowJournal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

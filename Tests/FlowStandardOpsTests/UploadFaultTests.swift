@@ -98,18 +98,20 @@ struct UploadFaultTests {
     }
 
     @Test func aFileThatShrinksWhileItIsSentFailsNamingItAndIsNotStored() async throws {
-        // The server holds the request 2 s before reading it: backpressure stops the upload
+        // The server holds the request 5 s before reading it: backpressure stops the upload
         // after a few chunks, and the file is cut short meanwhile.
-        let server = try FaultyHTTPServer(rules: [.init(kind: "stall", names: ["big.bin"], seconds: 2)])
+        let server = try FaultyHTTPServer(rules: [.init(kind: "stall", names: ["big.bin"], seconds: 5)])
         defer { server.stop() }
         let folder = try TemporaryDirectory()
         let file = folder.file("big.bin")
         try Data(repeating: 7, count: 32 << 20).write(to: file)
         async let result = runOperation("UploadFileOp", ["url": .string(server.url("/up"))], bucket: ["file": file.path])
         // Once the server holds the request, the op has taken the file's size (32 MiB) for it.
-        for _ in 0..<1000 where try server.stats().inFlight == 0 {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try server.stats().inFlight == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
+        try #require(try server.stats().inFlight == 1, "the upload never reached the server")
         let handle = try FileHandle(forWritingTo: file)
         try handle.truncate(atOffset: 1 << 20)
         try handle.close()

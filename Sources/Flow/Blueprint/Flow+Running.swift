@@ -22,12 +22,12 @@ extension Flow {
         }
 
         log(FlowSummary.bucketDump(title: "[DataBucket] start with:", bucket: dataBucket), at: Date())
-        let (willStart, nodes, executor) = lock.withLock {
-            (willStartBlock, definitionNodes ?? blueprint.nodes, self.executor)
+        let (willStart, nodes, executor, journal) = lock.withLock {
+            (willStartBlock, definitionNodes ?? blueprint.nodes, self.executor, self.journal)
         }
         willStart?(self)
 
-        let engine = FlowEngine(flow: self, executor: executor)
+        let engine = FlowEngine(flow: self, executor: executor, journal: journal)
         let task = Task { await engine.run(nodes) }
         let cancelledBefore = lock.withLock {
             engineTask = task

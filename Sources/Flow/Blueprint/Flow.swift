@@ -36,6 +36,7 @@ public final class Flow: @unchecked Sendable {
     var didFinishBlock: FlowDidFinishBlock?
     var failureHandlers: [(any Error) -> Void] = []
     var executor: any FlowExecutor = FlowLocalExecutor()
+    var journal: (any FlowJournal)?
     var phase = Phase.idle
     var engineTask: Task<FlowEngine.Outcome, Never>?
     var cancelRequested = false
@@ -178,6 +179,15 @@ public final class Flow: @unchecked Sendable {
     @discardableResult
     public func setExecutor(_ executor: any FlowExecutor) -> Flow {
         lock.withLock { self.executor = executor }
+        return self
+    }
+
+    /// Keeps a record of the run in `journal` as it goes; a journal from an earlier life of the
+    /// same run (same definition and starting bucket) makes this run resume it: what that life
+    /// finished is taken as it was and only the rest runs. See ``FlowJournal``.
+    @discardableResult
+    public func setJournal(_ journal: any FlowJournal) -> Flow {
+        lock.withLock { self.journal = journal }
         return self
     }
 

@@ -121,8 +121,8 @@ public struct FlowFileLoader: Sendable {
         }
     }
 
-    /// The file's text as UTF-8.
-    private static func readText(at path: String) throws(FlowFileError) -> String {
+    /// A file's text as UTF-8, or `PATH: cannot read: REASON`.
+    public static func readText(at path: String) throws(FlowFileError) -> String {
         func cannotRead(_ reason: String) -> FlowFileError {
             FlowFileError(diagnostics: [.init(location: .init(file: path, line: 0, column: 0), message: "cannot read: \(reason)")])
         }

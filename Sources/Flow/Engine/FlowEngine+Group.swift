@@ -5,7 +5,7 @@ extension FlowEngine {
     /// each under the step's retry policy and time limit; outputs of successful elements are
     /// collected in input order. Failures beyond the step's budget (`allowFailure`, `maxFailures`)
     /// stop it.
-    func runGroup(_ plan: FlowGroupPlan) async -> Outcome? {
+    func runGroup(_ plan: FlowGroupPlan, id: FlowStepID) async -> Outcome? {
         guard let elements = flow.dataBucket[plan.inputKey] as? [Any], !elements.isEmpty else {
             flow.log(message: "[FlowArrayGroupDispatcher] group created: 0")
             flow.log(message: "[Group] no operation to run for group; please make sure the input data: <\(plan.inputKey)> is not empty")
@@ -28,42 +28,63 @@ extension FlowEngine {
                 return reportUnresolved(error, operation: name, location: plan.location)
             }
         }
-        let tasks = elements.enumerated().map { index, element in groupTask(resolvedPlan, index: index, element: element) }
+        var tasks = elements.enumerated().map { index, element in groupTask(resolvedPlan, index: index, element: element) }
         let failureLimit = plan.allowFailure ? Int.max : plan.maxFailures?.limit(total: tasks.count) ?? 0
         var outputs = [Any?](repeating: nil, count: elements.count)
+        journal?.groupStarted(at: id, total: tasks.count)
+
+        /// Takes one finished element into the summary, the counts and the outputs; returns the
+        /// group's end when it is one failure past its budget.
+        func accept(_ result: FlowTaskResult, tag: String?) -> Outcome? {
+            let record = flow.record(result, tag: tag, appliesBucketChanges: false, groupOutputKey: plan.outputKey, location: plan.location)
+            done += 1
+            if !result.earlierAttempts.isEmpty {
+                retries += result.earlierAttempts.count
+                retriedElements += 1
+            }
+            if !result.state.isSuccess { failures.append(result) }
+            flow.progress(.groupElementFinished(record, done: done, failed: failures.count, total: tasks.count))
+            // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
+            if result.state.isSuccess, let index = result.groupIndex, let output = result.groupOutput { outputs[index] = output }
+            guard failures.count > failureLimit else { return nil }
+            if let budget = plan.maxFailures {
+                flow.log(message: "[Group] \(failures.count) elements failed, more than maxFailures: \(budget) allows (\(failureLimit))")
+            }
+            flow.log(message: "[Group] not allow failure in group. stop immediately.")
+            return .failed(result.failure)
+        }
+
+        // Elements an earlier life of this run finished are taken as they were, not run again.
+        var pending = Array(tasks.indices)
+        if let recorded = journal?.recordedResults(at: id), !recorded.isEmpty {
+            var replayed = Set<Int>()
+            for entry in recorded {
+                guard let index = entry.result.groupIndex, tasks.indices.contains(index), replayed.insert(index).inserted else { continue }
+                if let tag = entry.tag { tasks[index].groupTag = tag }
+                if let stop = accept(entry.result, tag: tasks[index].groupTag) { return stop }
+            }
+            pending.removeAll { replayed.contains($0) }
+        }
         let stop: Outcome? = await withTaskGroup(of: FlowTaskResult.self) { group in
             var next = 0
             func startNext() {
-                guard next < tasks.count else { return }
-                let task = tasks[next]
+                guard next < pending.count else { return }
+                let task = tasks[pending[next]]
                 let renew = freshOperation(for: resolvedPlan)
                 group.addTask { await execute(task, policy: plan.policy, renew: renew) }
                 next += 1
             }
-            while next < min(plan.maxConcurrent, tasks.count) { startNext() }
+            while next < min(plan.maxConcurrent, pending.count) { startNext() }
             while let result = await group.next() {
                 if Task.isCancelled || { if case .cancelled = result.state { return true } else { return false } }() {
                     group.cancelAll()
                     return .cancelled
                 }
-                let record = flow.record(result, tag: tasks[result.groupIndex ?? 0].groupTag, appliesBucketChanges: false,
-                                         groupOutputKey: plan.outputKey, location: plan.location)
-                done += 1
-                if !result.earlierAttempts.isEmpty {
-                    retries += result.earlierAttempts.count
-                    retriedElements += 1
-                }
-                if !result.state.isSuccess { failures.append(result) }
-                flow.progress(.groupElementFinished(record, done: done, failed: failures.count, total: tasks.count))
-                // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
-                if result.state.isSuccess, let index = result.groupIndex, let output = result.groupOutput { outputs[index] = output }
-                if failures.count > failureLimit {
-                    if let budget = plan.maxFailures {
-                        flow.log(message: "[Group] \(failures.count) elements failed, more than maxFailures: \(budget) allows (\(failureLimit))")
-                    }
-                    flow.log(message: "[Group] not allow failure in group. stop immediately.")
+                let tag = tasks[result.groupIndex ?? 0].groupTag
+                journalAccepted(result, tag: tag, at: id)
+                if let stop = accept(result, tag: tag) {
                     group.cancelAll()
-                    return .failed(result.failure)
+                    return stop
                 }
                 startNext()
             }

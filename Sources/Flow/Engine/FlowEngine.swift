@@ -15,30 +15,47 @@ struct FlowEngine: Sendable {
 
     let flow: Flow
     let executor: any FlowExecutor
+    /// Where accepted results go, and where a resumed run finds the earlier ones.
+    var journal: (any FlowJournal)?
 
     func run(_ nodes: [FlowPlanNode]) async -> Outcome {
-        await runList(nodes) ?? .completed
+        await runList(nodes, in: .root, branch: nil) ?? .completed
     }
 
     /// Runs steps in order; returns an outcome when the walk must stop, `nil` to go on.
-    private func runList(_ nodes: [FlowPlanNode]) async -> Outcome? {
-        for node in nodes {
+    private func runList(_ nodes: [FlowPlanNode], in parent: FlowStepID, branch: String?) async -> Outcome? {
+        for (index, node) in nodes.enumerated() {
             if Task.isCancelled { return .cancelled }
+            let id = parent.child(index, branch: branch)
             let stop: Outcome?
             switch node {
             case .operation(let reference, let location, let policy):
-                stop = await runSerial(reference, location: location, policy: policy)
+                stop = await runSerial(reference, location: location, policy: policy, id: id)
             case .group(let plan):
-                stop = await runGroup(plan)
+                stop = await runGroup(plan, id: id)
             case .cases(let branches, let defaultSteps):
-                stop = await runCases(branches: branches, defaultSteps: defaultSteps)
+                stop = await runCases(branches: branches, defaultSteps: defaultSteps, id: id)
             }
             if let stop { return stop }
         }
         return nil
     }
 
-    private func runSerial(_ reference: FlowOperationReference, location: FlowSourceLocation?, policy: FlowTaskPolicy) async -> Outcome? {
+    /// Tells the journal about an accepted result; cancelled ones did not finish and are not kept.
+    func journalAccepted(_ result: FlowTaskResult, tag: String?, at id: FlowStepID) {
+        guard let journal else { return }
+        if case .cancelled = result.state { return }
+        journal.accepted(FlowJournalRecord(result: result, tag: tag), at: id)
+    }
+
+    private func runSerial(_ reference: FlowOperationReference, location: FlowSourceLocation?, policy: FlowTaskPolicy,
+                           id: FlowStepID) async -> Outcome? {
+        if let replayed = journal?.recordedResults(at: id).first?.result {
+            // Done in an earlier life of this run: its lines and bucket writes, as they were.
+            flow.progress(.operationStarted(name: replayed.operationName))
+            flow.progress(.operationFinished(flow.record(replayed, tag: nil, appliesBucketChanges: true, location: location)))
+            return replayed.state.isSuccess ? nil : .failed(replayed.failure)
+        }
         let task: FlowTask
         switch reference {
         case .instance(let operation):
@@ -56,6 +73,7 @@ struct FlowEngine: Sendable {
         flow.progress(.operationStarted(name: task.operationName))
         let result = await execute(task, policy: policy)
         flow.progress(.operationFinished(flow.record(result, tag: nil, appliesBucketChanges: true, location: location)))
+        journalAccepted(result, tag: nil, at: id)
         if case .cancelled = result.state { return .cancelled }
         guard result.state.isSuccess else { return .failed(result.failure) }
         return Task.isCancelled ? .cancelled : nil
@@ -72,12 +90,12 @@ struct FlowEngine: Sendable {
         return .failed(result.failure)
     }
 
-    private func runCases(branches: [(FlowCase, [FlowPlanNode])], defaultSteps: [FlowPlanNode]?) async -> Outcome? {
+    private func runCases(branches: [(FlowCase, [FlowPlanNode])], defaultSteps: [FlowPlanNode]?, id: FlowStepID) async -> Outcome? {
         let bucket = flow.dataBucket
-        for (flowCase, steps) in branches where (bucket[flowCase.key] as? String) == flowCase.value {
-            return await runList(steps)
+        for (branch, (flowCase, steps)) in branches.enumerated() where (bucket[flowCase.key] as? String) == flowCase.value {
+            return await runList(steps, in: id, branch: String(branch))
         }
-        if let defaultSteps { return await runList(defaultSteps) }
+        if let defaultSteps { return await runList(defaultSteps, in: id, branch: "d") }
         flow.log(message: "[Cases] no case is matached. finished in early.")
         return .endedEarly
     }

@@ -55,6 +55,18 @@ final class ClusterScope: @unchecked Sendable {
     // MARK: Children
 
     /// Starts a built program (`flow-coordinator`, `flow-worker`).
+    /// The environment of the scope's programs: its TMPDIR, and its own folder for run journals
+    /// (`$XDG_STATE_HOME/flow/runs`, see ``journalFolder``).
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = directory.path
+        environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+        return environment
+    }
+
+    /// Where the scope's coordinators keep their run journals.
+    var journalFolder: String { directory.appendingPathComponent("state/flow/runs").path }
+
     func start(_ program: String, _ arguments: [String], label: String? = nil) throws -> ChildProcess {
         let executable = Self.productsDirectory.appendingPathComponent(program)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -62,8 +74,6 @@ final class ClusterScope: @unchecked Sendable {
         }
         // TMPDIR here, so the private ipc endpoint of an embedded run lands in this directory and
         // goes with it even when the test kills the coordinator before it can clean up.
-        var environment = ProcessInfo.processInfo.environment
-        environment["TMPDIR"] = directory.path
         let child = try ChildProcess(label: label ?? program, executable: executable, arguments: arguments, environment: environment)
         lock.withLock { children.append(child) }
         return child
@@ -71,8 +81,6 @@ final class ClusterScope: @unchecked Sendable {
 
     /// Starts a program of the system (`/usr/bin/script`, `/usr/bin/setpriv`) with the scope's TMPDIR.
     func startSystem(_ path: String, _ arguments: [String], label: String? = nil) throws -> ChildProcess {
-        var environment = ProcessInfo.processInfo.environment
-        environment["TMPDIR"] = directory.path
         let child = try ChildProcess(label: label ?? URL(fileURLWithPath: path).lastPathComponent,
                                      executable: URL(fileURLWithPath: path), arguments: arguments, environment: environment)
         lock.withLock { children.append(child) }

@@ -1,0 +1,62 @@
+import Foundation
+
+/// Where a step stands in its flow's tree: the same for the same definition in every run, so a
+/// resumed run finds its earlier results by it.
+///
+/// Top-level steps are `0`, `1`, …; a step in a case branch adds the step's index in the branch to
+/// the cases step's and the branch's (`2/1/0`: the first step of the second branch of step 2; a
+/// `default:` branch is `d`).
+public struct FlowStepID: Hashable, Sendable, CustomStringConvertible {
+    /// The path, as text.
+    public let path: String
+
+    /// Creates an id from its text.
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// The id of step `index` inside this one's branch `branch` (`nil`: at the top level).
+    func child(_ index: Int, branch: String? = nil) -> FlowStepID {
+        FlowStepID(path: [path.isEmpty ? nil : path, branch, String(index)].compactMap { $0 }.joined(separator: "/"))
+    }
+
+    /// The root, above the top-level steps.
+    static let root = FlowStepID(path: "")
+
+    public var description: String { path }
+}
+
+/// A run's record: the engine tells it every result it accepts, as it accepts it, and asks it,
+/// before running a step, what an earlier life of the same run already did there.
+///
+/// A new run's journal knows nothing, so every step runs. A resumed run's journal gives back the
+/// results that were recorded: the engine records them into the summary and the bucket exactly as
+/// it did the first time, and runs only the rest. Implementations must be quick: the engine calls
+/// them on its own task, once per result.
+public protocol FlowJournal: AnyObject, Sendable {
+    /// What an earlier life of the run accepted at `step`: for a serial op at most one result, for
+    /// a group its finished elements (each with its `groupIndex`). Empty for a new run.
+    func recordedResults(at step: FlowStepID) -> [FlowJournalRecord]
+
+    /// A group at `step` starts with `total` elements.
+    func groupStarted(at step: FlowStepID, total: Int)
+
+    /// The engine accepted `record` for `step` (a serial op, or one element of a group). Cancelled
+    /// results are never accepted: what was cancelled did not finish.
+    func accepted(_ record: FlowJournalRecord, at step: FlowStepID)
+}
+
+/// One accepted result as a journal keeps it.
+public struct FlowJournalRecord: @unchecked Sendable {
+    /// What the op did.
+    public var result: FlowTaskResult
+    /// The short id the summary shows for a group element (`[UploadFileOp 3f2a]`), `nil` for a
+    /// serial op.
+    public var tag: String?
+
+    /// Creates a record.
+    public init(result: FlowTaskResult, tag: String?) {
+        self.result = result
+        self.tag = tag
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import FlowCluster
+import Foundation
+
+/// The options `run` and `resume` share: where the workers come from, and what the run writes.
+struct ClusterRunOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Wait for workers on this endpoint instead of starting local ones.", valueName: "ENDPOINT"))
+    var bind: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --bind: wait until N workers have joined before the flow starts (at most --worker-timeout seconds).", valueName: "N"))
+    var minWorkers: Int = 0
+
+    @Option(name: .long, help: "Local workers to start (without --bind).")
+    var workers: Int = 2
+
+    @Option(name: .long, help: "Tasks each local worker runs at once.")
+    var concurrency: Int = 4
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a task waits for a worker that offers its op.", valueName: "SECONDS"))
+    var workerTimeout: Double = 30
+
+    @Option(name: .long, help: ArgumentHelp("Also write the summary to FILE.", valueName: "FILE"))
+    var summary: String?
+
+    @Option(name: .long, help: ArgumentHelp("Write a machine-readable report of the run (bucket, every op with its worker, times, state, log lines) to FILE.", valueName: "FILE"))
+    var json: String?
+
+    @Flag(name: .long, help: "No progress output on stderr.")
+    var quiet = false
+
+    @Option(name: .long, help: "Seconds between heartbeats.")
+    var heartbeatInterval: Double = 1
+
+    @Option(name: .long, help: "Missed heartbeats before a worker is declared dead.")
+    var liveness: Int = 3
+
+    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (diagnostics on stderr).")
+    var logLevel: String = "warning"
+
+    func validate() throws {
+        if workers < 1 { throw ValidationError("--workers must be at least 1") }
+        if minWorkers < 0 { throw ValidationError("--min-workers must not be negative") }
+        if minWorkers > 0 && bind == nil { throw ValidationError("--min-workers goes with --bind (local workers are always waited for)") }
+        if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if workerTimeout < 0 { throw ValidationError("--worker-timeout must not be negative") }
+        if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
+        if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
+    }
+
+    /// The cluster's settings, with the stock worker's ops.
+    var cluster: ClusterRun.Options {
+        var options = ClusterRun.Options()
+        options.bind = bind
+        options.workers = workers
+        options.concurrency = concurrency
+        options.workerTimeout = .seconds(workerTimeout)
+        options.heartbeatInterval = .seconds(heartbeatInterval)
+        options.registry = FlowWorkerCommand.registry
+        options.liveness = liveness
+        options.minimumWorkers = minWorkers
+        return options
+    }
+}

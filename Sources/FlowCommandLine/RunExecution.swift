@@ -1,0 +1,89 @@
+import ArgumentParser
+import Flow
+import FlowCluster
+import FlowJournal
+import Foundation
+
+/// Runs a loaded flow on a cluster, for `run` and `resume`: starts the cluster, shows progress,
+/// prints the summary, writes the reports, records the run's end in its journal, and exits with
+/// the run's code.
+enum RunExecution {
+    /// Runs `definition` with `journal` keeping its record.
+    ///
+    /// - Parameters:
+    ///   - firstLine: a line the summary starts with (a resume's `[Journal] resumed …`).
+    static func execute(_ definition: FlowDefinition, options: ClusterRunOptions, journal: RunJournal?, firstLine: String? = nil) async throws {
+        let logger = CommandLineLogging.logger(label: "flow-coordinator", level: options.logLevel)
+        let progress = ProgressReporter(quiet: options.quiet)
+        let run = ClusterRun(definition: definition, options: options.cluster, logger: logger) { event in progress.report(event) }
+        if let journal { run.flow.setJournal(journal) }
+        if let firstLine { run.flow.log(message: firstLine) }
+        do {
+            let endpoint = try run.start()
+            if options.bind != nil { progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(endpoint)") }
+        } catch {
+            run.stop()
+            CommandLineLogging.printError(String(describing: error))
+            end(journal, .interrupted, code: 3)
+            throw ExitCode(3)
+        }
+        run.flow.setProgressHandler { event in progress.report(event) }
+        progress.start { run.status }
+        let interrupts = InterruptHandler { run.flow.cancel() }
+        if !(await run.waitForLocalWorkers()) {
+            progress.note("not every local worker joined in time; going on with those that did")
+        }
+        if !(await run.waitForMinimumWorkers()) {
+            run.stop()
+            progress.stop()
+            CommandLineLogging.printError("fewer than \(options.minWorkers) worker(s) joined within \(options.workerTimeout) s (--min-workers); start workers with flow-worker --connect ENDPOINT")
+            end(journal, .interrupted, code: 3)
+            throw ExitCode(3)
+        }
+        let startedAt = Date()
+        let outcome = await run.run()
+        interrupts.cancel()
+        progress.stop()
+
+        let text = run.flow.generateSummary()
+        print(text, terminator: "")
+        fflush(nil)
+        if let summary = options.summary {
+            do {
+                try text.write(toFile: summary, atomically: true, encoding: .utf8)
+            } catch {
+                CommandLineLogging.printError("cannot write the summary to \(summary): \(error.localizedDescription)")
+            }
+        }
+        if let json = options.json {
+            do {
+                try FlowRunReport(flow: run.flow, startedAt: startedAt, finishedAt: Date()).write(to: json)
+            } catch {
+                CommandLineLogging.printError("cannot write the JSON report to \(json): \(error.localizedDescription)")
+            }
+        }
+        if outcome == .clusterError, let error = run.flow.error {
+            CommandLineLogging.printError(String(describing: error))
+        }
+        // A cancelled run, or one the cluster could not carry, can go on with `resume`.
+        let state: RunJournalInfo.State
+        switch outcome {
+        case .succeeded: state = .succeeded
+        case .failed: state = run.flow.isCancelled ? .interrupted : .failed
+        case .clusterError: state = .interrupted
+        }
+        end(journal, state, code: outcome.rawValue)
+        if outcome != .succeeded { throw ExitCode(outcome.rawValue) }
+    }
+
+    /// Records the run's end; a journal that cannot be written is reported, not fatal: the run
+    /// itself is over.
+    private static func end(_ journal: RunJournal?, _ state: RunJournalInfo.State, code: Int32) {
+        guard let journal else { return }
+        do {
+            try journal.finish(state, exitCode: code)
+        } catch {
+            CommandLineLogging.printError("the run's journal is incomplete: \(error)")
+        }
+    }
+}

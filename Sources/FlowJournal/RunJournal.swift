@@ -1,0 +1,414 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Flow
+import FlowWire
+import Foundation
+import GRDB
+import Synchronization
+
+/// A run's journal: one SQLite file (WAL mode) holding the flow as it was started, every result
+/// the engine accepted, and how the run ended. `flow-coordinator resume` reads it to go on where
+/// the run stopped.
+///
+/// Results are kept in memory as they are accepted and written in batches by a thread of the
+/// journal's own, at most ``flushInterval`` after they were accepted, each batch in one
+/// transaction, so the engine never waits for the disk. With `synchronous = NORMAL` a committed
+/// batch survives the coordinator's crash (it is in the WAL file the moment it commits); a power
+/// loss can take the last batches committed before it, never the file's consistency. What the
+/// journal lost runs again on resume: delivery is at least once.
+public final class RunJournal: FlowJournal, @unchecked Sendable {
+    /// The file format this version writes and reads (SQLite `user_version`).
+    public static let formatVersion = 1
+    /// Marks a Flow journal among SQLite files (`application_id`, "FLOW").
+    static let applicationID: Int32 = 0x464C_4F57
+    /// The longest an accepted result waits in memory before it is written.
+    public static let flushInterval = Duration.milliseconds(100)
+
+    /// The run's id.
+    public let runID: String
+    /// The journal file.
+    public let path: String
+    /// What the file says of the run when it was opened.
+    public let info: RunJournalInfo
+
+    private let database: DatabaseQueue
+    private let replay: [String: [Int: FlowJournalRecord]]
+    private let buffer = Mutex(Buffer())
+    private let flushed = Mutex<(any Error)?>(nil)
+    private var flusher: Thread?
+
+    private struct Buffer {
+        var results: [(step: String, element: Int?, ok: Bool, worker: String?, started: Date, finished: Date, record: Data)] = []
+        var groups: [(step: String, total: Int)] = []
+        var closing = false
+        var finished = false
+    }
+
+    private init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: [String: [Int: FlowJournalRecord]]) {
+        self.path = path
+        self.database = database
+        self.info = info
+        runID = info.runID
+        self.replay = replay
+        let thread = Thread { [weak self] in self?.flushLoop() }
+        thread.name = "flow-journal"
+        flusher = thread
+        thread.start()
+    }
+
+    // MARK: Opening
+
+    /// The folder journals go to by default: `$XDG_STATE_HOME/flow/runs`, or
+    /// `~/.local/state/flow/runs` when it is unset.
+    public static func defaultFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/flow/runs" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/state/flow/runs"
+    }
+
+    /// A new run id: the start time and a random part (`20261123-075930-3f2a9c`), sortable by time.
+    public static func newRunID(at date: Date = Date()) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        let random = (0..<3).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        return formatter.string(from: date) + "-" + random
+    }
+
+    /// Starts the journal of a new run at `path` (its folder is created).
+    ///
+    /// - Parameters:
+    ///   - runID: the run's id.
+    ///   - flowFile: the flow file's path as given, for messages.
+    ///   - flowText: the flow file's text: a resume runs exactly this flow.
+    ///   - definition: the flow as loaded, with the starting bucket (after `--bucket` and `--set`).
+    /// - Throws: ``RunJournalError`` when the file cannot be made or already exists.
+    public static func create(at path: String, runID: String, flowFile: String, flowText: String,
+                              definition: FlowDefinition) throws(RunJournalError) -> RunJournal {
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        } catch {
+            throw RunJournalError(path: path, "cannot make its folder: \(error.localizedDescription)")
+        }
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw RunJournalError(path: path, "a file is already there; a journal is never overwritten (give another --journal)")
+        }
+        var bucketWriter = WireWriter()
+        bucketWriter.writeValueMap(definition.bucket)
+        let started = Date()
+        let info = RunJournalInfo(runID: runID, path: path, flowName: definition.name, flowFile: flowFile, state: .running,
+                                  startedAt: started, finishedAt: nil, exitCode: nil, done: 0, total: 0, resumes: 0)
+        do {
+            let database = try DatabaseQueue(path: path, configuration: configuration())
+            try database.write { db in
+                try db.execute(sql: """
+                    PRAGMA application_id = \(applicationID);
+                    PRAGMA user_version = \(formatVersion);
+                    CREATE TABLE run (
+                        id TEXT NOT NULL, flow_name TEXT NOT NULL, flow_file TEXT NOT NULL, flow_text TEXT NOT NULL,
+                        bucket BLOB NOT NULL, started_at REAL NOT NULL, finished_at REAL, state TEXT NOT NULL,
+                        exit_code INTEGER, pid INTEGER NOT NULL, host TEXT NOT NULL, resumes INTEGER NOT NULL DEFAULT 0);
+                    CREATE TABLE step (id TEXT PRIMARY KEY, total INTEGER NOT NULL);
+                    CREATE TABLE result (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT, step TEXT NOT NULL, element INTEGER, ok INTEGER NOT NULL,
+                        worker TEXT, started_at REAL NOT NULL, finished_at REAL NOT NULL, record BLOB NOT NULL);
+                    CREATE INDEX result_step ON result (step, element);
+                    """)
+                try db.execute(
+                    sql: "INSERT INTO run (id, flow_name, flow_file, flow_text, bucket, started_at, state, pid, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    arguments: [runID, definition.name, flowFile, flowText, bucketWriter.data, started.timeIntervalSince1970,
+                                RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName])
+            }
+            return RunJournal(path: path, database: database, info: info, replay: [:])
+        } catch {
+            throw RunJournalError(path: path, describe(error))
+        }
+    }
+
+    /// Opens a run's journal to resume it: this process takes the run over, and the results it
+    /// holds are given back to the engine (``recordedResults(at:)``).
+    ///
+    /// - Parameter retryFailed: give back only successful results, so failed elements run again.
+    /// - Throws: ``RunJournalError`` for a file that is not a Flow journal, is damaged, comes from
+    ///   a newer Flow, or belongs to a run still going on.
+    public static func resume(at path: String, retryFailed: Bool) throws(RunJournalError) -> (RunJournal, RunJournal.Stored) {
+        let database = try openExisting(at: path)
+        do {
+            let (info, stored, replay) = try database.write { db -> (RunJournalInfo, Stored, [String: [Int: FlowJournalRecord]]) in
+                let info = try readInfo(db, path: path)
+                if info.state == .running {
+                    throw RunJournalError(path: path, "run \(info.runID) is still running (\(info.runningProcess ?? "another process")); "
+                                          + "stop it before resuming it")
+                }
+                guard let row = try Row.fetchOne(db, sql: "SELECT flow_text, bucket FROM run") else {
+                    throw RunJournalError(path: path, "the journal has no run in it")
+                }
+                var reader = WireReader(row["bucket"] as Data)
+                let bucket = try reader.readValueMap("bucket")
+                let stored = Stored(flowText: row["flow_text"], bucket: bucket)
+                var replay: [String: [Int: FlowJournalRecord]] = [:]
+                let rows = try Row.fetchCursor(db, sql: "SELECT step, element, ok, record FROM result ORDER BY seq")
+                while let result = try rows.next() {
+                    let step: String = result["step"]
+                    let element: Int = result["element"] ?? -1
+                    // The latest record of an element is the one that counts (a retried failure).
+                    if retryFailed, !(result["ok"] as Bool) {
+                        replay[step]?[element] = nil
+                        continue
+                    }
+                    replay[step, default: [:]][element] = try JournalRecordCodec.decode(result["record"] as Data)
+                }
+                let resumes = info.resumes + 1
+                try db.execute(sql: "UPDATE run SET state = ?, finished_at = NULL, exit_code = NULL, pid = ?, host = ?, resumes = ?",
+                               arguments: [RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName, resumes])
+                var resumed = info
+                resumed.resumes = resumes
+                return (resumed, stored, replay)
+            }
+            return (RunJournal(path: path, database: database, info: info, replay: replay), stored)
+        } catch let error as RunJournalError {
+            throw error
+        } catch {
+            throw RunJournalError(path: path, describe(error))
+        }
+    }
+
+    /// What the journal at `path` says of its run, without taking it over.
+    ///
+    /// - Throws: ``RunJournalError`` as ``resume(at:retryFailed:)`` does.
+    public static func read(at path: String) throws(RunJournalError) -> RunJournalInfo {
+        let database = try openExisting(at: path)
+        do {
+            return try database.read { db in try readInfo(db, path: path) }
+        } catch let error as RunJournalError {
+            throw error
+        } catch {
+            throw RunJournalError(path: path, describe(error))
+        }
+    }
+
+    /// What a resume needs besides the results: the flow file's text and the starting bucket.
+    public struct Stored: Sendable {
+        /// The flow file's text as it was when the run started.
+        public var flowText: String
+        /// The starting bucket, after `--bucket` and `--set`.
+        public var bucket: [String: FlowValue]
+    }
+
+    // MARK: FlowJournal
+
+    public func recordedResults(at step: FlowStepID) -> [FlowJournalRecord] {
+        guard let byElement = replay[step.path] else { return [] }
+        return byElement.keys.sorted().compactMap { byElement[$0] }
+    }
+
+    public func groupStarted(at step: FlowStepID, total: Int) {
+        buffer.withLock { $0.groups.append((step.path, total)) }
+    }
+
+    public func accepted(_ record: FlowJournalRecord, at step: FlowStepID) {
+        let result = record.result
+        let bytes = JournalRecordCodec.encode(record)
+        buffer.withLock {
+            $0.results.append((step.path, result.groupIndex, result.state.isSuccess, result.worker, result.startedAt, result.finishedAt, bytes))
+        }
+    }
+
+    /// How many results were recorded by earlier lives of the run and are given back.
+    public var replayedCount: Int { replay.values.reduce(0) { $0 + $1.count } }
+
+    // MARK: Ending
+
+    /// Writes what is still in memory and how the run ended, then closes the journal.
+    ///
+    /// - Parameters:
+    ///   - state: `succeeded`, `failed`, or `interrupted` (cancelled: resume goes on with it).
+    ///   - exitCode: the exit code the run ends with.
+    /// - Throws: ``RunJournalError`` when the journal could not be written (then or earlier).
+    public func finish(_ state: RunJournalInfo.State, exitCode: Int32) throws(RunJournalError) {
+        let alreadyFinished = buffer.withLock { buffer in
+            defer { buffer.closing = true }
+            return buffer.closing
+        }
+        guard !alreadyFinished else { return }
+        flusher?.cancel()
+        while buffer.withLock({ !$0.finished }) { usleep(1_000) }
+        do {
+            try flush()
+            try database.write { db in
+                try db.execute(sql: "UPDATE run SET state = ?, finished_at = ?, exit_code = ?",
+                               arguments: [state.rawValue, Date().timeIntervalSince1970, Int(exitCode)])
+            }
+            try database.close()
+        } catch {
+            throw RunJournalError(path: path, Self.describe(error))
+        }
+        if let error = flushed.withLock({ $0 }) { throw RunJournalError(path: path, "an earlier write failed: \(Self.describe(error))") }
+    }
+
+    private func flushLoop() {
+        while !Thread.current.isCancelled {
+            Thread.sleep(forTimeInterval: Self.flushInterval.seconds)
+            do {
+                try flush()
+            } catch {
+                flushed.withLock { if $0 == nil { $0 = error } }
+            }
+        }
+        buffer.withLock { $0.finished = true }
+    }
+
+    /// Writes the buffered results and group sizes in one transaction.
+    private func flush() throws {
+        let (results, groups) = buffer.withLock { buffer in
+            defer {
+                buffer.results = []
+                buffer.groups = []
+            }
+            return (buffer.results, buffer.groups)
+        }
+        guard !results.isEmpty || !groups.isEmpty else { return }
+        try database.write { db in
+            for group in groups {
+                try db.execute(sql: "INSERT OR REPLACE INTO step (id, total) VALUES (?, ?)", arguments: [group.step, group.total])
+            }
+            let insert = try db.makeStatement(
+                sql: "INSERT INTO result (step, element, ok, worker, started_at, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            for result in results {
+                try insert.execute(arguments: [result.step, result.element, result.ok, result.worker, result.started.timeIntervalSince1970,
+                                               result.finished.timeIntervalSince1970, result.record])
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    private static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.label = "flow-journal"
+        configuration.prepareDatabase { db in
+            // WAL: a commit is one append, readers (`runs`) never block the writer.
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        return configuration
+    }
+
+    /// Opens an existing file, checking that it is a Flow journal this version reads.
+    private static func openExisting(at path: String) throws(RunJournalError) -> DatabaseQueue {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw RunJournalError(path: path, "no such journal file")
+        }
+        do {
+            let database = try DatabaseQueue(path: path, configuration: configuration())
+            let (application, version) = try database.read { db in
+                (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0, try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0)
+            }
+            guard application == applicationID else {
+                throw RunJournalError(path: path, "not a Flow run journal (an SQLite file of something else)")
+            }
+            guard version <= formatVersion else {
+                throw RunJournalError(path: path, "written by a newer Flow (journal format \(version)); this flow-coordinator reads "
+                                      + "format \(formatVersion) and older: upgrade it to resume this run")
+            }
+            return database
+        } catch let error as RunJournalError {
+            throw error
+        } catch {
+            throw RunJournalError(path: path, describe(error))
+        }
+    }
+
+    private static func readInfo(_ db: Database, path: String) throws -> RunJournalInfo {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT id, flow_name, flow_file, started_at, finished_at, state, exit_code, pid, host, resumes FROM run
+            """) else {
+            throw RunJournalError(path: path, "the journal has no run in it")
+        }
+        let done = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (SELECT DISTINCT step, element FROM result)") ?? 0
+        let groupTotal = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(total), 0) FROM step") ?? 0
+        let serialDone = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT step) FROM result WHERE element IS NULL") ?? 0
+        var state = RunJournalInfo.State(rawValue: row["state"]) ?? .interrupted
+        let pid: Int = row["pid"]
+        let host: String = row["host"]
+        var runningProcess: String?
+        if state == .running {
+            if host == ProcessInfo.processInfo.hostName, kill(pid_t(pid), 0) != 0, errno == ESRCH {
+                state = .interrupted
+            } else {
+                runningProcess = "pid \(pid) on \(host)"
+            }
+        }
+        let finished: Double? = row["finished_at"]
+        let exit: Int? = row["exit_code"]
+        var info = RunJournalInfo(
+            runID: row["id"], path: path, flowName: row["flow_name"], flowFile: row["flow_file"], state: state,
+            startedAt: Date(timeIntervalSince1970: row["started_at"]), finishedAt: finished.map(Date.init(timeIntervalSince1970:)),
+            exitCode: exit.map(Int32.init), done: done, total: groupTotal + serialDone, resumes: row["resumes"])
+        info.runningProcess = runningProcess
+        return info
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? RunJournalError { return error.reason }
+        if let error = error as? DatabaseError {
+            if error.resultCode == .SQLITE_NOTADB { return "not a Flow run journal (not an SQLite file, or a damaged one)" }
+            if error.resultCode == .SQLITE_CORRUPT { return "the journal is damaged (\(error.message ?? "corrupt"))" }
+            return "SQLite: \(error.message ?? String(describing: error))"
+        }
+        if let error = error as? WireDecodingError { return "the journal holds a record this Flow cannot read (\(error))" }
+        return String(describing: error)
+    }
+}
+
+/// A run as its journal describes it (`flow-coordinator runs`).
+public struct RunJournalInfo: Sendable {
+    /// How the run stands.
+    public enum State: String, Sendable {
+        /// A coordinator is running it now.
+        case running
+        /// It ended and its flow succeeded.
+        case succeeded
+        /// It ended and its flow failed.
+        case failed
+        /// It stopped before its end (a crash, a kill, Ctrl-C): `resume` goes on with it.
+        case interrupted
+    }
+
+    public var runID: String
+    public var path: String
+    public var flowName: String
+    public var flowFile: String
+    public var state: State
+    public var startedAt: Date
+    public var finishedAt: Date?
+    public var exitCode: Int32?
+    /// Results recorded (group elements and serial ops).
+    public var done: Int
+    /// What the run had to do as far as it got: its groups' elements and its serial ops so far.
+    public var total: Int
+    /// How many times it was resumed.
+    public var resumes: Int
+    /// For a running run: which process runs it.
+    public var runningProcess: String?
+}
+
+/// A journal that cannot be made, read or written.
+public struct RunJournalError: Error, CustomStringConvertible, Sendable {
+    /// The journal file.
+    public let path: String
+    /// What went wrong.
+    public let reason: String
+
+    init(path: String, _ reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,183 @@
+import FlowTestSupport
+import Foundation
+import Testing
+
+extension ClusterIntegrationTests {
+    /// Run journals: `resume` goes on after a crash without sending again what had finished,
+    /// `--retry-failed` runs only what failed, `runs` says how each run stands.
+    @Suite struct ResumingRuns {
+        static let uploadFlow = """
+            flow: upload
+            bucket: {folder: ./photos, uploadURL: http://127.0.0.1:1/none}
+            steps:
+              - op: ListFilesOp
+                with: {path: "${folder}"}
+              - group: {op: UploadFileOp, input: files, output: uploadedURLs, maxConcurrent: 8, with: {url: "${uploadURL}"}}
+            """
+
+        /// `count` files of distinct content in a new folder of the scope.
+        static func makeFiles(_ cluster: ClusterScope, count: Int) throws -> URL {
+            let folder = cluster.directory.appendingPathComponent("photos")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for index in 0..<count {
+                let bytes = Data((0..<(2_000 + index % 97)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+                try bytes.write(to: folder.appendingPathComponent(String(format: "p-%04d.jpg", index)))
+            }
+            return folder
+        }
+
+        /// The `runs` listing's line for the only run in the scope.
+        static func runsLine(_ cluster: ClusterScope) async throws -> String {
+            let runs = try cluster.coordinator(["runs"], label: "runs")
+            #expect(await runs.waitForExit(timeout: 30) == .exit(0), "\(runs.transcript)")
+            let lines = runs.stdoutLines.filter { !$0.isEmpty }
+            #expect(lines.count == 2, "one header and one run: \(runs.stdout)")
+            return lines.last ?? ""
+        }
+
+        @Test func aKilledUploadResumesWithoutSendingAgainWhatHadFinished() async throws {
+            let server = try NginxServer()
+            try server.start()
+            defer { server.stop() }
+            try await withCluster { cluster in
+                let count = 2_000
+                let folder = try Self.makeFiles(cluster, count: count)
+                let flowFile = try cluster.write("upload.yaml", Self.uploadFlow)
+                let coordinator = try cluster.coordinator(["run", flowFile, "--quiet", "--set", "folder=\(folder.path)",
+                                                           "--set", "uploadURL=\(server.url("/up"))"])
+                try #require(await coordinator.waitForOutput(timeout: 30) { _, stderr in stderr.contains("worker-2 joined") || stderr.contains("journal ") })
+                let runID = try #require(coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
+                // Kill it hard at about 40%.
+                let deadline = ContinuousClock.now + .seconds(120)
+                while server.accessLog().filter({ $0.method == "PUT" }).count < count * 2 / 5, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                let workers = ProcessTable.children(of: coordinator.processIdentifier)
+                coordinator.send(SIGKILL)
+                #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
+                let putsAtKill = server.accessLog().filter { $0.method == "PUT" }.count
+                #expect(putsAtKill < count, "the upload finished before the kill; nothing to resume")
+                let survivors = await ProcessTable.waitUntilGone(workers, timeout: 10)
+                #expect(survivors.isEmpty, "local workers outlived their killed coordinator: \(survivors)")
+                let putsBefore = server.accessLog().filter { $0.method == "PUT" }.count
+
+                let interrupted = try await Self.runsLine(cluster)
+                #expect(interrupted.contains(runID) && interrupted.contains(" interrupted "), "\(interrupted)")
+
+                let resumed = try cluster.coordinator(["resume", runID, "--quiet"], label: "resume")
+                #expect(await resumed.waitForExit(timeout: 180) == .exit(0), "\(resumed.transcript.suffix(3000))")
+                let replayedText = try #require(resumed.stdout.firstMatch(of: /\[Journal\] resumed run [0-9a-f-]+ \(.*\): ([0-9]+) result/)?.1)
+                let replayed = try #require(Int(replayedText))
+                // Every file whole.
+                for index in 0..<count {
+                    let name = String(format: "p-%04d.jpg", index)
+                    let arrived = try? Data(contentsOf: server.storedFile("/up/\(name)"))
+                    #expect(arrived == (try Data(contentsOf: folder.appendingPathComponent(name))), "\(name) did not arrive intact")
+                }
+                // Nothing recorded as finished was sent again: the resumed run sent exactly the rest
+                // (the ListFilesOp step is one of the recorded results).
+                let putsAfter = server.accessLog().filter { $0.method == "PUT" }.count
+                #expect(putsAfter - putsBefore == count - (replayed - 1), "resumed run sent \(putsAfter - putsBefore), replayed \(replayed)")
+                // What ran twice is only what was in flight, or accepted in the last moments before the kill.
+                #expect(putsAfter <= count + 400, "\(putsAfter) PUTs for \(count) files")
+                #expect(replayed > count / 5, "the journal kept only \(replayed) results of the \(putsBefore) uploads before the kill")
+                // The resumed summary has every element once, and says it resumed once.
+                let finished = resumed.stdoutLines.filter { $0.contains("[UploadFileOp ") && $0.contains("DidFinish: successfully") }
+                #expect(finished.count == count)
+                let uploaded = resumed.stdoutLines.compactMap { $0.firstMatch(of: #/\] uploaded (p-[0-9]{4}\.jpg) /#)?.1 }
+                #expect(uploaded.count == count && Set(uploaded).count == count, "each file's upload line once")
+                #expect(resumed.stdoutLines.filter { $0.contains("[Journal] resumed") }.count == 1)
+                #expect(resumed.stdout.contains("output size: \(count)"))
+
+                let succeeded = try await Self.runsLine(cluster)
+                #expect(succeeded.contains("succeeded (resumed 1x)") && succeeded.contains("\(count + 1)/\(count + 1)"), "\(succeeded)")
+
+                // Resuming a finished run does nothing.
+                let again = try cluster.coordinator(["resume", runID], label: "again")
+                #expect(await again.waitForExit(timeout: 30) == .exit(0), "\(again.transcript)")
+                #expect(again.stderr.contains("already succeeded; nothing to resume"))
+                #expect(server.accessLog().filter { $0.method == "PUT" }.count == putsAfter)
+            }
+        }
+
+        @Test func retryFailedRunsOnlyTheFailedElementsOfAFailedRun() async throws {
+            try await withCluster { cluster in
+                let marks = cluster.directory.appendingPathComponent("marks")
+                try FileManager.default.createDirectory(at: marks, withIntermediateDirectories: true)
+                let log = cluster.directory.appendingPathComponent("ran.log").path
+                // Element 3 fails while its mark is there; every try of every element is logged.
+                FileManager.default.createFile(atPath: marks.appendingPathComponent("fail-3").path, contents: Data())
+                let flowFile = try cluster.write("items.yaml", """
+                    flow: items
+                    bucket: {items: [1, 2, 3, 4, 5, 6]}
+                    steps:
+                      - group:
+                          op: ShellOp
+                          input: items
+                          output: done
+                          maxConcurrent: 1
+                          with: {shell: true, command: "echo $1 >> '\(log)'; test ! -e '\(marks.path)/fail-'$1"}
+                    """)
+                let first = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1"])
+                #expect(await first.waitForExit(timeout: 60) == .exit(1), "\(first.transcript)")
+                let runID = try #require(first.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
+                #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n3\n")
+                #expect(try await Self.runsLine(cluster).contains(" failed "))
+
+                // A failed run is over: plain resume does nothing and keeps its code.
+                let plain = try cluster.coordinator(["resume", runID], label: "plain")
+                #expect(await plain.waitForExit(timeout: 30) == .exit(1), "\(plain.transcript)")
+                #expect(plain.stderr.contains("already ended: it failed (exit 1)"), "\(plain.stderr)")
+
+                try FileManager.default.removeItem(at: marks.appendingPathComponent("fail-3"))
+                let retried = try cluster.coordinator(["resume", runID, "--retry-failed", "--quiet", "--workers", "1"], label: "retry")
+                #expect(await retried.waitForExit(timeout: 60) == .exit(0), "\(retried.transcript)")
+                // 1 and 2 had succeeded and are not run again; 3 runs again; 4 to 6 run for the first time.
+                #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n3\n3\n4\n5\n6\n")
+                #expect(retried.stdout.contains("output size: 6"))
+                #expect(retried.stdoutLines.filter { $0.contains("[ShellOp ") && $0.contains("DidFinish: successfully") }.count == 6)
+                #expect(try await Self.runsLine(cluster).contains("succeeded (resumed 1x)"))
+            }
+        }
+
+        @Test func aDamagedForeignOrNewerJournalIsRefusedWithAClearError() async throws {
+            try await withCluster { cluster in
+                let garbage = try cluster.write("garbage.sqlite", String(repeating: "not a database ", count: 100))
+                let foreign = cluster.path("foreign.sqlite")
+                let newer = cluster.path("newer.sqlite")
+                let python = """
+                    import sqlite3, sys
+                    db = sqlite3.connect(sys.argv[1]); db.execute("CREATE TABLE t (x)"); db.commit(); db.close()
+                    """
+                let made = try cluster.startSystem("/usr/bin/env", ["python3", "-c", python, foreign], label: "python")
+                #expect(await made.waitForExit(timeout: 30) == .exit(0), "\(made.transcript)")
+
+                // A real journal, then marked as written by a newer format.
+                let flowFile = try cluster.write("tiny.yaml", "flow: tiny\nsteps:\n  - op: SimplePrintOp\n    with: {message: hi}\n")
+                let run = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--journal", newer])
+                #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
+                let bump = try cluster.startSystem("/usr/bin/env", ["python3", "-c", """
+                    import sqlite3, sys
+                    db = sqlite3.connect(sys.argv[1]); db.execute("PRAGMA user_version = 99"); db.commit(); db.close()
+                    """, newer], label: "bump")
+                #expect(await bump.waitForExit(timeout: 30) == .exit(0), "\(bump.transcript)")
+
+                let expectations = [
+                    (garbage, "not a Flow run journal"),
+                    (foreign, "not a Flow run journal (an SQLite file of something else)"),
+                    (newer, "written by a newer Flow (journal format 99)"),
+                    (cluster.path("missing.sqlite"), "no such journal file"),
+                ]
+                for (path, message) in expectations {
+                    let resume = try cluster.coordinator(["resume", path], label: "resume")
+                    #expect(await resume.waitForExit(timeout: 30) == .exit(2), "\(resume.transcript)")
+                    #expect(resume.stderr.contains("cannot resume \(path): \(path): \(message)"), "\(resume.stderr)")
+                }
+                // A journal is never overwritten.
+                let clash = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--journal", newer], label: "clash")
+                #expect(await clash.waitForExit(timeout: 30) == .exit(2), "\(clash.transcript)")
+                #expect(clash.stderr.contains("a journal is never overwritten"))
+            }
+        }
+    }
+}
