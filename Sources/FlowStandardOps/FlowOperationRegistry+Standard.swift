@@ -31,7 +31,7 @@ extension FlowOperationRegistry {
         register(
             "UploadFileOp",
             summary: "group op: file (path or {name,path,bytes}) -> url; uploads to `url`/NAME by `method` PUT|POST (multipart field file), "
-                + "`headers`, `source` worker|coordinator, `timeout` s (300)",
+                + "`headers`, `source` worker|coordinator, `timeout` s (300), `skipExisting` (HEAD first; same size: not sent)",
             primaryInputParamKey: "file", primaryOutputParamKey: "url", prepareInput: UploadFileSource.prepareInput
         ) { parameters in
             try UploadFileOp(parameters: parameters)

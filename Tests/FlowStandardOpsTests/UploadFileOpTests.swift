@@ -34,6 +34,36 @@ struct UploadFileOpTests {
         #expect(flow.lines.contains { $0.contains("uploaded file-007.bin (323 bytes) -> \(server.url("/uploads/file-007.bin")) in ") })
     }
 
+    @Test func skipExistingSendsOnlyWhatTheServerLacksOrHasAtAnotherSize() async throws {
+        let server = try NginxServer()
+        try server.start()
+        let folder = try TemporaryDirectory()
+        let paths = try (0..<5).map { index -> String in
+            let file = folder.file("f-\(index).bin")
+            try Data(repeating: UInt8(index), count: 1_000 + index).write(to: file)
+            return file.path
+        }
+        let step = group("UploadFileOp", input: "files", output: "urls", maxConcurrent: 2,
+                         ["url": .string(server.url("/keep")), "skipExisting": true])
+
+        let first = await runFlow(bucket: ["files": strings(paths)], steps: [step])
+        #expect(first.isSuccess, "\(first.errorText)")
+        #expect(server.accessLog().filter { $0.method == "PUT" }.count == 5)
+
+        // One file changes size; the others are on the server as they are.
+        try Data(repeating: 9, count: 4_321).write(to: URL(fileURLWithPath: paths[2]))
+        let second = await runFlow(bucket: ["files": strings(paths)], steps: [step])
+
+        #expect(second.isSuccess, "\(second.errorText)")
+        let log = server.accessLog()
+        #expect(log.filter { $0.method == "HEAD" }.count == 10, "every element asks first, in both runs")
+        let puts = log.filter { $0.method == "PUT" }.map(\.uri)
+        #expect(puts.count == 6 && puts.last == "/keep/f-2.bin", "\(puts)")
+        #expect(second.dataBucket["urls"] as? [String] == (0..<5).map { server.url("/keep/f-\($0).bin") })
+        #expect(second.lines.contains { $0.contains("skipped f-0.bin: the server has it already (1000 bytes)") })
+        #expect(try Data(contentsOf: server.storedFile("/keep/f-2.bin")) == Data(repeating: 9, count: 4_321))
+    }
+
     @Test func objectURLJoinsWithOneSlashAndEncodesTheName() async throws {
         let server = try NginxServer()
         try server.start()

@@ -19,6 +19,10 @@ import Foundation
 /// - `source` (`worker` or `coordinator`, default `worker`): who reads the file. With
 ///   `coordinator` the cluster sends each file's bytes with its task.
 /// - `timeout` (seconds, default 300): the most the whole upload may take.
+/// - `skipExisting` (bool, default false): ask first with a `HEAD` request, and send nothing when
+///   the server already has the object with the same size (`Content-Length`), as `rclone copy`
+///   does; the output is the object's URL all the same. Any other answer (404, another size, a
+///   server that refuses `HEAD`) uploads the file.
 ///
 /// Requests go through the process's one AsyncHTTPClient with a connection pool per host. A file
 /// on disk is streamed with backpressure, `PUT` and multipart `POST` alike, with no temporary
@@ -55,6 +59,8 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     public let source: Source
     /// The most the upload may take, in seconds.
     public let timeout: Double
+    /// Whether a file the server already has with the same size is left alone.
+    public let skipsExisting: Bool
 
     /// Creates the op.
     ///
@@ -64,12 +70,15 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     ///   - headers: extra request headers.
     ///   - source: who reads the file.
     ///   - timeout: the most the upload may take, in seconds.
-    public init(baseURL: URL, method: Method = .put, headers: [String: String] = [:], source: Source = .worker, timeout: Double = 300) {
+    ///   - skipExisting: whether a file the server already has with the same size is left alone.
+    public init(baseURL: URL, method: Method = .put, headers: [String: String] = [:], source: Source = .worker, timeout: Double = 300,
+                skipExisting: Bool = false) {
         self.baseURL = baseURL
         self.method = method
         self.headers = headers
         self.source = source
         self.timeout = timeout
+        skipsExisting = skipExisting
     }
 
     /// Builds the op from `with:` parameters.
@@ -85,7 +94,8 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         }
         self.init(
             baseURL: url, method: try parameters.choice("method", default: Method.put), headers: try parameters.stringMap("headers"),
-            source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300))
+            source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
+            skipExisting: try parameters.bool("skipExisting", default: false))
     }
 
     public override var primaryInputParamKey: String { "file" }
@@ -96,7 +106,13 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         let started = Date()
         do {
             let objectURL = try Self.objectURL(base: baseURL, name: input.name)
-            let size = try await UploadRequest(method: method, headers: headers, timeout: timeout).send(input, to: objectURL)
+            let request = UploadRequest(method: method, headers: headers, timeout: timeout)
+            if skipsExisting, let size = try await request.existingSize(of: input, at: objectURL) {
+                log(message: "skipped \(input.name): the server has it already (\(size) bytes) at \(objectURL.absoluteString)")
+                set(primaryOutputParamKey, objectURL.absoluteString)
+                return
+            }
+            let size = try await request.send(input, to: objectURL)
             log(message: "uploaded \(input.name) (\(size) bytes) -> \(objectURL.absoluteString) in \(DurationText.elapsed(since: started)) s")
             set(primaryOutputParamKey, objectURL.absoluteString)
         } catch let error as FlowStandardOpError {
@@ -123,7 +139,7 @@ extension UploadFileOp: FlowRemoteOperation {
     public var remoteParameters: [String: FlowValue] {
         [
             "url": .string(baseURL.absoluteString), "method": .string(method.rawValue), "headers": .map(headers.mapValues(FlowValue.string)),
-            "source": .string(source.rawValue), "timeout": .double(timeout),
+            "source": .string(source.rawValue), "timeout": .double(timeout), "skipExisting": .bool(skipsExisting),
         ]
     }
 }

@@ -60,6 +60,31 @@ struct UploadRequest: Sendable {
 
     private var httpMethod: HTTPMethod { method == .put ? .PUT : .POST }
 
+    /// The size of the file when the server already has it with that size (a `HEAD` answered 200
+    /// with the same `Content-Length`), else `nil`: the file is to be sent.
+    ///
+    /// - Throws: what sending would throw for a connection that fails or a time limit.
+    func existingSize(of input: FileInput, at url: URL) async throws -> Int64? {
+        let size: Int64
+        switch input {
+        case .path(let path, _): size = try OpenFile(path: path).size()
+        case .bytes(let bytes, _, _): size = Int64(bytes.count)
+        }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .HEAD
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        let response: HTTPClientResponse
+        do {
+            response = try await HTTPUploadClient.shared.execute(request, deadline: .now() + .milliseconds(Int64(timeout * 1000)))
+            for try await _ in response.body {}
+        } catch {
+            throw Self.failure(error, action: "checking whether \(url.absoluteString) exists failed", timeout: timeout)
+        }
+        guard response.status == .ok, let length = response.headers.first(name: "Content-Length").flatMap({ Int64($0) }),
+              length == size else { return nil }
+        return size
+    }
+
     /// Sends bytes from memory through the async API and reads the answer to its end (so the
     /// connection can be reused), keeping its start.
     private func execute(url: URL, headers: HTTPHeaders, body: HTTPClientRequest.Body, deadline: NIODeadline) async throws
