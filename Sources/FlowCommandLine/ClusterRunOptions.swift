@@ -28,6 +28,9 @@ struct ClusterRunOptions: ParsableArguments {
     @Flag(name: .long, help: "No progress output on stderr.")
     var quiet = false
 
+    @Flag(name: .long, help: "Print every line of the summary. By default a group of more than 100 elements shows its first 10 elements, every failed one, and a count of the rest (--summary FILE always writes everything).")
+    var fullSummary = false
+
     @Option(name: .long, help: "Seconds between heartbeats.")
     var heartbeatInterval: Double = 1
 

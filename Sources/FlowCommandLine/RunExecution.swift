@@ -46,7 +46,14 @@ enum RunExecution {
         progress.stop()
 
         let text = run.flow.generateSummary()
-        print(text, terminator: "")
+        if options.fullSummary {
+            print(text, terminator: "")
+        } else {
+            let where_ = options.summary.map { "in \($0)" } ?? "with --full-summary, or in a file with --summary FILE"
+            print(run.flow.generateSummary(condensingGroupsOver: 100, showingFirst: 10) { count in
+                "[Group] … \(count) more elements succeeded; their lines are not shown here (the full summary: \(where_))"
+            }, terminator: "")
+        }
         fflush(nil)
         if let summary = options.summary {
             do {

@@ -64,7 +64,7 @@ extension ClusterIntegrationTests {
                 let interrupted = try await Self.runsLine(cluster)
                 #expect(interrupted.contains(runID) && interrupted.contains(" interrupted "), "\(interrupted)")
 
-                let resumed = try cluster.coordinator(["resume", runID, "--quiet"], label: "resume")
+                let resumed = try cluster.coordinator(["resume", runID, "--quiet", "--full-summary"], label: "resume")
                 #expect(await resumed.waitForExit(timeout: 180) == .exit(0), "\(resumed.transcript.suffix(3000))")
                 let replayedText = try #require(resumed.stdout.firstMatch(of: /\[Journal\] resumed run [0-9a-f-]+ \(.*\): ([0-9]+) result/)?.1)
                 let replayed = try #require(Int(replayedText))

@@ -103,3 +103,48 @@ import Testing
         #expect(willStart.wholeMatch(of: #/\[EchoOp [0-9a-f]{4}\] WillStart/#) != nil)
     }
 }
+
+@Suite struct CondensedSummaryTests {
+    /// A group op that logs its element and fails for the ones named.
+    static func registry(failing: Set<Int>) -> FlowOperationRegistry {
+        var registry = FlowOperationRegistry()
+        registry.register("ItemOp", primaryInputParamKey: "x", primaryOutputParamKey: "y") { _ in
+            FlowClosureOperation(name: "ItemOp", primaryInputParamKey: "x", primaryOutputParamKey: "y") { op in
+                let item = try op.value("x", as: Int.self)
+                op.log(message: "item \(item)")
+                if failing.contains(item) { throw FlowError.cancelled }
+                op.set("y", item)
+            }
+        }
+        return registry
+    }
+
+    static func run(_ count: Int, failing: Set<Int> = []) async -> Flow {
+        let flow = Flow(definition: FlowDefinition(name: "t", bucket: ["xs": .array((0..<count).map { .integer(Int64($0)) })], steps: [
+            .group(FlowGroupStep(op: "ItemOp", input: "xs", output: "ys", maxConcurrent: 7, allowFailure: true)),
+            .operation(FlowOperationStep(op: "ItemOp", parameters: [:])),
+        ]), registry: registry(failing: failing))
+        await flow.run()
+        return flow
+    }
+
+    @Test func aBigGroupKeepsItsFirstElementsAndFailuresAndCountsTheRest() async {
+        let flow = await Self.run(150, failing: [77, 140])
+        let text = flow.generateSummary(condensingGroupsOver: 100, showingFirst: 10) { "… \($0) more" }
+        let items = text.split(separator: "\n").compactMap { $0.firstMatch(of: /\] item ([0-9]+)$/)?.1 }.compactMap { Int($0) }
+        #expect(Set(items) == Set(0..<10).union([77, 140]), "\(items)")
+        #expect(text.contains("… 138 more\n"))
+        #expect(text.components(separatedBy: "… 138 more").count == 2, "one line stands for the hidden elements")
+        // Lines that belong to no element are all kept, in order, and so is the full summary.
+        let full = flow.generateSummary()
+        let kept = full.split(separator: "\n").filter { !$0.contains("[ItemOp ") }
+        #expect(text.split(separator: "\n").filter { !$0.contains("[ItemOp ") && !$0.contains("… 138 more") } == kept)
+        #expect(full.split(separator: "\n").filter { $0.contains("] item ") }.count == 150)
+    }
+
+    @Test func aGroupAtTheLimitIsShownWhole() async {
+        let flow = await Self.run(100)
+        let text = flow.generateSummary(condensingGroupsOver: 100, showingFirst: 10) { "… \($0) more" }
+        #expect(text == flow.generateSummary())
+    }
+}

@@ -37,6 +37,7 @@ public final class Flow: @unchecked Sendable {
     var failureHandlers: [(any Error) -> Void] = []
     var executor: any FlowExecutor = FlowLocalExecutor()
     var journal: (any FlowJournal)?
+    var groupsStarted = 0
     var phase = Phase.idle
     var engineTask: Task<FlowEngine.Outcome, Never>?
     var cancelRequested = false
@@ -207,6 +208,44 @@ public final class Flow: @unchecked Sendable {
         let (lines, success) = lock.withLock { (entries, storedIsSuccess) }
         return FlowSummary.render(entries: lines, isSuccess: success)
     }
+
+    /// The summary with big groups condensed, for a terminal: a group of more than `limit`
+    /// elements shows the lines of its first `shown` elements (by index) and of every element
+    /// that failed; the lines of its other elements give way to one line, `hiddenNote(count)`,
+    /// where they would have been. Everything else is as ``generateSummary()`` has it.
+    ///
+    /// - Parameters:
+    ///   - limit: groups with more elements than this are condensed.
+    ///   - shown: how many of their first elements keep their lines.
+    ///   - hiddenNote: the line that stands for `count` elements not shown.
+    public func generateSummary(condensingGroupsOver limit: Int, showingFirst shown: Int,
+                                hiddenNote: (_ count: Int) -> String) -> String {
+        let (lines, success) = lock.withLock { (entries, storedIsSuccess) }
+        var condensed: [FlowLogEntry] = []
+        condensed.reserveCapacity(min(lines.count, 4 * shown + 64))
+        var hiddenGroup: Int?
+        var hiddenElements = Set<Int>()
+        var lastHiddenTime = Date()
+        func closeHidden() {
+            guard hiddenGroup != nil, !hiddenElements.isEmpty else { return }
+            condensed.append(FlowLogEntry(time: lastHiddenTime, text: hiddenNote(hiddenElements.count)))
+            hiddenGroup = nil
+            hiddenElements = []
+        }
+        for entry in lines {
+            if let mark = entry.element, mark.groupSize > limit, mark.index >= shown, !mark.failed {
+                if hiddenGroup != mark.group { closeHidden() }
+                hiddenGroup = mark.group
+                hiddenElements.insert(mark.index)
+                lastHiddenTime = entry.time
+                continue
+            }
+            if entry.element?.group != hiddenGroup { closeHidden() }
+            condensed.append(entry)
+        }
+        closeHidden()
+        return FlowSummary.render(entries: condensed, isSuccess: success)
+    }
 }
 
 /// One summary line.
@@ -215,10 +254,30 @@ public struct FlowLogEntry: Sendable, Hashable {
     public var time: Date
     /// The text after the time stamp, for example `[SimplePrintOp] WillStart`.
     public var text: String
+    /// The group element the line belongs to, if any.
+    var element: FlowElementMark?
 
     /// Creates a line.
     public init(time: Date, text: String) {
         self.time = time
         self.text = text
     }
+
+    init(time: Date, text: String, element: FlowElementMark?) {
+        self.time = time
+        self.text = text
+        self.element = element
+    }
+}
+
+/// Which group element a summary line belongs to, so a long group can be shown condensed.
+struct FlowElementMark: Sendable, Hashable {
+    /// The group's number in this run (groups counted as they start).
+    var group: Int
+    /// The element's index.
+    var index: Int
+    /// How many elements the group has.
+    var groupSize: Int
+    /// Whether the element failed.
+    var failed: Bool
 }

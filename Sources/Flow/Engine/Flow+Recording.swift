@@ -6,7 +6,9 @@ extension Flow {
     /// Returns the op's record for reports.
     @discardableResult
     func record(_ result: FlowTaskResult, tag: String?, appliesBucketChanges: Bool, groupOutputKey: String? = nil,
-                location: FlowSourceLocation? = nil) -> FlowOperationRecord {
+                location: FlowSourceLocation? = nil, group: (number: Int, size: Int)? = nil) -> FlowOperationRecord {
+        let mark = group.map { FlowElementMark(group: $0.number, index: result.groupIndex ?? 0, groupSize: $0.size,
+                                               failed: !result.state.isSuccess) }
         let label = FlowLabel.make(name: result.operationName, tag: tag, worker: result.worker)
         var logLines: [FlowLogEntry] = []
         for event in result.events {
@@ -17,19 +19,27 @@ extension Flow {
             worker: result.worker, startedAt: result.startedAt, finishedAt: result.finishedAt, state: result.state,
             logLines: logLines, location: location, attempt: result.attempt, earlierAttempts: result.earlierAttempts)
         lock.withLock {
-            entries.append(FlowLogEntry(time: result.startedAt, text: "\(label) WillStart"))
+            entries.append(FlowLogEntry(time: result.startedAt, text: "\(label) WillStart", element: mark))
             for event in result.events {
                 switch event.kind {
                 case .log(let message):
-                    entries.append(FlowLogEntry(time: event.time, text: "\(label) \(message)"))
+                    entries.append(FlowLogEntry(time: event.time, text: "\(label) \(message)", element: mark))
                 case .set(let key, let value):
                     if appliesBucketChanges { applyLocked(key: key, value: value, at: event.time) }
                 }
             }
-            entries.append(FlowLogEntry(time: result.finishedAt, text: "\(label) DidFinish: \(result.state.summaryText)"))
+            entries.append(FlowLogEntry(time: result.finishedAt, text: "\(label) DidFinish: \(result.state.summaryText)", element: mark))
             records.append(record)
         }
         return record
+    }
+
+    /// Numbers a group as it starts, for ``FlowElementMark``.
+    func nextGroupNumber() -> Int {
+        lock.withLock {
+            groupsStarted += 1
+            return groupsStarted
+        }
     }
 
     /// Tells the progress handler, if any.

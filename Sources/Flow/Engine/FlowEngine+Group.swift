@@ -32,11 +32,13 @@ extension FlowEngine {
         let failureLimit = plan.allowFailure ? Int.max : plan.maxFailures?.limit(total: tasks.count) ?? 0
         var outputs = [Any?](repeating: nil, count: elements.count)
         journal?.groupStarted(at: id, total: tasks.count)
+        let groupMark = (number: flow.nextGroupNumber(), size: tasks.count)
 
         /// Takes one finished element into the summary, the counts and the outputs; returns the
         /// group's end when it is one failure past its budget.
         func accept(_ result: FlowTaskResult, tag: String?) -> Outcome? {
-            let record = flow.record(result, tag: tag, appliesBucketChanges: false, groupOutputKey: plan.outputKey, location: plan.location)
+            let record = flow.record(result, tag: tag, appliesBucketChanges: false, groupOutputKey: plan.outputKey,
+                                     location: plan.location, group: groupMark)
             done += 1
             if !result.earlierAttempts.isEmpty {
                 retries += result.earlierAttempts.count
