@@ -31,7 +31,11 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Keep the run's journal in FILE (default: a new file in $XDG_STATE_HOME/flow/runs, or ~/.local/state/flow/runs).", valueName: "FILE"))
     var journal: String?
 
+    @Flag(name: .long, help: "Keep no journal: the run cannot be resumed and is not listed by runs.")
+    var noJournal = false
+
     func validate() throws {
+        if noJournal && journal != nil { throw ValidationError("--no-journal and --journal exclude each other") }
         for assignment in assignments where !assignment.contains("=") || assignment.hasPrefix("=") {
             throw ValidationError("--set takes KEY=VALUE, got '\(assignment)'")
         }
@@ -40,6 +44,10 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         ProcessSignals.clearInheritedMask()
         let (definition, text) = try loadDefinition()
+        if noJournal {
+            try await RunExecution.execute(definition, options: options, journal: nil)
+            return
+        }
         let runID = RunJournal.newRunID()
         let path = journal ?? RunJournal.defaultFolder() + "/\(runID).sqlite"
         let record: RunJournal

@@ -140,6 +140,22 @@ extension ClusterIntegrationTests {
             }
         }
 
+        @Test func aRunWithoutAJournalLeavesNothingBehind() async throws {
+            try await withCluster { cluster in
+                let flowFile = try cluster.write("tiny.yaml", "flow: tiny\nsteps:\n  - op: SimplePrintOp\n    with: {message: hi}\n")
+                let run = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--no-journal"])
+                #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
+                #expect(!run.stderr.contains("journal"), "\(run.stderr)")
+                let runs = try cluster.coordinator(["runs"], label: "runs")
+                #expect(await runs.waitForExit(timeout: 30) == .exit(0))
+                #expect(runs.stdout == "no runs in \(cluster.journalFolder)\n", "\(runs.stdout)")
+
+                let both = try cluster.coordinator(["run", flowFile, "--no-journal", "--journal", cluster.path("j.sqlite")], label: "both")
+                #expect(await both.waitForExit(timeout: 30) == .exit(2))
+                #expect(both.stderr.contains("--no-journal and --journal exclude each other"), "\(both.stderr)")
+            }
+        }
+
         @Test func aDamagedForeignOrNewerJournalIsRefusedWithAClearError() async throws {
             try await withCluster { cluster in
                 let garbage = try cluster.write("garbage.sqlite", String(repeating: "not a database ", count: 100))
