@@ -50,7 +50,7 @@ enum RunExecution {
             print(text, terminator: "")
         } else {
             let where_ = options.summary.map { "in \($0)" } ?? "with --full-summary, or in a file with --summary FILE"
-            print(run.flow.generateSummary(condensingGroupsOver: 100, showingFirst: 10) { count in
+            print(run.flow.generateSummary(condensingGroupsOver: 100, showingFirst: 10, maxLineLength: 500) { count in
                 "[Group] … \(count) more elements succeeded; their lines are not shown here (the full summary: \(where_))"
             }, terminator: "")
         }

@@ -142,6 +142,17 @@ import Testing
         #expect(full.split(separator: "\n").filter { $0.contains("] item ") }.count == 150)
     }
 
+    @Test func longLinesAreCutWithHowMuchWasLeftOut() async throws {
+        let flow = await Self.run(150)
+        let text = flow.generateSummary(condensingGroupsOver: 100, showingFirst: 10, maxLineLength: 80) { "… \($0) more" }
+        let lines = text.split(separator: "\n")
+        #expect(lines.allSatisfy { $0.count < 160 }, "\(lines.map(\.count).max() ?? 0)")
+        let dump = try #require(lines.first { $0.contains("[DataBucket] add for ys: ") })
+        let full = try #require(flow.generateSummary().split(separator: "\n").first { $0.contains("[DataBucket] add for ys: ") })
+        let kept = full.split(separator: " ", maxSplits: 2).last!
+        #expect(dump.hasSuffix("… (\(kept.count - 80) more characters)"), "\(dump)")
+    }
+
     @Test func aGroupAtTheLimitIsShownWhole() async {
         let flow = await Self.run(100)
         let text = flow.generateSummary(condensingGroupsOver: 100, showingFirst: 10) { "… \($0) more" }

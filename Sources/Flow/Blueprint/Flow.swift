@@ -217,8 +217,10 @@ public final class Flow: @unchecked Sendable {
     /// - Parameters:
     ///   - limit: groups with more elements than this are condensed.
     ///   - shown: how many of their first elements keep their lines.
+    ///   - maxLineLength: lines longer than this many characters (a bucket dump of a long list)
+    ///     are cut there and end with how many characters were left out; `nil` keeps them whole.
     ///   - hiddenNote: the line that stands for `count` elements not shown.
-    public func generateSummary(condensingGroupsOver limit: Int, showingFirst shown: Int,
+    public func generateSummary(condensingGroupsOver limit: Int, showingFirst shown: Int, maxLineLength: Int? = nil,
                                 hiddenNote: (_ count: Int) -> String) -> String {
         let (lines, success) = lock.withLock { (entries, storedIsSuccess) }
         var condensed: [FlowLogEntry] = []
@@ -241,10 +243,21 @@ public final class Flow: @unchecked Sendable {
                 continue
             }
             if entry.element?.group != hiddenGroup { closeHidden() }
-            condensed.append(entry)
+            var kept = entry
+            if let maxLineLength { kept.text = Self.shortened(entry.text, to: maxLineLength) }
+            condensed.append(kept)
         }
         closeHidden()
         return FlowSummary.render(entries: condensed, isSuccess: success)
+    }
+
+    /// `text` with every line longer than `limit` characters cut to it.
+    static func shortened(_ text: String, to limit: Int) -> String {
+        guard text.count > limit else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            guard line.count > limit else { return String(line) }
+            return line.prefix(limit) + "… (\(line.count - limit) more characters)"
+        }.joined(separator: "\n")
     }
 }
 
