@@ -78,6 +78,6 @@ struct ResumeCommand: AsyncParsableCommand {
         CommandLineLogging.printDiagnostic("run \(info.runID); journal \(path); resuming with \(journal.replayedCount) result(s) already recorded")
         let line = "[Journal] resumed run \(info.runID) (\(info.flowFile)): \(journal.replayedCount) result(s) recorded before it stopped "
             + "are taken as they were\(retryFailed ? ", failed ones run again" : ""); the rest runs now"
-        try await RunExecution.execute(definition, options: options, journal: journal, firstLine: line)
+        try await RunExecution.execute(definition, options: options, firstLine: line) { .success(journal) }
     }
 }

@@ -45,20 +45,21 @@ struct RunCommand: AsyncParsableCommand {
         ProcessSignals.clearInheritedMask()
         let (definition, text) = try loadDefinition()
         if noJournal {
-            try await RunExecution.execute(definition, options: options, journal: nil)
+            try await RunExecution.execute(definition, options: options) { .success(nil) }
             return
         }
         let runID = RunJournal.newRunID()
         let path = journal ?? RunJournal.defaultFolder() + "/\(runID).sqlite"
-        let record: RunJournal
-        do {
-            record = try RunJournal.create(at: path, runID: runID, flowFile: flowFile, flowText: text, definition: definition)
-        } catch {
-            CommandLineLogging.printError("cannot start the run's journal: \(error)")
-            throw ExitCode(2)
+        try await RunExecution.execute(definition, options: options) {
+            do {
+                let record = try RunJournal.create(at: path, runID: runID, flowFile: flowFile, flowText: text, definition: definition)
+                CommandLineLogging.printDiagnostic("run \(runID); journal \(path) (resume it with: flow-coordinator resume \(runID))")
+                return .success(record)
+            } catch {
+                CommandLineLogging.printError("cannot start the run's journal: \(error)")
+                return .failure(ExitCode(2))
+            }
         }
-        CommandLineLogging.printDiagnostic("run \(runID); journal \(path) (resume it with: flow-coordinator resume \(runID))")
-        try await RunExecution.execute(definition, options: options, journal: record)
     }
 
     /// The flow with its starting bucket, and the file's text (which the journal keeps).

@@ -8,20 +8,32 @@ import Foundation
 /// prints the summary, writes the reports, records the run's end in its journal, and exits with
 /// the run's code.
 enum RunExecution {
-    /// Runs `definition` with `journal` keeping its record.
+    /// Runs `definition` with the journal `makeJournal` opens keeping its record.
     ///
     /// - Parameters:
+    ///   - makeJournal: opens the run's journal (`nil`: none); called once the cluster is
+    ///     starting, so the file is made while local workers boot. It prints its own error and
+    ///     returns `.failure` when it cannot; the run then stops with exit code 2.
     ///   - firstLine: a line the summary starts with (a resume's `[Journal] resumed …`).
-    static func execute(_ definition: FlowDefinition, options: ClusterRunOptions, journal: RunJournal?, firstLine: String? = nil) async throws {
+    static func execute(_ definition: FlowDefinition, options: ClusterRunOptions, firstLine: String? = nil,
+                        makeJournal: () -> Result<RunJournal?, ExitCode>) async throws {
         let logger = CommandLineLogging.logger(label: "flow-coordinator", level: options.logLevel)
         let progress = ProgressReporter(quiet: options.quiet)
         let run = ClusterRun(definition: definition, options: options.cluster, logger: logger) { event in progress.report(event) }
-        if let journal { run.flow.setJournal(journal) }
         if let firstLine { run.flow.log(message: firstLine) }
-        do {
-            let endpoint = try run.start()
+        let started: Result<String, any Error> = Result { try run.start() }
+        let journal: RunJournal?
+        switch makeJournal() {
+        case .success(let made): journal = made
+        case .failure(let code):
+            run.stop()
+            throw code
+        }
+        if let journal { run.flow.setJournal(journal) }
+        switch started {
+        case .success(let endpoint):
             if options.bind != nil { progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(endpoint)") }
-        } catch {
+        case .failure(let error):
             run.stop()
             CommandLineLogging.printError(String(describing: error))
             end(journal, .interrupted, code: 3)

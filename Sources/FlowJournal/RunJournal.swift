@@ -38,7 +38,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     private let replay: [String: [Int: FlowJournalRecord]]
     private let buffer = Mutex(Buffer())
     private let flushed = Mutex<(any Error)?>(nil)
-    private var flusher: Thread?
+    /// Wakes the flushing thread early: at the end of the run.
+    private let wake = DispatchSemaphore(value: 0)
 
     private struct Buffer {
         var results: [(step: String, element: Int?, ok: Bool, worker: String?, started: Date, finished: Date, record: Data)] = []
@@ -55,7 +56,6 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         self.replay = replay
         let thread = Thread { [weak self] in self?.flushLoop() }
         thread.name = "flow-journal"
-        flusher = thread
         thread.start()
     }
 
@@ -236,8 +236,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
             return buffer.closing
         }
         guard !alreadyFinished else { return }
-        flusher?.cancel()
-        while buffer.withLock({ !$0.finished }) { usleep(1_000) }
+        wake.signal()
+        while buffer.withLock({ !$0.finished }) { usleep(200) }
         do {
             try flush()
             try database.write { db in
@@ -252,8 +252,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     }
 
     private func flushLoop() {
-        while !Thread.current.isCancelled {
-            Thread.sleep(forTimeInterval: Self.flushInterval.seconds)
+        while !buffer.withLock({ $0.closing }) {
+            _ = wake.wait(timeout: .now() + .milliseconds(Int(Self.flushInterval.seconds * 1000)))
             do {
                 try flush()
             } catch {
