@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Flow
+import FlowWire
+import Foundation
+import GRDB
+
+extension RunJournal {
+    // MARK: Reading
+
+    static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.label = "flow-journal"
+        configuration.prepareDatabase { db in
+            // WAL: a commit is one append, readers (`runs`) never block the writer.
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        return configuration
+    }
+
+    /// Opens an existing file, checking that it is a Flow journal this version reads.
+    static func openExisting(at path: String) throws(RunJournalError) -> DatabaseQueue {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw RunJournalError(path: path, "no such journal file")
+        }
+        do {
+            let database = try DatabaseQueue(path: path, configuration: configuration())
+            let (application, version) = try database.read { db in
+                (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0, try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0)
+            }
+            guard application == applicationID else {
+                throw RunJournalError(path: path, "not a Flow run journal (an SQLite file of something else)")
+            }
+            guard version <= formatVersion else {
+                throw RunJournalError(path: path, "written by a newer Flow (journal format \(version)); this flow-coordinator reads "
+                                      + "format \(formatVersion) and older: upgrade it to resume this run")
+            }
+            return database
+        } catch let error as RunJournalError {
+            throw error
+        } catch {
+            throw RunJournalError(path: path, describe(error))
+        }
+    }
+
+    static func readInfo(_ db: Database, path: String) throws -> RunJournalInfo {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT id, flow_name, flow_file, started_at, finished_at, state, exit_code, pid, host, resumes FROM run
+            """) else {
+            throw RunJournalError(path: path, "the journal has no run in it")
+        }
+        let done = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (SELECT DISTINCT step, element FROM result)") ?? 0
+        let groupTotal = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(total), 0) FROM step") ?? 0
+        let serialDone = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT step) FROM result WHERE element IS NULL") ?? 0
+        var state = RunJournalInfo.State(rawValue: row["state"]) ?? .interrupted
+        let pid: Int = row["pid"]
+        let host: String = row["host"]
+        var runningProcess: String?
+        if state == .running {
+            if host == ProcessInfo.processInfo.hostName, kill(pid_t(pid), 0) != 0, errno == ESRCH {
+                state = .interrupted
+            } else {
+                runningProcess = "pid \(pid) on \(host)"
+            }
+        }
+        let finished: Double? = row["finished_at"]
+        let exit: Int? = row["exit_code"]
+        var info = RunJournalInfo(
+            runID: row["id"], path: path, flowName: row["flow_name"], flowFile: row["flow_file"], state: state,
+            startedAt: Date(timeIntervalSince1970: row["started_at"]), finishedAt: finished.map(Date.init(timeIntervalSince1970:)),
+            exitCode: exit.map(Int32.init), done: done, total: groupTotal + serialDone, resumes: row["resumes"])
+        info.runningProcess = runningProcess
+        return info
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? RunJournalError { return error.reason }
+        if let error = error as? DatabaseError {
+            if error.resultCode == .SQLITE_NOTADB { return "not a Flow run journal (not an SQLite file, or a damaged one)" }
+            if error.resultCode == .SQLITE_CORRUPT { return "the journal is damaged (\(error.message ?? "corrupt"))" }
+            return "SQLite: \(error.message ?? String(describing: error))"
+        }
+        if let error = error as? WireDecodingError { return "the journal holds a record this Flow cannot read (\(error))" }
+        return String(describing: error)
+    }
+}
