@@ -17,7 +17,7 @@ extension FlowEngine {
         var done = 0
         var retries = 0
         var retriedElements = 0
-        var failures: [FlowTaskResult] = []
+        var failures: [(result: FlowTaskResult, tag: String?)] = []
         defer { flow.progress(.groupFinished(operation: operationName, done: done, failed: failures.count, total: elements.count)) }
 
         var resolvedPlan = plan
@@ -28,11 +28,14 @@ extension FlowEngine {
                 return reportUnresolved(error, operation: name, location: plan.location)
             }
         }
-        var tasks = elements.enumerated().map { index, element in groupTask(resolvedPlan, index: index, element: element) }
-        let failureLimit = plan.allowFailure ? Int.max : plan.maxFailures?.limit(total: tasks.count) ?? 0
-        var outputs = [Any?](repeating: nil, count: elements.count)
-        journal?.groupStarted(at: id, total: tasks.count)
-        let groupMark = (number: flow.nextGroupNumber(), size: tasks.count)
+        // Tasks are made as elements start, so a million-element group holds at most
+        // `maxConcurrent` of them; outputs are collected in place, a marker standing for the
+        // elements that gave none.
+        let total = elements.count
+        let failureLimit = plan.allowFailure ? Int.max : plan.maxFailures?.limit(total: total) ?? 0
+        var outputs = [Any](repeating: FlowMissingOutput.marker, count: total)
+        journal?.groupStarted(at: id, total: total)
+        let groupMark = (number: flow.nextGroupNumber(), size: total)
 
         /// Takes one finished element into the summary, the counts and the outputs; returns the
         /// group's end when it is one failure past its budget.
@@ -44,8 +47,8 @@ extension FlowEngine {
                 retries += result.earlierAttempts.count
                 retriedElements += 1
             }
-            if !result.state.isSuccess { failures.append(result) }
-            flow.progress(.groupElementFinished(record, done: done, failed: failures.count, total: tasks.count))
+            if !result.state.isSuccess { failures.append((result, tag)) }
+            flow.progress(.groupElementFinished(record, done: done, failed: failures.count, total: total))
             // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
             if result.state.isSuccess, let index = result.groupIndex, let output = result.groupOutput { outputs[index] = output }
             guard failures.count > failureLimit else { return nil }
@@ -57,32 +60,34 @@ extension FlowEngine {
         }
 
         // Elements an earlier life of this run finished are taken as they were, not run again.
-        var pending = Array(tasks.indices)
+        var replayed: [Bool] = []
         if let recorded = journal?.recordedResults(at: id), !recorded.isEmpty {
-            var replayed = Set<Int>()
+            replayed = [Bool](repeating: false, count: total)
             for entry in recorded {
-                guard let index = entry.result.groupIndex, tasks.indices.contains(index), replayed.insert(index).inserted else { continue }
-                if let tag = entry.tag { tasks[index].groupTag = tag }
-                if let stop = accept(entry.result, tag: tasks[index].groupTag) { return stop }
+                guard let index = entry.result.groupIndex, elements.indices.contains(index), !replayed[index] else { continue }
+                replayed[index] = true
+                if let stop = accept(entry.result, tag: entry.tag ?? FlowGroupTag.make()) { return stop }
             }
-            pending.removeAll { replayed.contains($0) }
         }
-        let stop: Outcome? = await withTaskGroup(of: FlowTaskResult.self) { group in
+        let stop: Outcome? = await withTaskGroup(of: (result: FlowTaskResult, tag: String?).self) { group in
             var next = 0
+            var running = 0
             func startNext() {
-                guard next < pending.count else { return }
-                let task = tasks[pending[next]]
+                while next < total, !replayed.isEmpty, replayed[next] { next += 1 }
+                guard next < total else { return }
+                let task = groupTask(resolvedPlan, index: next, element: elements[next])
                 let renew = freshOperation(for: resolvedPlan)
-                group.addTask { await execute(task, policy: plan.policy, renew: renew) }
+                group.addTask { (await execute(task, policy: plan.policy, renew: renew), task.groupTag) }
                 next += 1
+                running += 1
             }
-            while next < min(plan.maxConcurrent, pending.count) { startNext() }
-            while let result = await group.next() {
+            while next < total, running < plan.maxConcurrent { startNext() }
+            while let (result, tag) = await group.next() {
+                running -= 1
                 if Task.isCancelled || { if case .cancelled = result.state { return true } else { return false } }() {
                     group.cancelAll()
                     return .cancelled
                 }
-                let tag = tasks[result.groupIndex ?? 0].groupTag
                 journalAccepted(result, tag: tag, at: id)
                 if let stop = accept(result, tag: tag) {
                     group.cancelAll()
@@ -93,23 +98,23 @@ extension FlowEngine {
             return nil
         }
         if retries > 0 {
-            flow.log(message: "[Group] \(retries) retries for \(retriedElements) of \(tasks.count) elements")
+            flow.log(message: "[Group] \(retries) retries for \(retriedElements) of \(total) elements")
         }
         if let stop { return stop }
-        if !failures.isEmpty { logFailures(failures, of: tasks, plan: plan) }
-        let collected = outputs.compactMap { $0 }
-        flow.applyBucketChange(key: plan.outputKey, value: collected, at: Date())
-        flow.log(message: "[FlowArrayGroupDispatcher] all finished. output size: \(collected.count)")
+        if !failures.isEmpty { logFailures(failures, total: total, plan: plan) }
+        outputs.removeAll { $0 is FlowMissingOutput }
+        flow.applyBucketChange(key: plan.outputKey, value: outputs, at: Date())
+        flow.log(message: "[FlowArrayGroupDispatcher] all finished. output size: \(outputs.count)")
         return nil
     }
 
     /// The group's closing count and one line per failed element, in input order.
-    private func logFailures(_ failures: [FlowTaskResult], of tasks: [FlowTask], plan: FlowGroupPlan) {
+    private func logFailures(_ failures: [(result: FlowTaskResult, tag: String?)], total: Int, plan: FlowGroupPlan) {
         let allowance = plan.allowFailure ? "allowFailure" : "maxFailures: \(plan.maxFailures?.description ?? "0")"
-        flow.log(message: "[Group] \(failures.count) of \(tasks.count) elements failed (within \(allowance)):")
-        for result in failures.sorted(by: { ($0.groupIndex ?? 0) < ($1.groupIndex ?? 0) }) {
+        flow.log(message: "[Group] \(failures.count) of \(total) elements failed (within \(allowance)):")
+        for (result, tag) in failures.sorted(by: { ($0.result.groupIndex ?? 0) < ($1.result.groupIndex ?? 0) }) {
             let index = result.groupIndex ?? 0
-            let label = FlowLabel.make(name: result.operationName, tag: tasks[index].groupTag, worker: result.worker)
+            let label = FlowLabel.make(name: result.operationName, tag: tag, worker: result.worker)
             flow.log(message: "[Group]   element \(index) \(label): \(result.state.failureText)")
         }
     }
@@ -140,4 +145,9 @@ extension FlowEngine {
         return FlowTask(operation: operation, bucket: [:], groupTag: FlowGroupTag.make(), groupIndex: index,
                         groupElement: element, operationName: name, location: plan.location)
     }
+}
+
+/// Stands for a group element that gave no output until the group's outputs are collected.
+final class FlowMissingOutput: Sendable {
+    static let marker = FlowMissingOutput()
 }
