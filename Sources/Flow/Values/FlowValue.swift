@@ -38,10 +38,6 @@ extension FlowValue {
         case let value as UInt8: self = .integer(Int64(value))
         case let value as Double: self = .double(value)
         case let value as Float: self = .double(Double(value))
-        case let value as Data: self = .bytes(value)
-        case let value as Date: self = .date(value)
-        case let value as URL: self = .string(value.absoluteString)
-        case is NSNull: self = .null
         case let value as [Any]:
             var items: [FlowValue] = []
             items.reserveCapacity(value.count)
@@ -57,6 +53,11 @@ extension FlowValue {
                 items[key] = item
             }
             self = .map(items)
+        case let value as Data: self = .bytes(value)
+        case let value as Date: self = .date(value)
+        case let value as URL: self = .string(value.absoluteString)
+        // Last: checking a list against a class bridges it to an NSArray, element by element.
+        case is NSNull: self = .null
         default:
             // Optionals arrive boxed in `Any`; `nil` is `.null`, a wrapped value is unwrapped.
             let mirror = Mirror(reflecting: any)
