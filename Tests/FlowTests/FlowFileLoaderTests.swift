@@ -334,4 +334,58 @@ struct FlowFileLoaderTests {
         #expect(try FlowFileLoader().loadBucket(contentsOf: yaml) == expected)
         #expect(try FlowFileLoader().loadBucket(contentsOf: json) == expected)
     }
+
+    /// Big JSON bucket files (1 MiB and more) skip the YAML parser; they must come out exactly as
+    /// the YAML reader would read the same text (JSON is YAML).
+    @Test func aBigJSONBucketReadsAsTheYAMLReaderReadsIt() throws {
+        let pad = String(repeating: "p", count: 1 << 20)
+        let text = #"""
+            {"pad": "\#(pad)", "s": "x", "date": "2024-05-01", "i": 3, "neg": -7, "d": 1.5, "whole": 2.0, "exp": 1e3,
+             "t": true, "f": false, "n": null, "a": [1, "two", [3.5], {"k": null}], "m": {"k": "v", "e": []}, "u": "caf\u00e9 \"q\""}
+            """#
+        let json = try temporaryFile(text, suffix: ".json")
+        // A comment first keeps the same text off the JSON path.
+        let yaml = try temporaryFile("# the same text, read as YAML\n" + text, suffix: ".yaml")
+        defer {
+            try? FileManager.default.removeItem(atPath: json)
+            try? FileManager.default.removeItem(atPath: yaml)
+        }
+        let fast = try FlowFileLoader().loadBucket(contentsOf: json)
+        #expect(fast == (try FlowFileLoader().loadBucket(contentsOf: yaml)))
+        #expect(fast["date"] == .string("2024-05-01"))
+        #expect(fast["i"] == .integer(3))
+        #expect(fast["whole"] == .double(2))
+        #expect(fast["u"] == .string("café \"q\""))
+        #expect(fast["exp"] == .double(1000))
+        #expect(fast["a"] == .array([.integer(1), .string("two"), .array([.double(3.5)]), .map(["k": .null])]))
+    }
+
+    @Test func aBrokenJSONBucketIsReportedWithItsLineAndColumn() throws {
+        let json = try temporaryFile("{\n  \"items\": [1, 2,\n  \"x\": 3\n}\n", suffix: ".json")
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        let error = try #require(throws: FlowFileError.self) { try FlowFileLoader().loadBucket(contentsOf: json) }
+        #expect(String(describing: error).contains("\(json):4:1: invalid YAML or JSON"), "\(error)")
+    }
+
+    @Test func aBigJSONIntegerPastInt64IsRefusedAsInYAML() throws {
+        let pad = String(repeating: "p", count: 1 << 20)
+        let json = try temporaryFile(#"{"pad": "\#(pad)", "huge": 12345678901234567890}"#, suffix: ".json")
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        let error = try #require(throws: FlowFileError.self) { try FlowFileLoader().loadBucket(contentsOf: json) }
+        #expect(String(describing: error).contains("is not an integer that fits in 64 bits"), "\(error)")
+    }
+
+    @Test func aKeyGivenTwiceInASmallJSONBucketIsReported() throws {
+        let json = try temporaryFile(#"{"a": 1, "a": 2}"#, suffix: ".json")
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        let error = try #require(throws: FlowFileError.self) { try FlowFileLoader().loadBucket(contentsOf: json) }
+        #expect(String(describing: error).contains("'a'"), "\(error)")
+    }
+
+    @Test func aJSONListIsNotABucket() throws {
+        let json = try temporaryFile("[1, 2]", suffix: ".json")
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        let error = try #require(throws: FlowFileError.self) { try FlowFileLoader().loadBucket(contentsOf: json) }
+        #expect(String(describing: error).contains("must be a map"), "\(error)")
+    }
 }

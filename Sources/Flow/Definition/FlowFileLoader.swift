@@ -68,6 +68,9 @@ public struct FlowFileLoader: Sendable {
     /// - Returns: the values by key.
     public func loadBucket(contentsOf path: String) throws(FlowFileError) -> [String: FlowValue] {
         let text = try Self.readText(at: path)
+        // Big JSON files, the usual form of a big bucket, are read without the YAML parser's node
+        // tree; a file that way refuses goes to the YAML reader, which says what is wrong and where.
+        if case .map(let bucket) = FlowJSONValue.read(text) { return bucket }
         let root = try Self.document(text, file: path, expecting: "a bucket file holds a map of values")
         var reader = FlowFileReader(file: path, registry: registry)
         guard let merged = reader.prepared(root, sourceBytes: text.utf8.count) else { throw FlowFileError(diagnostics: reader.sortedDiagnostics) }
