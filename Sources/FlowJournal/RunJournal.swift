@@ -20,8 +20,9 @@ import Synchronization
 /// loss can take the last batches committed before it, never the file's consistency. What the
 /// journal lost runs again on resume: delivery is at least once.
 public final class RunJournal: FlowJournal, @unchecked Sendable {
-    /// The file format this version writes and reads (SQLite `user_version`).
-    public static let formatVersion = 1
+    /// The file format this version writes (SQLite `user_version`); it reads this one and the
+    /// older ones. Format 2 moved the flow and its starting bucket to a table of their own.
+    public static let formatVersion = 2
     /// Marks a Flow journal among SQLite files (`application_id`, "FLOW").
     static let applicationID: Int32 = 0x464C_4F57
     /// The longest an accepted result waits in memory before it is written.
@@ -113,16 +114,20 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                         id TEXT NOT NULL, flow_name TEXT NOT NULL, flow_file TEXT NOT NULL, flow_text TEXT NOT NULL,
                         bucket BLOB NOT NULL, started_at REAL NOT NULL, finished_at REAL, state TEXT NOT NULL,
                         exit_code INTEGER, pid INTEGER NOT NULL, host TEXT NOT NULL, resumes INTEGER NOT NULL DEFAULT 0);
+                    CREATE TABLE run_input (flow_text TEXT NOT NULL, bucket BLOB NOT NULL);
                     CREATE TABLE step (id TEXT PRIMARY KEY, total INTEGER NOT NULL);
                     CREATE TABLE result (
                         seq INTEGER PRIMARY KEY AUTOINCREMENT, step TEXT NOT NULL, element INTEGER, ok INTEGER NOT NULL,
                         worker TEXT, started_at REAL NOT NULL, finished_at REAL NOT NULL, record BLOB NOT NULL);
                     CREATE INDEX result_step ON result (step, element);
                     """)
+                // The flow and its bucket (megabytes for a million-value bucket) have a table of
+                // their own: updating the run's state then never copies them.
                 try db.execute(
-                    sql: "INSERT INTO run (id, flow_name, flow_file, flow_text, bucket, started_at, state, pid, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    arguments: [runID, definition.name, flowFile, flowText, bucketWriter.data, started.timeIntervalSince1970,
+                    sql: "INSERT INTO run (id, flow_name, flow_file, flow_text, bucket, started_at, state, pid, host) VALUES (?, ?, ?, '', x'', ?, ?, ?, ?)",
+                    arguments: [runID, definition.name, flowFile, started.timeIntervalSince1970,
                                 RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName])
+                try db.execute(sql: "INSERT INTO run_input (flow_text, bucket) VALUES (?, ?)", arguments: [flowText, bucketWriter.data])
             }
             return RunJournal(path: path, database: database, info: info, replay: [:])
         } catch {
@@ -145,7 +150,9 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                     throw RunJournalError(path: path, "run \(info.runID) is still running (\(info.runningProcess ?? "another process")); "
                                           + "stop it before resuming it")
                 }
-                guard let row = try Row.fetchOne(db, sql: "SELECT flow_text, bucket FROM run") else {
+                // Format 1 kept the flow and its bucket in the run's row.
+                let inputTable = try db.tableExists("run_input") ? "run_input" : "run"
+                guard let row = try Row.fetchOne(db, sql: "SELECT flow_text, bucket FROM \(inputTable)") else {
                     throw RunJournalError(path: path, "the journal has no run in it")
                 }
                 var reader = WireReader(row["bucket"] as Data)

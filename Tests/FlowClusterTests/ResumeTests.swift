@@ -140,6 +140,42 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// Format 1 kept the flow and its bucket in the run's row; a journal made then resumes.
+        @Test func aJournalOfFormat1StillResumes() async throws {
+            try await withCluster { cluster in
+                let log = cluster.path("ran.log")
+                let mark = cluster.path("fail-2")
+                FileManager.default.createFile(atPath: mark, contents: Data())
+                let flowFile = try cluster.write("items.yaml", """
+                    flow: items
+                    bucket: {items: [1, 2, 3]}
+                    steps:
+                      - group:
+                          op: ShellOp
+                          input: items
+                          output: done
+                          maxConcurrent: 1
+                          with: {shell: true, command: "echo $1 >> '\(log)'; test ! -e '\(cluster.path("fail-"))'$1"}
+                    """)
+                let journal = cluster.path("old.sqlite")
+                let first = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--journal", journal])
+                #expect(await first.waitForExit(timeout: 60) == .exit(1), "\(first.transcript)")
+                let downgrade = try cluster.startSystem("/usr/bin/env", ["python3", "-c", """
+                    import sqlite3, sys
+                    db = sqlite3.connect(sys.argv[1])
+                    text, bucket = db.execute("SELECT flow_text, bucket FROM run_input").fetchone()
+                    db.execute("UPDATE run SET flow_text = ?, bucket = ?", (text, bucket))
+                    db.execute("DROP TABLE run_input"); db.execute("PRAGMA user_version = 1"); db.commit(); db.close()
+                    """, journal], label: "downgrade")
+                #expect(await downgrade.waitForExit(timeout: 30) == .exit(0), "\(downgrade.transcript)")
+                try FileManager.default.removeItem(atPath: mark)
+                let resumed = try cluster.coordinator(["resume", journal, "--retry-failed", "--quiet", "--workers", "1"], label: "resume")
+                #expect(await resumed.waitForExit(timeout: 60) == .exit(0), "\(resumed.transcript)")
+                #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n2\n3\n")
+                #expect(resumed.stdout.contains("output size: 3"))
+            }
+        }
+
         @Test func aRunWithoutAJournalLeavesNothingBehind() async throws {
             try await withCluster { cluster in
                 let flowFile = try cluster.write("tiny.yaml", "flow: tiny\nsteps:\n  - op: SimplePrintOp\n    with: {message: hi}\n")
