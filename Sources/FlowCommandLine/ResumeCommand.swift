@@ -32,6 +32,7 @@ struct ResumeCommand: AsyncParsableCommand {
 
     func run() async throws {
         ProcessSignals.clearInheritedMask()
+        MemoryTuning.returnBigBuffersToTheSystem()
         let path = RunsCommand.journalPath(for: run, folder: dir ?? RunJournal.defaultFolder())
         let info: RunJournalInfo
         do {
@@ -64,10 +65,20 @@ struct ResumeCommand: AsyncParsableCommand {
             CommandLineLogging.printError("cannot resume \(run): \(error)")
             throw ExitCode(2)
         }
+        let definition = try Self.definition(stored, file: info.flowFile, journal: journal, path: path, registry: options.bind == nil)
+        CommandLineLogging.printDiagnostic("run \(info.runID); journal \(path); resuming with \(journal.replayedCount) result(s) already recorded")
+        let line = "[Journal] resumed run \(info.runID) (\(info.flowFile)): \(journal.replayedCount) result(s) recorded before it stopped "
+            + "are taken as they were\(retryFailed ? ", failed ones run again" : ""); the rest runs now"
+        try await RunExecution.execute(consume definition, options: options, firstLine: line) { _ in .success(journal) }
+    }
+
+    /// The journal's flow with its starting bucket; a flow that no longer loads ends the resume.
+    private static func definition(_ stored: RunJournal.Stored, file: String, journal: RunJournal, path: String,
+                                   registry: Bool) throws -> FlowDefinition {
         var definition: FlowDefinition
         do {
-            let loader = FlowFileLoader(registry: options.bind == nil ? FlowOperationRegistry.standard : nil)
-            definition = try loader.load(text: stored.flowText, file: info.flowFile)
+            let loader = FlowFileLoader(registry: registry ? FlowOperationRegistry.standard : nil)
+            definition = try loader.load(text: stored.flowText, file: file)
         } catch {
             CommandLineLogging.printDiagnostic(String(describing: error))
             CommandLineLogging.printError("the flow in \(path) no longer loads (see above); nothing was run")
@@ -75,9 +86,6 @@ struct ResumeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         definition.bucket = stored.bucket
-        CommandLineLogging.printDiagnostic("run \(info.runID); journal \(path); resuming with \(journal.replayedCount) result(s) already recorded")
-        let line = "[Journal] resumed run \(info.runID) (\(info.flowFile)): \(journal.replayedCount) result(s) recorded before it stopped "
-            + "are taken as they were\(retryFailed ? ", failed ones run again" : ""); the rest runs now"
-        try await RunExecution.execute(definition, options: options, firstLine: line) { .success(journal) }
+        return definition
     }
 }

@@ -11,19 +11,40 @@ enum RunExecution {
     /// Runs `definition` with the journal `makeJournal` opens keeping its record.
     ///
     /// - Parameters:
-    ///   - makeJournal: opens the run's journal (`nil`: none); called once the cluster is
-    ///     starting, so the file is made while local workers boot. It prints its own error and
+    ///   - definition: the flow; its starting bucket is let go once the flow and the journal have
+    ///     it (a million-value bucket is worth not keeping twice).
+    ///   - makeJournal: opens the run's journal (`nil`: none) for the definition; called once the
+    ///     cluster is starting, so the file is made while local workers boot. It prints its own error and
     ///     returns `.failure` when it cannot; the run then stops with exit code 2.
     ///   - firstLine: a line the summary starts with (a resume's `[Journal] resumed …`).
-    static func execute(_ definition: FlowDefinition, options: ClusterRunOptions, firstLine: String? = nil,
-                        makeJournal: () -> Result<RunJournal?, ExitCode>) async throws {
+    static func execute(_ definition: consuming FlowDefinition, options: ClusterRunOptions, firstLine: String? = nil,
+                        makeJournal: (FlowDefinition) -> Result<RunJournal?, ExitCode>) async throws {
         let logger = CommandLineLogging.logger(label: "flow-coordinator", level: options.logLevel)
         let progress = ProgressReporter(quiet: options.quiet)
-        let run = ClusterRun(definition: definition, options: options.cluster, logger: logger) { event in progress.report(event) }
+        let run = ClusterRun(definition: copy definition, options: options.cluster, logger: logger) { event in progress.report(event) }
+        // Big groups stay out of memory: the terminal shows them condensed anyway, the whole
+        // summary is streamed to its file, and every element is in the journal. A JSON report
+        // lists every op, so it keeps them all.
+        if options.json == nil { run.flow.setElementRetention(FlowElementRetention(groupsOver: condenseOver, keepingFirst: condensedShown)) }
+        let summaryFile: SummaryFile?
+        let summaryIsTemporary = options.summary == nil && options.fullSummary
+        do {
+            summaryFile = try (options.summary ?? (options.fullSummary ? temporarySummaryPath() : nil)).map(SummaryFile.init(path:))
+        } catch {
+            CommandLineLogging.printError("\(error); choose another path with --summary FILE")
+            throw ExitCode(2)
+        }
+        defer {
+            summaryFile?.discard()
+            if summaryIsTemporary, let path = summaryFile?.path { unlink(path) }
+        }
+        if let summaryFile { run.flow.setSummaryStream { entry in summaryFile.write(entry) } }
         if let firstLine { run.flow.log(message: firstLine) }
         let started: Result<String, any Error> = Result { try run.start() }
         let journal: RunJournal?
-        switch makeJournal() {
+        let made = makeJournal(definition)
+        definition.bucket = [:]
+        switch made {
         case .success(let made): journal = made
         case .failure(let code):
             run.stop()
@@ -57,23 +78,24 @@ enum RunExecution {
         interrupts.cancel()
         progress.stop()
 
-        let text = run.flow.generateSummary()
-        if options.fullSummary {
-            print(text, terminator: "")
+        do {
+            try summaryFile?.finish(isSuccess: run.flow.isSuccess)
+        } catch {
+            CommandLineLogging.printError(String(describing: error))
+        }
+        if options.fullSummary, let summaryFile {
+            do {
+                try summaryFile.copyToStandardOutput()
+            } catch {
+                CommandLineLogging.printError(String(describing: error))
+            }
         } else {
             let where_ = options.summary.map { "in \($0)" } ?? "with --full-summary, or in a file with --summary FILE"
-            print(run.flow.generateSummary(condensingGroupsOver: 100, showingFirst: 10, maxLineLength: 500) { count in
+            print(run.flow.generateSummary(condensingGroupsOver: condenseOver, showingFirst: condensedShown, maxLineLength: 500) { count in
                 "[Group] … \(count) more elements succeeded; their lines are not shown here (the full summary: \(where_))"
             }, terminator: "")
         }
         fflush(nil)
-        if let summary = options.summary {
-            do {
-                try text.write(toFile: summary, atomically: true, encoding: .utf8)
-            } catch {
-                CommandLineLogging.printError("cannot write the summary to \(summary): \(error.localizedDescription)")
-            }
-        }
         if let json = options.json {
             do {
                 try FlowRunReport(flow: run.flow, startedAt: startedAt, finishedAt: Date()).write(to: json)
@@ -93,6 +115,16 @@ enum RunExecution {
         }
         end(journal, state, code: outcome.rawValue)
         if outcome != .succeeded { throw ExitCode(outcome.rawValue) }
+    }
+
+    /// Groups with more elements than this are condensed on the terminal.
+    static let condenseOver = 100
+    /// How many of a condensed group's first elements the terminal shows.
+    static let condensedShown = 10
+
+    /// Where `--full-summary` without `--summary FILE` writes the summary before printing it.
+    private static func temporarySummaryPath() -> String {
+        URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("flow-summary-\(getpid()).txt").path
     }
 
     /// Records the run's end; a journal that cannot be written is reported, not fatal: the run

@@ -21,7 +21,7 @@ extension Flow {
             return
         }
 
-        log(FlowSummary.bucketDump(title: "[DataBucket] start with:", bucket: dataBucket), at: Date())
+        log(FlowSummary.bucketDump(title: "[DataBucket] start with:", bucket: dataBucket, limit: lineLimit), at: Date())
         let (willStart, nodes, executor, journal) = lock.withLock {
             (willStartBlock, definitionNodes ?? blueprint.nodes, self.executor, self.journal)
         }
@@ -80,7 +80,7 @@ extension Flow {
                 if storedError == nil { storedError = FlowError.cancelled }
             }
         }
-        log(FlowSummary.bucketDump(title: "[DataBucket] end with:", bucket: dataBucket), at: Date())
+        log(FlowSummary.bucketDump(title: "[DataBucket] end with:", bucket: dataBucket, limit: lineLimit), at: Date())
 
         let (handlers, didFinish) = lock.withLock { (failureHandlers, didFinishBlock) }
         switch outcome {

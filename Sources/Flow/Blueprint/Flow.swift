@@ -45,6 +45,9 @@ public final class Flow: @unchecked Sendable {
     var storedOutcome: FlowEngine.Outcome?
     var records: [FlowOperationRecord] = []
     var progressHandler: (@Sendable (FlowProgressEvent) -> Void)?
+    var retention: FlowElementRetention?
+    var summaryStream: (@Sendable (FlowLogEntry) -> Void)?
+    var leftOut: FlowLeftOutElements?
 
     /// The flow's name, shown by tools; the flow file's `flow:` for a loaded flow.
     public let name: String?
@@ -91,10 +94,11 @@ public final class Flow: @unchecked Sendable {
     /// Whether ``cancel()`` was called.
     public var isCancelled: Bool { lock.withLock { cancelRequested } }
 
-    /// Every summary line so far, in order.
+    /// Every summary line so far, in order (without the elements a retention left out).
     public var logEntries: [FlowLogEntry] { lock.withLock { entries } }
 
-    /// Every op run so far (serial ops and group elements), in the order they finished.
+    /// Every op run so far (serial ops and group elements), in the order they finished (without
+    /// the elements a retention left out).
     public var operationRecords: [FlowOperationRecord] { lock.withLock { records } }
 
     // MARK: Blueprint
@@ -200,12 +204,15 @@ public final class Flow: @unchecked Sendable {
     }
 
     func log(_ text: String, at time: Date) {
-        lock.withLock { entries.append(FlowLogEntry(time: time, text: text)) }
+        lock.withLock { appendLocked(FlowLogEntry(time: time, text: text)) }
     }
 
     /// The summary in the seed's format: every line with its time, then `Flow isSuccess:`.
     public func generateSummary() -> String {
-        let (lines, success) = lock.withLock { (entries, storedIsSuccess) }
+        let (lines, success) = lock.withLock {
+            closeLeftOutLocked()
+            return (entries, storedIsSuccess)
+        }
         return FlowSummary.render(entries: lines, isSuccess: success)
     }
 }
@@ -242,4 +249,6 @@ struct FlowElementMark: Sendable, Hashable {
     var groupSize: Int
     /// Whether the element failed.
     var failed: Bool
+    /// For the line that stands for elements a retention left out of memory: how many.
+    var leftOut: Int?
 }

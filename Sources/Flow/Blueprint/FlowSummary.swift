@@ -10,13 +10,35 @@ public enum FlowSummary {
     ///   - timeZone: the zone the times are shown in (the local one by default).
     public static func render(entries: [FlowLogEntry], isSuccess: Bool, timeZone: TimeZone = .current) -> String {
         let formatter = timeFormatter(timeZone: timeZone)
-        var summary = "====== Flow Summary ======\n"
+        var summary = header
         for entry in entries {
-            summary += formatter.string(from: entry.time) + " " + entry.text + "\n"
+            summary += lineText(entry, formatter: formatter)
         }
-        summary += "Flow isSuccess: \(isSuccess)\n"
-        summary += "======    Ending    ======\n"
+        summary += footer(isSuccess: isSuccess)
         return summary
+    }
+
+    /// The summary's first line, with its line break.
+    public static let header = "====== Flow Summary ======\n"
+
+    /// One line as the summary writes it: `TIME TEXT` and a line break.
+    ///
+    /// - Parameters:
+    ///   - entry: the line.
+    ///   - formatter: a ``timeFormatter(timeZone:)``.
+    public static func lineText(_ entry: FlowLogEntry, formatter: DateFormatter) -> String {
+        formatter.string(from: entry.time) + " " + entry.text + "\n"
+    }
+
+    /// The summary's last lines: the flow's result and the closing line.
+    public static func footer(isSuccess: Bool) -> String {
+        "Flow isSuccess: \(isSuccess)\n======    Ending    ======\n"
+    }
+
+    /// The line that stands for group elements a ``FlowElementRetention`` left out of memory, in
+    /// ``Flow/generateSummary()``.
+    static func leftOutNote(_ count: Int) -> String {
+        "[Group] … \(count) more elements succeeded; their lines were not kept in memory"
     }
 
     /// The seed's time stamp: `4:17:18 PM`.
@@ -29,11 +51,28 @@ public enum FlowSummary {
     }
 
     /// `TITLE` then one `key: value` line per bucket entry, keys sorted so summaries compare.
-    static func bucketDump(title: String, bucket: [String: Any]) -> String {
+    static func bucketDump(title: String, bucket: [String: Any], limit: Int? = nil) -> String {
         var text = title
         for key in bucket.keys.sorted() {
-            text += "\n\(key): " + String(describing: bucket[key]!)
+            text += "\n\(key): " + describe(bucket[key]!, limit: limit)
         }
         return text
+    }
+
+    /// A bucket value as the summary prints it, `String(describing:)`; with a `limit`, a list
+    /// longer than that many characters is written only that far, then `…` and how many values
+    /// it has, so a million-value list never becomes a 20 MB line.
+    static func describe(_ value: Any, limit: Int?) -> String {
+        guard let limit, let list = value as? [Any], list.count > 1 else { return String(describing: value) }
+        var text = "["
+        for (index, element) in list.enumerated() {
+            if index > 0 { text += ", " }
+            if text.utf8.count > limit {
+                text += "…] (\(list.count) values)"
+                return text
+            }
+            text += String(reflecting: element)
+        }
+        return text + "]"
     }
 }

@@ -19,17 +19,22 @@ extension Flow {
             worker: result.worker, startedAt: result.startedAt, finishedAt: result.finishedAt, state: result.state,
             logLines: logLines, location: location, attempt: result.attempt, earlierAttempts: result.earlierAttempts)
         lock.withLock {
-            entries.append(FlowLogEntry(time: result.startedAt, text: "\(label) WillStart", element: mark))
+            let kept = mark.map { retention?.keeps(index: $0.index, groupSize: $0.groupSize, failed: $0.failed) ?? true } ?? true
+            appendLocked(FlowLogEntry(time: result.startedAt, text: "\(label) WillStart", element: mark), kept: kept)
             for event in result.events {
                 switch event.kind {
                 case .log(let message):
-                    entries.append(FlowLogEntry(time: event.time, text: "\(label) \(message)", element: mark))
+                    appendLocked(FlowLogEntry(time: event.time, text: "\(label) \(message)", element: mark), kept: kept)
                 case .set(let key, let value):
                     if appliesBucketChanges { applyLocked(key: key, value: value, at: event.time) }
                 }
             }
-            entries.append(FlowLogEntry(time: result.finishedAt, text: "\(label) DidFinish: \(result.state.summaryText)", element: mark))
-            records.append(record)
+            appendLocked(FlowLogEntry(time: result.finishedAt, text: "\(label) DidFinish: \(result.state.summaryText)", element: mark), kept: kept)
+            if kept {
+                records.append(record)
+            } else if let mark {
+                leaveOutLocked(group: mark.group, groupSize: mark.groupSize, finishedAt: result.finishedAt)
+            }
         }
         return record
     }
@@ -54,10 +59,12 @@ extension Flow {
     }
 
     private func applyLocked(key: String, value: Any, at time: Date) {
+        let limit = retention?.maxLineLength
+        let new = FlowSummary.describe(value, limit: limit)
         if let old = storedBucket[key] {
-            entries.append(FlowLogEntry(time: time, text: "[DataBucket] replace for \(key): \(old) -> \(value)"))
+            appendLocked(FlowLogEntry(time: time, text: "[DataBucket] replace for \(key): \(FlowSummary.describe(old, limit: limit)) -> \(new)"))
         } else {
-            entries.append(FlowLogEntry(time: time, text: "[DataBucket] add for \(key): \(value)"))
+            appendLocked(FlowLogEntry(time: time, text: "[DataBucket] add for \(key): \(new)"))
         }
         storedBucket[key] = value
     }
