@@ -37,6 +37,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
 
     private let database: DatabaseQueue
     private let replay: [String: [Int: FlowJournalRecord]]
+    /// Per step, the highest element index earlier lives of the run said may have started.
+    private let startedBefore: [String: Int]
     private let buffer = Mutex(Buffer())
     private let flushed = Mutex<(any Error)?>(nil)
     /// Wakes the flushing thread early: at the end of the run.
@@ -49,12 +51,14 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         var finished = false
     }
 
-    private init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: [String: [Int: FlowJournalRecord]]) {
+    private init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: [String: [Int: FlowJournalRecord]],
+                 startedBefore: [String: Int] = [:]) {
         self.path = path
         self.database = database
         self.info = info
         runID = info.runID
         self.replay = replay
+        self.startedBefore = startedBefore
         let thread = Thread { [weak self] in self?.flushLoop() }
         thread.name = "flow-journal"
         thread.start()
@@ -116,6 +120,7 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                         exit_code INTEGER, pid INTEGER NOT NULL, host TEXT NOT NULL, resumes INTEGER NOT NULL DEFAULT 0);
                     CREATE TABLE run_input (flow_text TEXT NOT NULL, bucket BLOB NOT NULL);
                     CREATE TABLE step (id TEXT PRIMARY KEY, total INTEGER NOT NULL);
+                    CREATE TABLE started (step TEXT PRIMARY KEY, through INTEGER NOT NULL);
                     CREATE TABLE result (
                         seq INTEGER PRIMARY KEY AUTOINCREMENT, step TEXT NOT NULL, element INTEGER, ok INTEGER NOT NULL,
                         worker TEXT, started_at REAL NOT NULL, finished_at REAL NOT NULL, record BLOB NOT NULL);
@@ -144,7 +149,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     public static func resume(at path: String, retryFailed: Bool) throws(RunJournalError) -> (RunJournal, RunJournal.Stored) {
         let database = try openExisting(at: path)
         do {
-            let (info, stored, replay) = try database.write { db -> (RunJournalInfo, Stored, [String: [Int: FlowJournalRecord]]) in
+            let (info, stored, replay, started) = try database.write {
+                db -> (RunJournalInfo, Stored, [String: [Int: FlowJournalRecord]], [String: Int]) in
                 let info = try readInfo(db, path: path)
                 if info.state == .running {
                     throw RunJournalError(path: path, "run \(info.runID) is still running (\(info.runningProcess ?? "another process")); "
@@ -170,14 +176,18 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                     }
                     replay[step, default: [:]][element] = try JournalRecordCodec.decode(result["record"] as Data)
                 }
+                // Format 1 had no record of starts: its in-flight elements are not told apart.
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS started (step TEXT PRIMARY KEY, through INTEGER NOT NULL)")
+                var started: [String: Int] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT step, through FROM started") { started[row["step"]] = row["through"] }
                 let resumes = info.resumes + 1
                 try db.execute(sql: "UPDATE run SET state = ?, finished_at = NULL, exit_code = NULL, pid = ?, host = ?, resumes = ?",
                                arguments: [RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName, resumes])
                 var resumed = info
                 resumed.resumes = resumes
-                return (resumed, stored, replay)
+                return (resumed, stored, replay, started)
             }
-            return (RunJournal(path: path, database: database, info: info, replay: replay), stored)
+            return (RunJournal(path: path, database: database, info: info, replay: replay, startedBefore: started), stored)
         } catch let error as RunJournalError {
             throw error
         } catch {
@@ -224,6 +234,22 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         buffer.withLock {
             $0.results.append((step.path, result.groupIndex, result.state.isSuccess, result.worker, result.startedAt, result.finishedAt, bytes))
         }
+    }
+
+    public func mayStart(at step: FlowStepID, through index: Int) {
+        // Written at once, not batched: an element must never start before its start is on disk.
+        do {
+            try database.write { db in
+                try db.execute(sql: "INSERT INTO started (step, through) VALUES (?, ?) ON CONFLICT (step) DO UPDATE SET through = max(through, excluded.through)",
+                               arguments: [step.path, index])
+            }
+        } catch {
+            flushed.withLock { if $0 == nil { $0 = error } }
+        }
+    }
+
+    public func startedThrough(at step: FlowStepID) -> Int? {
+        startedBefore[step.path]
     }
 
     /// How many results were recorded by earlier lives of the run and are given back.

@@ -2,7 +2,7 @@
 public struct WireReady: Sendable, Hashable {
     /// The worker's name, as the summary shows it (unique per cluster by convention, not by rule).
     public var workerName: String
-    /// Protocol feature flags the worker supports; none are defined in `FLOW01`, so 0.
+    /// Protocol feature flags the worker supports (``Feature``); unknown bits are ignored.
     public var features: UInt32
     /// How many tasks the worker runs at once: the coordinator's credit for it. At least 1.
     public var slotCount: UInt32
@@ -31,6 +31,12 @@ public struct WireReady: Sendable, Hashable {
 }
 
 extension WireReady {
+    /// The feature bits of READY (PROTOCOL.md §7.1).
+    public enum Feature {
+        /// Bit 0: the worker reads a TASK's op attempt (flags bit 1) and gives it to the op.
+        public static let operationAttempt: UInt32 = 1 << 0
+    }
+
     /// Appends the body fields in spec order.
     public func write(to writer: inout WireWriter) {
         writer.writeString(workerName)

@@ -31,6 +31,7 @@ extension WireTask {
             }
             self.init(taskID: taskID, op: name, parameters: parameters, bucket: bucket)
         }
+        operationAttempt = UInt32(clamping: task.operationAttempt)
         if let limit = task.timeLimit {
             // At least 1 ms: 0 on the wire means no limit.
             timeLimitMilliseconds = UInt32(clamping: max(1, Int64((limit.seconds * 1000).rounded(.up))))
@@ -52,6 +53,9 @@ extension FlowTask {
             self.init(operation: .named(wire.op, parameters: wire.parameters), bucket: wire.bucket.mapValues(\.anyValue),
                       operationName: wire.op)
         }
+        // The op's try as the coordinator counts it; retries are new TASKs, so this is the
+        // worker's only way to know.
+        attempt = Int(wire.operationAttempt)
     }
 
     /// The registered op name a worker builds this task's op from, and the parameters it builds

@@ -25,6 +25,10 @@ public struct WireTask: Sendable, Hashable {
     public var elementIndex: Int
     /// How long the op may run, in milliseconds; 0 means no limit.
     public var timeLimitMilliseconds: UInt32
+    /// Which try of the op this is, as the op sees it (``FlowOperation/attempt``): more than 1 for
+    /// a retry, or for an element of a resumed run that may have run before the run stopped. Sent
+    /// (flags bit 1) only to workers that announced ``WireReady/Feature/operationAttempt``.
+    public var operationAttempt: UInt32 = 1
 
     /// Whether the task is one element of a group.
     public var isGroupElement: Bool {
@@ -60,6 +64,7 @@ public struct WireTask: Sendable, Hashable {
 extension WireTask {
     /// Flags bit 0: the task is a group element, and its index and element follow the time limit.
     static let groupElementFlag: UInt8 = 0x01
+    static let operationAttemptFlag: UInt8 = 0x02
     /// The fewest bytes one task takes: fixed fields, empty strings and empty maps.
     static let minimumEncodedSize = 8 + 4 + 1 + 1 + 1 + 1 + 1 + 4
 
@@ -71,14 +76,17 @@ extension WireTask {
         writer.writeString(displayTag)
         writer.writeValueMap(parameters)
         writer.writeValueMap(bucket)
+        let attemptFlag = operationAttempt > 1 ? Self.operationAttemptFlag : 0
         if let groupElement {
-            writer.writeUInt8(Self.groupElementFlag)
+            writer.writeUInt8(Self.groupElementFlag | attemptFlag)
             writer.writeUInt32(timeLimitMilliseconds)
+            if attemptFlag != 0 { writer.writeUInt32(operationAttempt) }
             writer.writeVarint(UInt64(elementIndex))
             writer.writeValue(groupElement)
         } else {
-            writer.writeUInt8(0)
+            writer.writeUInt8(attemptFlag)
             writer.writeUInt32(timeLimitMilliseconds)
+            if attemptFlag != 0 { writer.writeUInt32(operationAttempt) }
         }
     }
 
@@ -94,10 +102,17 @@ extension WireTask {
         bucket = try reader.readValueMap("bucket")
         let flagsStart = reader.offset
         let flags = try reader.readUInt8("flags")
-        guard flags & ~Self.groupElementFlag == 0 else {
+        guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag) == 0 else {
             throw WireDecodingError(.invalidField, offset: flagsStart, "flags: reserved bits set in 0x\(flags.hexDigits)")
         }
         timeLimitMilliseconds = try reader.readUInt32("time limit")
+        if flags & Self.operationAttemptFlag != 0 {
+            let attemptStart = reader.offset
+            operationAttempt = try reader.readUInt32("op attempt")
+            guard operationAttempt > 1 else {
+                throw WireDecodingError(.invalidField, offset: attemptStart, "op attempt: \(operationAttempt), but flags bit 1 says more than 1")
+            }
+        }
         if flags & Self.groupElementFlag != 0 {
             elementIndex = try reader.readIndex("element index")
             groupElement = .some(try reader.readValue("group element"))

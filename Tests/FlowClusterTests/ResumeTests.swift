@@ -140,6 +140,53 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// Elements that had started when the run was killed and left no result run again with
+        /// `attempt` 2 (FLOW_ATTEMPT for a ShellOp); elements that had never started, with 1.
+        @Test func elementsThatMayHaveRunBeforeAResumeSeeTheirSecondAttempt() async throws {
+            try await withCluster { cluster in
+                let log = cluster.path("tries.log")
+                let count = 1_200
+                let flowFile = try cluster.write("tries.yaml", """
+                    flow: tries
+                    bucket: {items: [\((0..<count).map(String.init).joined(separator: ", "))]}
+                    steps:
+                      - group:
+                          op: ShellOp
+                          input: items
+                          output: done
+                          maxConcurrent: 4
+                          with: {shell: true, command: "echo $1 $FLOW_ATTEMPT >> '\(log)'; sleep 0.01"}
+                    """)
+                let coordinator = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--concurrency", "4"])
+                let runID = try #require(await coordinator.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ? 
+                    coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil)
+                let deadline = ContinuousClock.now + .seconds(60)
+                while ((try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 300, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                coordinator.send(SIGKILL)
+                #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
+                try await Task.sleep(for: .milliseconds(300))
+                let before = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count
+                #expect(before < count, "the run finished before the kill")
+
+                let resumed = try cluster.coordinator(["resume", runID, "--quiet", "--workers", "1"], label: "resume")
+                #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript.suffix(3000))")
+                let tries = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").dropFirst(before).map { line in
+                    line.split(separator: " ").compactMap { Int($0) }
+                }
+                // Every element that ran again after the resume: the journal's bound on started
+                // elements is ahead of the kill, never behind it.
+                let second = Set(tries.filter { $0.last == 2 }.compactMap(\.first))
+                let first = Set(tries.filter { $0.last == 1 }.compactMap(\.first))
+                #expect(!second.isEmpty, "some elements were in flight at the kill")
+                #expect(second.allSatisfy { $0 < before + 300 }, "only elements near the kill may have run: \(second.max() ?? -1)")
+                #expect(first.contains(count - 1), "the last elements had never started")
+                #expect((first.min() ?? 0) > (second.max() ?? 0), "attempt 1 only past the elements that may have run")
+                #expect(resumed.stdout.contains("output size: \(count)"))
+            }
+        }
+
         /// Format 1 kept the flow and its bucket in the run's row; a journal made then resumes.
         @Test func aJournalOfFormat1StillResumes() async throws {
             try await withCluster { cluster in

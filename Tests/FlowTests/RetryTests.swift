@@ -41,6 +41,7 @@ private func registry(_ service: FlakyService, sleep: Duration = .zero) -> FlowO
         FlowClosureOperation(name: "CallOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { op in
             let item: String = try op.value("item")
             try await Task.sleep(for: sleep)
+            op.log(message: "try \(op.attempt)")
             try service.call(item)
             op.set("result", "ok_" + item)
         }
@@ -108,6 +109,10 @@ private let quick = FlowRetryPolicy(attempts: 3, delay: .milliseconds(1), jitter
         let record = run.operationRecords.first { $0.groupIndex == 1 }
         #expect(record?.attempt == 3)
         #expect(record?.earlierAttempts.map(\.attempt) == [1, 2])
+        // The op itself knows which try it is (the summary keeps the last try's lines).
+        #expect(lines.filter { $0 == "[CallOp ####] try 1" }.count == 2, "\(lines)")
+        #expect(lines.filter { $0 == "[CallOp ####] try 3" }.count == 1, "\(lines)")
+        #expect(record?.logLines.map(\.text) == ["try 3"])
     }
 
     @Test func theLastFailureStandsWhenEveryAttemptFails() async {

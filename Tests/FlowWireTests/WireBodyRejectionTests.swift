@@ -141,10 +141,28 @@ struct WireBodyRejectionTests {
 
     @Test("TASK flags with reserved bits set are rejected")
     func reservedFlags() {
-        for flags in ["02", "80", "ff"] {
-            let body = taskPrefix + "00" + "00" + flags + "e8030000"
+        for flags in ["04", "80", "ff"] {
+            let body = taskPrefix + "00" + "00" + flags + "e8030000" + "03000000"
             expectRejection(frames(0x02, body: bytes(hex: body)), .invalidField)
         }
+    }
+
+    @Test("TASK op attempt: present only with flags bit 1, and then more than 1")
+    func operationAttempt() throws {
+        expectRejection(frames(0x02, body: bytes(hex: taskPrefix + "00" + "00" + "02" + "e8030000" + "01000000")), .invalidField)
+        var task = WireTask(taskID: 9, op: "ShellOp", displayTag: "ab12", groupElement: .string("x"), elementIndex: 4)
+        task.operationAttempt = 3
+        var writer = WireWriter()
+        task.write(to: &writer)
+        var reader = WireReader(writer.data)
+        let back = try WireTask(reading: &reader)
+        #expect(back == task)
+        #expect(back.operationAttempt == 3)
+        // A first try is written as FLOW/01 always wrote it: no flag, no field.
+        task.operationAttempt = 1
+        var plain = WireWriter()
+        task.write(to: &plain)
+        #expect(plain.data.count == writer.data.count - 4)
     }
 
     @Test("unknown finish codes, text on a code without text, unknown event kinds and bad output markers are rejected")

@@ -69,13 +69,22 @@ extension FlowEngine {
                 if let stop = accept(entry.result, tag: entry.tag ?? FlowGroupTag.make()) { return stop }
             }
         }
+        // Elements start in index order; the journal is told ahead, in chunks, how far they may
+        // have started, so a resumed run knows which unfinished ones may have run.
+        let startedBefore = journal?.startedThrough(at: id) ?? -1
+        var mayStartThrough = -1
         let stop: Outcome? = await withTaskGroup(of: (result: FlowTaskResult, tag: String?).self) { group in
             var next = 0
             var running = 0
             func startNext() {
                 while next < total, !replayed.isEmpty, replayed[next] { next += 1 }
                 guard next < total else { return }
-                let task = groupTask(resolvedPlan, index: next, element: elements[next])
+                if let journal, next > mayStartThrough {
+                    mayStartThrough = min(total - 1, next + max(256, 4 * plan.maxConcurrent))
+                    journal.mayStart(at: id, through: mayStartThrough)
+                }
+                var task = groupTask(resolvedPlan, index: next, element: elements[next])
+                task.mayHaveRunBefore = next <= startedBefore
                 let renew = freshOperation(for: resolvedPlan)
                 group.addTask { (await execute(task, policy: plan.policy, renew: renew), task.groupTag) }
                 next += 1

@@ -56,7 +56,7 @@ struct FlowEngine: Sendable {
             flow.progress(.operationFinished(flow.record(replayed, tag: nil, appliesBucketChanges: true, location: location)))
             return replayed.state.isSuccess ? nil : .failed(replayed.failure)
         }
-        let task: FlowTask
+        var task: FlowTask
         switch reference {
         case .instance(let operation):
             task = FlowTask(operation: .instance(operation), bucket: flow.dataBucket,
@@ -69,6 +69,10 @@ struct FlowEngine: Sendable {
             } catch {
                 return reportUnresolved(error, operation: name, location: location)
             }
+        }
+        if let journal {
+            task.mayHaveRunBefore = journal.startedThrough(at: id) != nil
+            journal.mayStart(at: id, through: 0)
         }
         flow.progress(.operationStarted(name: task.operationName))
         let result = await execute(task, policy: policy)

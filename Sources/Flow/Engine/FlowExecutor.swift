@@ -33,6 +33,13 @@ public struct FlowTask: @unchecked Sendable {
     public var timeLimit: Duration?
     /// Workers that already failed this task: a cluster runs a retry elsewhere when it can.
     public var previousWorkers: [String] = []
+    /// Whether an earlier life of the run may have run this task before it stopped: an element of
+    /// a resumed run that had started and left no result. The op then sees one try more.
+    public var mayHaveRunBefore = false
+
+    /// Which try the op sees (``FlowOperation/attempt``): ``attempt``, one more when it may have
+    /// run before the run was resumed.
+    public var operationAttempt: Int { attempt + (mayHaveRunBefore ? 1 : 0) }
 
     /// Creates a task.
     public init(operation: Operation, bucket: [String: Any], groupTag: String? = nil, groupIndex: Int? = nil,
@@ -107,9 +114,9 @@ public struct FlowLocalExecutor: FlowExecutor {
         var result: FlowTaskResult
         if let index = task.groupIndex {
             result = await FlowOperationRunner.runGroupElement(
-                operation, element: task.groupElement as Any, index: index, groupTag: task.groupTag ?? "")
+                operation, element: task.groupElement as Any, index: index, groupTag: task.groupTag ?? "", attempt: task.operationAttempt)
         } else {
-            result = await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag)
+            result = await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag, attempt: task.operationAttempt)
         }
         result.attempt = task.attempt
         return result

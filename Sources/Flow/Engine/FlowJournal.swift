@@ -44,6 +44,22 @@ public protocol FlowJournal: AnyObject, Sendable {
     /// The engine accepted `record` for `step` (a serial op, or one element of a group). Cancelled
     /// results are never accepted: what was cancelled did not finish.
     func accepted(_ record: FlowJournalRecord, at step: FlowStepID)
+
+    /// Elements `0...index` of the group at `step` (index 0: the serial op) may start from now
+    /// on. The engine calls it ahead of starting them, in chunks, and waits: the journal must
+    /// keep it durably before it returns, so a resumed run knows which unfinished elements may
+    /// have run (``startedThrough(at:)``). The default does nothing.
+    func mayStart(at step: FlowStepID, through index: Int)
+
+    /// The highest index an earlier life of the run said may start at `step` (``mayStart(at:through:)``),
+    /// `nil` when it said nothing there. Elements up to it that have no recorded result run again
+    /// with ``FlowTask/mayHaveRunBefore`` set. The default is `nil`.
+    func startedThrough(at step: FlowStepID) -> Int?
+}
+
+extension FlowJournal {
+    public func mayStart(at step: FlowStepID, through index: Int) {}
+    public func startedThrough(at step: FlowStepID) -> Int? { nil }
 }
 
 /// One accepted result as a journal keeps it.

@@ -60,9 +60,10 @@ public enum FlowOperationRunner {
     ///   - bucket: the data bucket it reads and writes: a copy of the flow's bucket for a serial op,
     ///     `[primaryInputParamKey: element]` for a group element.
     ///   - groupTag: the short id shown in a group element's tag, `nil` for a serial op.
+    ///   - attempt: which try this is, as ``FlowOperation/attempt`` tells the op.
     /// - Returns: the finish state, the events in order, and the bucket as the op left it.
-    public static func run(_ operation: FlowOperation, bucket: [String: Any], groupTag: String?) async -> FlowTaskResult {
-        let context = FlowOperationContext(bucket: bucket, groupTag: groupTag)
+    public static func run(_ operation: FlowOperation, bucket: [String: Any], groupTag: String?, attempt: Int = 1) async -> FlowTaskResult {
+        let context = FlowOperationContext(bucket: bucket, groupTag: groupTag, attempt: attempt)
         let outcome: (FlowFinishState, (any Error)?) = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<(FlowFinishState, (any Error)?), Never>) in
                 let alreadyCancelled = operation.lock.withLock {
@@ -102,8 +103,10 @@ public enum FlowOperationRunner {
     ///   - element: the array element.
     ///   - index: the element's index, returned in the result.
     ///   - groupTag: the short id shown in the op's tag.
-    public static func runGroupElement(_ operation: FlowOperation, element: Any, index: Int, groupTag: String) async -> FlowTaskResult {
-        var result = await run(operation, bucket: [operation.primaryInputParamKey: element], groupTag: groupTag)
+    ///   - attempt: which try this is, as ``FlowOperation/attempt`` tells the op.
+    public static func runGroupElement(_ operation: FlowOperation, element: Any, index: Int, groupTag: String,
+                                       attempt: Int = 1) async -> FlowTaskResult {
+        var result = await run(operation, bucket: [operation.primaryInputParamKey: element], groupTag: groupTag, attempt: attempt)
         result.groupIndex = index
         result.groupOutput = result.bucket[operation.primaryOutputParamKey]
         return result

@@ -67,6 +67,15 @@ open class FlowOperation: @unchecked Sendable {
         lock.withLock { cancelled }
     }
 
+    /// Which try of this op this is, from 1, while it runs (1 before and after). More than 1 when
+    /// an earlier try may have done part of the work: a retry (`retry:`), or an element of a
+    /// resumed run that had started when the run stopped and left no result (runs are
+    /// at-least-once). An op that must not act twice checks then, for example whether its upload
+    /// is already on the server.
+    public var attempt: Int {
+        lock.withLock { context?.attempt ?? 1 }
+    }
+
     /// The op's tag in the summary: `[TypeName]`, or `[TypeName abcd]` inside a group.
     public var displayName: String {
         let tag = lock.withLock { context?.groupTag }

@@ -5,15 +5,17 @@ import Foundation
 final class FlowOperationContext: @unchecked Sendable {
     var bucket: [String: Any]
     let groupTag: String?
+    let attempt: Int
     var events: [FlowRecordedEvent] = []
     var isAsynchronous = false
     var isFinished = false
     let startedAt = Date()
     var onFinish: ((FlowFinishState, (any Error)?) -> Void)?
 
-    init(bucket: [String: Any], groupTag: String?) {
+    init(bucket: [String: Any], groupTag: String?, attempt: Int = 1) {
         self.bucket = bucket
         self.groupTag = groupTag
+        self.attempt = attempt
     }
 }
 

@@ -47,7 +47,10 @@ extension CoordinatorStateMachine {
             record.unofferedSince = nil
             tasks[taskID] = record
             if batches[peer] == nil { order.append(peer) }
-            batches[peer, default: []].append(record.task)
+            var task = record.task
+            // A worker that did not announce it gets no op attempt (§7.1): its op sees 1.
+            if task.operationAttempt > 1, (workers[peer]?.features ?? 0) & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
+            batches[peer, default: []].append(task)
         }
         queue = kept
         var actions: [Action] = []

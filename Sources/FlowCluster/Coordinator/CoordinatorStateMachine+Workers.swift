@@ -23,7 +23,8 @@ extension CoordinatorStateMachine {
     mutating func register(_ ready: WireReady, peer: Data, now: Instant) -> [Action] {
         workers[peer] = Worker(name: ready.workerName, ops: Set(ready.ops), slots: Int(ready.slotCount),
                                lastReceived: now, lastSent: now,
-                               heartbeatInterval: .milliseconds(max(1, ready.heartbeatIntervalMilliseconds)))
+                               heartbeatInterval: .milliseconds(max(1, ready.heartbeatIntervalMilliseconds)),
+                               features: ready.features)
         return [.report(.workerJoined(name: ready.workerName, host: ready.hostname, slots: Int(ready.slotCount), ops: ready.ops.count))]
     }
 

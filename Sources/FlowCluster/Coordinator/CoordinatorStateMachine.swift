@@ -50,6 +50,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         var heartbeatInterval: Duration
         /// It answered a task `cancelled` (§8.8): it is stopping and gets no more tasks.
         var stopping = false
+        /// The feature bits of its READY.
+        var features: UInt32 = 0
         var free: Int { slots - inFlight.count }
     }
 

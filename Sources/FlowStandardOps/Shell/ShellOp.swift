@@ -18,6 +18,10 @@ import Foundation
 ///   SIGKILL 2 s later, and the op fails with `time limit of N s exceeded`.
 /// - `workingDirectory` (string, optional): where the program starts.
 ///
+/// The program also gets `FLOW_ATTEMPT`: which try of the op this is (``FlowOperation/attempt``),
+/// more than 1 when an earlier try may have done part of the work, so a script can make itself
+/// safe to run twice.
+///
 /// A non-zero exit (or death by a signal) fails the op; its error and log give the status and the
 /// last 20 lines of standard error. Standard input is `/dev/null`. The program is always waited
 /// for and reaped, also when the flow is cancelled.
@@ -81,6 +85,7 @@ public final class ShellOp: FlowAsyncOperation, @unchecked Sendable {
         let argv = (usesShell ? ["/bin/sh", "-c", command.joined(separator: " "), "sh"] : command) + (try inputArguments())
         var childEnvironment = ProcessInfo.processInfo.environment
         childEnvironment.merge(environment) { _, added in added }
+        childEnvironment["FLOW_ATTEMPT"] = String(attempt)
         let display = Self.display(usesShell ? [command.joined(separator: " ")] : command)
         let started = Date()
         do {
