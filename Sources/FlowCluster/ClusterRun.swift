@@ -27,6 +27,8 @@ public final class ClusterRun: @unchecked Sendable {
         public var minimumWorkers = 0
         /// What the coordinator knows of the ops: which run on the coordinator and which prepare
         /// their input before dispatch (``FlowCoordinator/Configuration/registry``).
+        /// CURVE security for `bind`: the coordinator's key pair and the workers it admits.
+        public var curve: FlowCoordinator.CurveServer?
         public var registry = FlowOperationRegistry()
 
         /// Default options: two local workers.
@@ -73,6 +75,7 @@ public final class ClusterRun: @unchecked Sendable {
         configuration.heartbeatInterval = options.heartbeatInterval
         configuration.liveness = options.liveness
         configuration.registry = options.registry
+        configuration.curve = options.curve
         let flow = self.flow
         let onEvent = self.onEvent
         let coordinator = try FlowCoordinator(configuration: configuration, logger: logger) { event in
@@ -105,6 +108,11 @@ public final class ClusterRun: @unchecked Sendable {
     public func waitForMinimumWorkers() async -> Bool {
         guard options.bind != nil, options.minimumWorkers > 0, let coordinator else { return true }
         return await coordinator.waitForWorkers(options.minimumWorkers, timeout: max(options.workerTimeout, .milliseconds(100)))
+    }
+
+    /// Replaces the workers a CURVE coordinator admits (SIGHUP).
+    public func reloadAuthorizedKeys(_ keys: AuthorizedKeys) {
+        coordinator?.reloadAuthorizedKeys(keys)
     }
 
     /// The cluster now, for progress output.

@@ -7,6 +7,15 @@ struct ClusterRunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Wait for workers on this endpoint instead of starting local ones.", valueName: "ENDPOINT"))
     var bind: String?
 
+    @Option(name: .long, help: ArgumentHelp("With --bind: encrypt and authenticate with CURVE, using this key pair (flow-coordinator keygen FILE). Default: $FLOW_CURVE_KEY.", valueName: "FILE"))
+    var curveKey: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --curve-key: the workers' public keys, one per line (re-read on SIGHUP). Default: $FLOW_AUTHORIZED_KEYS.", valueName: "FILE"))
+    var authorizedKeys: String?
+
+    @Flag(name: .long, help: "Allow a plaintext --bind on an address other machines can reach: anyone who reaches it can join and read the buckets.")
+    var insecure = false
+
     @Option(name: .long, help: ArgumentHelp("With --bind: wait until N workers have joined before the flow starts (at most --worker-timeout seconds).", valueName: "N"))
     var minWorkers: Int = 0
 
@@ -48,7 +57,31 @@ struct ClusterRunOptions: ParsableArguments {
         if workerTimeout < 0 { throw ValidationError("--worker-timeout must not be negative") }
         if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
         if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
+        let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY")
+        let authorized = CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS")
+        if key != nil || authorized != nil {
+            guard let bind else { throw ValidationError("--curve-key and --authorized-keys go with --bind (local workers talk over a private ipc:// socket)") }
+            guard key != nil, authorized != nil else {
+                throw ValidationError("CURVE needs both --curve-key FILE and --authorized-keys FILE (for --bind \(bind))")
+            }
+        } else if let bind, !CurveOptions.isLocal(bind), !insecure {
+            throw ValidationError("""
+                --bind \(bind) listens beyond this machine in plaintext: anyone who reaches it could join as a worker \
+                and read every bucket. Give --curve-key FILE and --authorized-keys FILE (make keys with \
+                flow-coordinator keygen and flow-worker keygen), or --insecure to allow it anyway
+                """)
+        }
     }
+
+    /// The CURVE settings the options name, `nil` for plaintext.
+    func curveServer() throws(CurveKeyFileError) -> FlowCoordinator.CurveServer? {
+        guard let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY"),
+              let authorized = CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS") else { return nil }
+        return FlowCoordinator.CurveServer(keyPair: try CurveKeyFile.read(at: key), authorizedKeys: try AuthorizedKeys.read(at: authorized))
+    }
+
+    /// The authorised-keys file, for SIGHUP.
+    var authorizedKeysPath: String? { CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS") }
 
     /// The cluster's settings, with the stock worker's ops.
     var cluster: ClusterRun.Options {

@@ -27,8 +27,15 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
             Connects to a coordinator (flow-coordinator run --bind ENDPOINT), offers its ops, and runs up to \
             --concurrency tasks at once. Reconnects when the coordinator restarts. On SIGTERM or SIGINT it \
             finishes the running tasks, says goodbye and exits 0.
-            """
+            """,
+        subcommands: [KeygenCommand.self]
     )
+
+    @Option(name: .long, help: ArgumentHelp("Encrypt and authenticate with CURVE, using this key pair (flow-worker keygen FILE). Default: $FLOW_CURVE_KEY.", valueName: "FILE"))
+    var curveKey: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --curve-key: the coordinator's public key (40 characters, as its keygen printed), or its key file. Default: $FLOW_COORDINATOR_KEY.", valueName: "KEY"))
+    var coordinatorKey: String?
 
     @Option(name: .long, help: "The coordinator's endpoint, e.g. tcp://10.0.0.5:5555 or ipc:///tmp/flow.sock.")
     var connect: String?
@@ -57,15 +64,36 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
     public init() {}
 
     public func validate() throws {
-        if !listOps && connect == nil { throw ValidationError("missing --connect ENDPOINT (or --list-ops)") }
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
         if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
         if Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY")
+        let coordinator = CurveOptions.path(coordinatorKey, environment: "FLOW_COORDINATOR_KEY")
+        if (key == nil) != (coordinator == nil) {
+            throw ValidationError("CURVE needs both --curve-key FILE and --coordinator-key KEY")
+        }
+    }
+
+    /// The CURVE settings the options name, `nil` for plaintext.
+    private func curveClient() throws(CurveKeyFileError) -> FlowWorker.CurveClient? {
+        guard let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY"),
+              let coordinator = CurveOptions.path(coordinatorKey, environment: "FLOW_COORDINATOR_KEY") else { return nil }
+        let pair = try CurveKeyFile.read(at: key)
+        if CurveKey.isValid(coordinator) { return FlowWorker.CurveClient(keyPair: pair, coordinatorKey: coordinator) }
+        guard let text = try? String(contentsOfFile: coordinator, encoding: .utf8) else {
+            throw CurveKeyFileError(path: coordinator, "--coordinator-key is neither a public key (40 Z85 characters) nor a readable file")
+        }
+        // A file with just the public key (what keygen printed), or a key file.
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if CurveKey.isValid(trimmed) { return FlowWorker.CurveClient(keyPair: pair, coordinatorKey: trimmed) }
+        return FlowWorker.CurveClient(keyPair: pair, coordinatorKey: try CurveKeyFile.read(at: coordinator).publicKey)
     }
 
     public func run() async throws {
         ProcessSignals.clearInheritedMask()
+        // Checked here, not in validate(): ArgumentParser validates this command for `keygen` too.
+        if !listOps && connect == nil { throw ValidationError("missing --connect ENDPOINT (or --list-ops)") }
         let registry = Self.registry
         if listOps {
             for name in registry.names {
@@ -82,6 +110,12 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         var configuration = FlowWorker.Configuration(endpoint: connect!, name: name, concurrency: concurrency ?? ProcessInfo.processInfo.activeProcessorCount)
         configuration.heartbeatInterval = .milliseconds(Int64((heartbeatInterval * 1000).rounded()))
         configuration.liveness = liveness
+        do {
+            configuration.curve = try curveClient()
+        } catch {
+            CommandLineLogging.printError(error.description)
+            throw ExitCode(2)
+        }
         logger[metadataKey: "worker.name"] = "\(configuration.name)"
         let worker = try FlowWorker(configuration: configuration, registry: registry, logger: logger)
         if exitWithParent {

@@ -21,7 +21,29 @@ enum RunExecution {
                         makeJournal: (FlowDefinition) -> Result<RunJournal?, ExitCode>) async throws {
         let logger = CommandLineLogging.logger(label: "flow-coordinator", level: options.logLevel)
         let progress = ProgressReporter(quiet: options.quiet)
-        let run = ClusterRun(definition: copy definition, options: options.cluster, logger: logger) { event in progress.report(event) }
+        var clusterOptions = options.cluster
+        do {
+            clusterOptions.curve = try options.curveServer()
+        } catch {
+            CommandLineLogging.printError(error.description)
+            throw ExitCode(2)
+        }
+        if let bind = options.bind, clusterOptions.curve == nil, !CurveOptions.isLocal(bind) {
+            CommandLineLogging.printError("warning: --insecure: \(bind) takes plaintext workers from anywhere; anyone who reaches it can join and read the buckets")
+        }
+        let run = ClusterRun(definition: copy definition, options: clusterOptions, logger: logger) { event in progress.report(event) }
+        let reload = clusterOptions.curve == nil ? nil : options.authorizedKeysPath.map { path in
+            HangupHandler {
+                do {
+                    let keys = try AuthorizedKeys.read(at: path)
+                    run.reloadAuthorizedKeys(keys)
+                    progress.note("SIGHUP: \(keys.names.count) authorised key(s) read from \(path)")
+                } catch {
+                    CommandLineLogging.printError("SIGHUP: kept the authorised keys as they were: \(error)")
+                }
+            }
+        }
+        defer { reload?.cancel() }
         // Big groups stay out of memory: the terminal shows them condensed anyway, the whole
         // summary is streamed to its file, and every element is in the journal. A JSON report
         // lists every op, so it keeps them all.

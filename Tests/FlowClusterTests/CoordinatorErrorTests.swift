@@ -132,7 +132,7 @@ extension ClusterIntegrationTests {
         @Test func unusableEndpointsExitThree() async throws {
             try await withCluster { cluster in
                 let file = try cluster.write("chain.yaml", FlowFixtures.chain)
-                let invalid = try cluster.coordinator(["run", file, "--bind", "tcp://256.1.1.1:1"], label: "invalid address")
+                let invalid = try cluster.coordinator(["run", file, "--bind", "tcp://256.1.1.1:1", "--insecure"], label: "invalid address")
                 #expect(await invalid.waitForExit(timeout: 20) == .exit(3), "\(invalid.transcript)")
                 #expect(invalid.stderr.contains("cannot bind"), "\(invalid.stderr)")
 

@@ -26,6 +26,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     case unknownPeer(command: String)
     case unexpectedMessage(worker: String, command: String)
     case malformedMessage(peer: String, reason: String)
+    /// A peer's CURVE handshake was refused: its key is not authorised, or it spoke plaintext to a
+    /// CURVE coordinator. Reported once per address and key.
+    case peerRefused(address: String, key: String)
 
     public var description: String {
         switch self {
@@ -53,6 +56,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return "unexpected \(command) from worker \(worker): dropped"
         case .malformedMessage(let peer, let reason):
             return "dropped a malformed message from \(peer): \(reason)"
+        case .peerRefused(let address, let key):
+            if key.hasPrefix("(") { return "refused a peer at \(address): it did not use CURVE \(key); start workers with --curve-key and --coordinator-key" }
+            return "refused a peer at \(address) with key \(key): not in the authorised keys (add it to --authorized-keys, then send SIGHUP)"
         }
     }
 
@@ -70,7 +76,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     public var logLevel: Logger.Level {
         switch self {
         case .dispatched, .discardedResult, .taskReturned, .unknownPeer: return .debug
-        case .malformedMessage, .unexpectedMessage, .workerLost: return .warning
+        case .malformedMessage, .unexpectedMessage, .workerLost, .peerRefused: return .warning
         case .workerJoined, .workerLeft: return .info
         }
     }
@@ -90,6 +96,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return ["worker.name": "\(worker)"]
         case .malformedMessage(let peer, _):
             return ["peer": "\(peer)"]
+        case .peerRefused(let address, let key):
+            return ["peer": "\(address)", "peer.key": "\(key)"]
         case .unknownPeer:
             return [:]
         }

@@ -1,4 +1,5 @@
 import Flow
+import ZeroMQ
 
 extension FlowCoordinator {
     /// How the coordinator listens, how patient it is, and what it knows of the ops it runs.
@@ -19,10 +20,27 @@ extension FlowCoordinator {
         /// and which prepare their input first (``FlowOperationRegistry/InputPreparer``). Ops
         /// not in it are sent to workers as they are.
         public var registry = FlowOperationRegistry()
+        /// CURVE security (CurveZMQ, RFC 26): the coordinator's key pair and the workers' public
+        /// keys it admits (ZAP, RFC 27); `nil` is plaintext.
+        public var curve: CurveServer?
 
         /// Creates a configuration.
         public init(endpoint: String) {
             self.endpoint = endpoint
+        }
+    }
+
+    /// What a CURVE coordinator needs: its own key pair and the keys it admits.
+    public struct CurveServer: Sendable {
+        /// The coordinator's long-term key pair; workers are given its public key.
+        public var keyPair: ZMQCurveKeyPair
+        /// The workers that may join.
+        public var authorizedKeys: AuthorizedKeys
+
+        /// Creates the settings.
+        public init(keyPair: ZMQCurveKeyPair, authorizedKeys: AuthorizedKeys) {
+            self.keyPair = keyPair
+            self.authorizedKeys = authorizedKeys
         }
     }
 

@@ -32,6 +32,7 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
     private let mailbox = CoordinatorMailbox()
     private let threadFinished = DispatchSemaphore(value: 0)
     private let lifecycle = Mutex<(started: Bool, endpoint: String?)>((false, nil))
+    private let zap = Mutex<ZAPHandler?>(nil)
 
     /// Creates a coordinator; ``start()`` binds it.
     ///
@@ -65,6 +66,20 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
     public func start() throws -> String {
         let outcome = Mutex<Result<String, ClusterError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
+        if let curve = configuration.curve {
+            // The handler must answer before the first peer finishes its handshake.
+            let (onEvent, logger) = (self.onEvent, self.logger)
+            do {
+                let handler = try ZAPHandler(context: context, keys: curve.authorizedKeys, logger: logger) { address, key in
+                    let event = ClusterEvent.peerRefused(address: address, key: key)
+                    logger.log(level: event.logLevel, "\(event)", metadata: event.metadata)
+                    onEvent(event)
+                }
+                zap.withLock { $0 = handler }
+            } catch {
+                throw ClusterError.cannotBind(endpoint: configuration.endpoint, reason: "cannot start the ZAP handler: \(error)")
+            }
+        }
         let loop = CoordinatorIOLoop(configuration: configuration, mailbox: mailbox, wakeup: wakeup, logger: logger, onEvent: onEvent)
         let thread = Thread { [context, configuration, mailbox, threadFinished] in
             defer { threadFinished.signal() }
@@ -72,6 +87,9 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
             do {
                 router = try ZMQSocket(context: context, type: .router)
                 try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0))
+                if let curve = configuration.curve {
+                    try router.set(.curveServer(true), .curveSecretKey(curve.keyPair.secretKey), .zapDomain("flow"))
+                }
                 try router.bind(configuration.endpoint)
                 outcome.withLock { $0 = .success((try? router.lastEndpoint) ?? configuration.endpoint) }
             } catch {
@@ -94,6 +112,7 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
             return endpoint
         case .failure(let error):
             threadFinished.wait()
+            zap.withLock { $0 }?.stop()
             throw error
         case nil:
             throw ClusterError.notRunning
@@ -129,8 +148,15 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
             wakeup.signal()
             threadFinished.wait()
         }
+        zap.withLock { $0 }?.stop()
         wakeup.close()
         context.close()
+    }
+
+    /// Replaces the workers a CURVE coordinator admits (on SIGHUP): peers that connect from now
+    /// on are judged by `keys`. A no-op for a plaintext coordinator.
+    public func reloadAuthorizedKeys(_ keys: AuthorizedKeys) {
+        zap.withLock { $0 }?.reload(keys)
     }
 
     // MARK: FlowExecutor

@@ -33,14 +33,32 @@ public final class FlowWorker: Service, Sendable {
         public var heartbeatInterval: Duration = .seconds(1)
         /// Missed heartbeat intervals before the worker reconnects.
         public var liveness: Int = 3
-        /// The pause before a reconnect.
+        /// The pause before a reconnect; doubled, up to 30 s, while the coordinator never answers.
         public var reconnectInterval: Duration = .seconds(1)
+        /// CURVE security: the worker's key pair and the coordinator's public key; `nil` is
+        /// plaintext.
+        public var curve: CurveClient?
 
         /// Creates a configuration.
         public init(endpoint: String, name: String? = nil, concurrency: Int = ProcessInfo.processInfo.activeProcessorCount) {
             self.endpoint = endpoint
             self.name = name ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
             self.concurrency = max(1, concurrency)
+        }
+    }
+
+    /// What a CURVE worker needs: its own key pair, and the coordinator's public key, which it
+    /// checks in the handshake.
+    public struct CurveClient: Sendable {
+        /// The worker's long-term key pair; the coordinator's authorised keys list its public key.
+        public var keyPair: ZMQCurveKeyPair
+        /// The coordinator's public key, 40 Z85 characters.
+        public var coordinatorKey: String
+
+        /// Creates the settings.
+        public init(keyPair: ZMQCurveKeyPair, coordinatorKey: String) {
+            self.keyPair = keyPair
+            self.coordinatorKey = coordinatorKey
         }
     }
 

@@ -37,6 +37,10 @@ struct WorkerIOLoop {
             let dealer = try ZMQSocket(context: context, type: .dealer)
             try dealer.set(.sendHighWaterMark(0), .receiveHighWaterMark(0), .reconnectInterval(milliseconds: 100),
                            .reconnectIntervalMax(milliseconds: 1000))
+            if let curve = configuration.curve {
+                try dealer.set(.curvePublicKey(curve.keyPair.publicKey), .curveSecretKey(curve.keyPair.secretKey),
+                               .curveServerKey(curve.coordinatorKey))
+            }
             try dealer.connect(configuration.endpoint)
             return dealer
         } catch {
@@ -55,7 +59,10 @@ struct WorkerIOLoop {
         logger.info("connecting to \(configuration.endpoint) as \(configuration.name) with \(configuration.concurrency) slots")
         var machine = WorkerStateMachine(
             configuration: .init(ready: ready, slots: configuration.concurrency, heartbeatInterval: configuration.heartbeatInterval,
-                                 liveness: configuration.liveness, reconnectInterval: configuration.reconnectInterval),
+                                 liveness: configuration.liveness, reconnectInterval: configuration.reconnectInterval,
+                                 noAnswerHint: "no answer from \(configuration.endpoint): is the coordinator running"
+                                     + (configuration.curve == nil ? ", and does it use CURVE (then give --curve-key and --coordinator-key)?"
+                                                                   : ", and is --coordinator-key right?")),
             now: clock.now)
         var tasks: [UInt64: Task<Void, Never>] = [:]
         let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name)

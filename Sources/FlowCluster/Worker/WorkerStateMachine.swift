@@ -26,6 +26,9 @@ struct WorkerStateMachine: Sendable {
         var heartbeatInterval: Duration = .seconds(1)
         var liveness: Int = 3
         var reconnectInterval: Duration = .seconds(1)
+        /// Said when a registration ends without the coordinator ever answering (CURVE failures
+        /// are silent in libzmq: a wrong coordinator key looks like no coordinator).
+        var noAnswerHint = "no answer from the coordinator"
         /// How long a task stopped for its time limit may take to return before the worker
         /// answers for it and frees its slot.
         var stopGrace: Duration = .seconds(1)
@@ -69,6 +72,10 @@ struct WorkerStateMachine: Sendable {
     var lastReceived: Instant
     var lastSent: Instant
     var lastMalformedLog: Instant?
+    /// Whether the coordinator said anything since the last connect.
+    var heardSinceConnect = false
+    /// Registrations in a row that ended without an answer: the reconnect waits double.
+    var unanswered = 0
 
     init(configuration: Configuration, now: Instant) {
         self.configuration = configuration
@@ -84,6 +91,7 @@ struct WorkerStateMachine: Sendable {
     /// A new connection: READY goes first (§8.1).
     mutating func connected(now: Instant) -> [Action] {
         isConnected = true
+        heardSinceConnect = false
         lastReceived = now
         lastSent = now
         return [.send(.ready(configuration.ready))]
@@ -92,6 +100,8 @@ struct WorkerStateMachine: Sendable {
     /// A message from the coordinator, already decoded.
     mutating func received(_ message: WireMessage, now: Instant) -> [Action] {
         lastReceived = now
+        heardSinceConnect = true
+        unanswered = 0
         switch message {
         case .task(let tasks):
             return accept(tasks, now: now)
@@ -173,7 +183,10 @@ struct WorkerStateMachine: Sendable {
                 isStopped = true
                 return actions + [.send(.disconnect(reason: "worker stopping")), .log(.info, "stopped", [:]), .stop]
             }
-            return actions + [.reconnect(after: configuration.reconnectInterval)]
+            guard !heardSinceConnect else { return actions + [.reconnect(after: configuration.reconnectInterval)] }
+            unanswered += 1
+            let wait = min(configuration.reconnectInterval * (1 << min(unanswered - 1, 5)), .seconds(30))
+            return actions + [.log(.warning, "\(configuration.noAnswerHint) (trying again in \(wait))", [:]), .reconnect(after: wait)]
         }
         if now - lastSent >= configuration.heartbeatInterval {
             lastSent = now
