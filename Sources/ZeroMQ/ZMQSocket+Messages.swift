@@ -77,6 +77,32 @@ extension ZMQSocket {
     ///   none was waiting (`dontWait`) or the receive time-out passed.
     /// - Throws: ``ZMQError``: `ETERM` once the context is shut down, `ENOTSOCK` once closed.
     public func receiveFrame(dontWait: Bool = false) throws -> (data: Data, more: Bool)? {
+        try receiveFrame(dontWait: dontWait, property: nil).map { ($0.data, $0.more) }
+    }
+
+    /// Receives a message, with the `User-Id` its connection's authentication gave (ZAP, RFC 27:
+    /// the CURVE key a coordinator's handler returns); `nil` when there was none.
+    ///
+    /// - Returns: the frames and the user id, or `nil` if nothing was waiting (`dontWait`).
+    public func receiveMultipartWithUserID(dontWait: Bool = false) throws -> (frames: [Data], userID: String?)? {
+        guard let first = try receiveFrame(dontWait: dontWait, property: "User-Id") else { return nil }
+        var frames = [first.data]
+        var more = first.more
+        // A ROUTER's first frame is the routing id it made up, without the connection's
+        // properties: the user id comes with the frames the peer sent.
+        var userID = first.property
+        while more {
+            guard let next = try receiveFrame(dontWait: false, property: userID == nil ? "User-Id" : nil) else {
+                throw ZMQError(code: ZMQError.again, operation: "receive on \(type): frame \(frames.count)")
+            }
+            frames.append(next.data)
+            more = next.more
+            if userID == nil { userID = next.property }
+        }
+        return (frames, userID)
+    }
+
+    private func receiveFrame(dontWait: Bool, property: String?) throws -> (data: Data, more: Bool, property: String?)? {
         let handle = try openHandle("receive on \(type)")
         let flags = dontWait ? ZMQ_DONTWAIT : 0
         while true {
@@ -91,8 +117,9 @@ extension ZMQSocket {
             let size = zmq_msg_size(message)
             let data = size == 0 ? Data() : Data(bytes: zmq_msg_data(message), count: size)
             let more = zmq_msg_more(message) != 0
+            let value = property.flatMap { zmq_msg_gets(message, $0) }.map { String(cString: $0) }
             zmq_msg_close(message)
-            return (data, more)
+            return (data, more, value)
         }
     }
 

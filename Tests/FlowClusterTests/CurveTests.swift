@@ -97,6 +97,41 @@ extension ClusterIntegrationTests {
             }
         }
 
+        @Test func sighupEndsTheRegistrationOfAWorkerTakenOffTheList() async throws {
+            try await withCluster { cluster in
+                let coordinatorKey = try await Self.keygen(cluster, "flow-coordinator", "c.key")
+                let keepKey = try await Self.keygen(cluster, "flow-worker", "keep.key")
+                let dropKey = try await Self.keygen(cluster, "flow-worker", "drop.key")
+                let authorized = try cluster.write("authorized", "\(keepKey) keep\n\(dropKey) drop\n")
+                let file = try cluster.write("slow.yaml", """
+                    flow: slow
+                    bucket: {items: [\((1...60).map(String.init).joined(separator: ", "))]}
+                    steps:
+                      - group: {op: SleepOp, input: items, output: done, maxConcurrent: 4, with: {ms: 150}}
+                    """)
+                let coordinator = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--curve-key", cluster.path("c.key"),
+                                                           "--authorized-keys", authorized, "--min-workers", "2", "--worker-timeout", "60"]
+                                                          + ClusterScope.fastHeartbeat)
+                let endpoint = try await coordinator.listeningEndpoint()
+                let keep = try Self.curveWorker(cluster, endpoint, name: "keep", key: "keep.key", coordinatorKey: coordinatorKey, extra: ["--concurrency", "2"])
+                let drop = try Self.curveWorker(cluster, endpoint, name: "drop", key: "drop.key", coordinatorKey: coordinatorKey, extra: ["--concurrency", "2"])
+                #expect(await coordinator.waitForStderr(containing: "worker drop joined", timeout: 20))
+                #expect(await coordinator.waitForStderr(containing: "worker keep joined", timeout: 20))
+                try await Task.sleep(for: .milliseconds(500))
+                try "\(keepKey) keep\n".write(toFile: authorized, atomically: true, encoding: .utf8)
+                coordinator.send(SIGHUP)
+                #expect(await coordinator.waitForStderr(containing: "its key is no longer in the authorised keys", timeout: 10), "\(coordinator.stderr)")
+                #expect(await drop.waitForStderr(containing: "this worker's key is no longer authorised", timeout: 10), "\(drop.transcript)")
+                // It comes back, and its handshake is refused.
+                #expect(await coordinator.waitForStderr(containing: "with key \(dropKey): not in the authorised keys", timeout: 10),
+                        "\(coordinator.stderr)")
+                #expect(await coordinator.waitForExit(timeout: 60) == .exit(0), "\(coordinator.transcript)")
+                #expect(coordinator.stdout.contains("output size: 60"))
+                _ = await keep.terminate()
+                _ = await drop.terminate()
+            }
+        }
+
         @Test func aPlaintextBindBeyondThisMachineIsRefusedUnlessInsecure() async throws {
             try await withCluster { cluster in
                 let file = try cluster.write("secrets.yaml", Self.flow)

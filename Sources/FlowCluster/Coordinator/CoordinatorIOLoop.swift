@@ -14,14 +14,19 @@ struct CoordinatorIOLoop {
     let wakeup: ZMQWakeup
     let logger: Logger
     let onEvent: @Sendable (ClusterEvent) -> Void
+    /// With CURVE: whether a key is authorised now. Each message's key (its connection's ZAP user
+    /// id) is checked, so a key taken off the list ends its worker's registration at the worker's
+    /// next message, a heartbeat at most.
+    let admits: (@Sendable (String) -> Bool)?
     private let clock = ContinuousClock()
 
     init(configuration: FlowCoordinator.Configuration, mailbox: CoordinatorMailbox, wakeup: ZMQWakeup, logger: Logger,
-         onEvent: @escaping @Sendable (ClusterEvent) -> Void) {
+         admits: (@Sendable (String) -> Bool)? = nil, onEvent: @escaping @Sendable (ClusterEvent) -> Void) {
         self.configuration = configuration
         self.mailbox = mailbox
         self.wakeup = wakeup
         self.logger = logger
+        self.admits = admits
         self.onEvent = onEvent
     }
 
@@ -97,14 +102,23 @@ struct CoordinatorIOLoop {
         var actions: [Machine.Action] = []
         for _ in 0..<10_000 {
             let frames: [Data]
+            let key: String?
             do {
-                guard let received = try router.receiveMultipart(dontWait: true) else { break }
-                frames = received
+                guard let received = try router.receiveMultipartWithUserID(dontWait: true) else { break }
+                (frames, key) = received
             } catch {
                 logger.warning("coordinator receive failed: \(error)")
                 break
             }
             guard let peer = frames.first else { continue }
+            if let admits, !(key.map(admits) ?? false) {
+                // Taken off the list since its handshake: its registration ends, and it hears why.
+                if machine.workers[peer] != nil {
+                    actions += machine.remove(peer, reason: .revoked)
+                    actions.append(.send(to: peer, .disconnect(reason: "this worker's key is no longer authorised")))
+                }
+                continue
+            }
             do {
                 let message = try WireCodec.decode(Array(frames.dropFirst()))
                 actions += machine.receive(message, from: peer, now: now)

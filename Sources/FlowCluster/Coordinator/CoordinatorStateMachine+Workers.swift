@@ -9,6 +9,7 @@ extension CoordinatorStateMachine {
         case unreachable(String)
         case left(String)
         case reregistered
+        case revoked
 
         var text: String {
             switch self {
@@ -16,6 +17,7 @@ extension CoordinatorStateMachine {
             case .unreachable(let reason): return "unreachable: \(reason)"
             case .left(let reason): return reason.isEmpty ? "it said DISCONNECT" : "it said DISCONNECT: \(reason)"
             case .reregistered: return "it registered again"
+            case .revoked: return "its key is no longer in the authorised keys"
             }
         }
     }
@@ -56,7 +58,7 @@ extension CoordinatorStateMachine {
         queue.insert(contentsOf: requeued, at: 0)
         let event: ClusterEvent
         switch reason {
-        case .left, .reregistered:
+        case .left, .reregistered, .revoked:
             event = .workerLeft(name: worker.name, reason: reason.text, requeued: requeued.count)
         case .silent, .unreachable:
             event = .workerLost(name: worker.name, reason: reason.text, requeued: requeued.count)

@@ -80,7 +80,12 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
                 throw ClusterError.cannotBind(endpoint: configuration.endpoint, reason: "cannot start the ZAP handler: \(error)")
             }
         }
-        let loop = CoordinatorIOLoop(configuration: configuration, mailbox: mailbox, wakeup: wakeup, logger: logger, onEvent: onEvent)
+        var admits: (@Sendable (String) -> Bool)?
+        if let handler = zap.withLock({ $0 }) {
+            admits = { @Sendable key in handler.admits(key) }
+        }
+        let loop = CoordinatorIOLoop(configuration: configuration, mailbox: mailbox, wakeup: wakeup, logger: logger, admits: admits,
+                                     onEvent: onEvent)
         let thread = Thread { [context, configuration, mailbox, threadFinished] in
             defer { threadFinished.signal() }
             let router: ZMQSocket
