@@ -63,6 +63,8 @@ extension ClusterIntegrationTests {
                                                    timeout: 20), "\(misled.transcript)")
                 #expect(await plaintext.waitForStderr(containing: "does it use CURVE (then give --curve-key and --coordinator-key)?", timeout: 20),
                         "\(plaintext.transcript)")
+                #expect(await coordinator.waitForStderr(containing: "refused a peer at 127.0.0.1: its handshake failed (a plaintext worker, or one given the wrong --coordinator-key)",
+                                                        timeout: 20), "\(coordinator.stderr)")
                 #expect(coordinator.isRunning && !coordinator.stdout.contains("WillStart"), "no task went to a refused peer")
 
                 let good = try Self.curveWorker(cluster, endpoint, name: "good", key: "good.key", coordinatorKey: coordinatorKey)

@@ -28,7 +28,10 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     case malformedMessage(peer: String, reason: String)
     /// A peer's CURVE handshake was refused: its key is not authorised, or it spoke plaintext to a
     /// CURVE coordinator. Reported once per address and key.
-    case peerRefused(address: String, key: String)
+    case peerRefused(address: String, key: String?)
+    /// A peer's handshake with a CURVE coordinator failed: it spoke plaintext, or it was given
+    /// another coordinator's key. Reported once per address.
+    case handshakeFailed(address: String)
 
     public var description: String {
         switch self {
@@ -56,8 +59,10 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return "unexpected \(command) from worker \(worker): dropped"
         case .malformedMessage(let peer, let reason):
             return "dropped a malformed message from \(peer): \(reason)"
+        case .handshakeFailed(let address):
+            return "refused a peer at \(address): its handshake failed (a plaintext worker, or one given the wrong --coordinator-key)"
         case .peerRefused(let address, let key):
-            if key.hasPrefix("(") { return "refused a peer at \(address): it did not use CURVE \(key); start workers with --curve-key and --coordinator-key" }
+            guard let key else { return "refused a peer at \(address): it did not use CURVE; start workers with --curve-key and --coordinator-key" }
             return "refused a peer at \(address) with key \(key): not in the authorised keys (add it to --authorized-keys, then send SIGHUP)"
         }
     }
@@ -76,7 +81,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     public var logLevel: Logger.Level {
         switch self {
         case .dispatched, .discardedResult, .taskReturned, .unknownPeer: return .debug
-        case .malformedMessage, .unexpectedMessage, .workerLost, .peerRefused: return .warning
+        case .malformedMessage, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed: return .warning
         case .workerJoined, .workerLeft: return .info
         }
     }
@@ -97,7 +102,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case .malformedMessage(let peer, _):
             return ["peer": "\(peer)"]
         case .peerRefused(let address, let key):
-            return ["peer": "\(address)", "peer.key": "\(key)"]
+            return ["peer": "\(address)", "peer.key": "\(key ?? "none")"]
+        case .handshakeFailed(let address):
+            return ["peer": "\(address)"]
         case .unknownPeer:
             return [:]
         }

@@ -31,12 +31,14 @@ struct CoordinatorIOLoop {
     }
 
     /// Serves until the mailbox closes; every task still waiting then finishes as cancelled.
-    func run(on router: ZMQSocket) {
+    func run(on router: ZMQSocket, monitor: ZMQSocket? = nil) {
         var machine = Machine(configuration: .init(
             liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts))
         let poller = ZMQPoller()
         let routerIndex = poller.register(router)
         let wakeupIndex = poller.register(wakeup.receiver)
+        let monitorIndex = monitor.map { poller.register($0) }
+        var failedHandshakes = Set<String>()
         let tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)
         var nextTick = clock.now
         var malformedLog = RateLimiter(interval: .seconds(1))
@@ -60,6 +62,9 @@ struct CoordinatorIOLoop {
                     return
                 }
             }
+            if let monitor, let monitorIndex, poller.events(at: monitorIndex).contains(.readable) {
+                actions += handshakeFailures(from: monitor, seen: &failedHandshakes)
+            }
             if poller.events(at: routerIndex).contains(.readable) {
                 actions += receiveAll(from: router, into: &machine, now: now, malformedLog: &malformedLog)
             }
@@ -78,6 +83,19 @@ struct CoordinatorIOLoop {
         _ = mailbox.close()
         let actions = apply(mailbox.take().commands, to: &machine) + machine.shutdown(reason: "coordinator failed")
         perform(actions, on: router, machine: &machine)
+    }
+
+    /// A report for each address whose handshake failed, once per address.
+    private func handshakeFailures(from monitor: ZMQSocket, seen: inout Set<String>) -> [Machine.Action] {
+        var actions: [Machine.Action] = []
+        while let frames = try? monitor.receiveMultipart(dontWait: true) {
+            guard let event = ZMQMonitorEvent(frames: frames) else { continue }
+            var address = event.endpoint
+            if address.hasPrefix("tcp://") { address.removeFirst("tcp://".count) }
+            if let colon = address.lastIndex(of: ":") { address = String(address[..<colon]) }
+            if seen.insert(address).inserted { actions.append(.report(.handshakeFailed(address: address))) }
+        }
+        return actions
     }
 
     private func publishStatus(of machine: Machine) {

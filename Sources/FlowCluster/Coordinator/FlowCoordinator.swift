@@ -89,11 +89,19 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
         let thread = Thread { [context, configuration, mailbox, threadFinished] in
             defer { threadFinished.signal() }
             let router: ZMQSocket
+            var monitor: ZMQSocket?
             do {
                 router = try ZMQSocket(context: context, type: .router)
                 try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0))
                 if let curve = configuration.curve {
                     try router.set(.curveServer(true), .curveSecretKey(curve.keyPair.secretKey), .zapDomain("flow"))
+                    // Failed handshakes never reach the ZAP handler: a monitor tells of them.
+                    let name = "inproc://flow-monitor-\(UInt64.random(in: 0...UInt64.max))"
+                    try router.monitor(name, events: [.handshakeFailedProtocol, .handshakeFailedNoDetail])
+                    let pair = try ZMQSocket(context: context, type: .pair)
+                    try pair.set(.linger(milliseconds: 0))
+                    try pair.connect(name)
+                    monitor = pair
                 }
                 try router.bind(configuration.endpoint)
                 outcome.withLock { $0 = .success((try? router.lastEndpoint) ?? configuration.endpoint) }
@@ -103,10 +111,13 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
                 ready.signal()
                 return
             }
-            defer { router.close() }
+            defer {
+                monitor?.close()
+                router.close()
+            }
             mailbox.open()
             ready.signal()
-            loop.run(on: router)
+            loop.run(on: router, monitor: monitor)
         }
         thread.name = "flow-coordinator-io"
         thread.start()

@@ -18,12 +18,12 @@ final class ZAPHandler: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let logger: Logger
-    private let onRefusal: @Sendable (_ address: String, _ key: String) -> Void
+    private let onRefusal: @Sendable (_ address: String, _ key: String?) -> Void
 
     /// Binds the handler's socket and starts serving.
     ///
     /// - Throws: ``ZMQError`` when the socket cannot be bound (another handler in the context).
-    init(context: ZMQContext, keys: AuthorizedKeys, logger: Logger, onRefusal: @escaping @Sendable (String, String) -> Void) throws {
+    init(context: ZMQContext, keys: AuthorizedKeys, logger: Logger, onRefusal: @escaping @Sendable (String, String?) -> Void) throws {
         self.keys = Mutex(keys)
         self.logger = logger
         self.onRefusal = onRefusal
@@ -98,13 +98,13 @@ final class ZAPHandler: @unchecked Sendable {
         let requestID = request[1]
         let address = String(decoding: request[3], as: UTF8.self)
         let mechanism = String(decoding: request[5], as: UTF8.self)
-        func refuse(_ reason: String, key: String) -> [Data] {
-            let first = refused.withLock { $0.insert("\(address) \(key)").inserted }
+        func refuse(_ reason: String, key: String?) -> [Data] {
+            let first = refused.withLock { $0.insert("\(address) \(key ?? "")").inserted }
             if first { onRefusal(address, key) }
             return [version, requestID, Data("400".utf8), Data(reason.utf8), Data(), Data()]
         }
         guard mechanism == "CURVE", request.count >= 7, request[6].count == 32, let key = try? ZMQ.z85Encode(request[6]) else {
-            return refuse("CURVE required", key: "(\(mechanism.isEmpty ? "none" : mechanism))")
+            return refuse("CURVE required", key: nil)
         }
         guard admits(key) else { return refuse("key not authorised", key: key) }
         // The key is the peer's user id: the coordinator reads it from each message.
