@@ -107,6 +107,12 @@ let package = Package(
         // Benchmarks: run through scripts/bench, release builds only.
         .executableTarget(name: "flow-bench", dependencies: ["Flow"], path: "Benchmarks/flow-bench"),
 
+        // Fuzz targets: built with libFuzzer by scripts/fuzz (-sanitize=fuzzer,address -DFUZZING);
+        // built plainly, they replay inputs (scripts/test replays the committed corpus).
+        .target(name: "FlowFuzzSupport", path: "Fuzz/FlowFuzzSupport"),
+        .executableTarget(name: "flow-fuzz-wire", dependencies: ["FlowWire", "Flow", "FlowFuzzSupport"], path: "Fuzz/flow-fuzz-wire"),
+        .executableTarget(name: "flow-fuzz-flowfile", dependencies: ["Flow", "FlowFuzzSupport"], path: "Fuzz/flow-fuzz-flowfile"),
+
         // Harness shared by the test targets: child processes and real servers (nginx) they start.
         .target(name: "FlowTestSupport", path: "Tests/FlowTestSupport", exclude: ["Resources"]),
 
