@@ -9,4 +9,10 @@ public enum WireLimits {
     /// A decoder rejects deeper values; an encoder does not check, so a sender checks
     /// `FlowValue.wireNestingDepth` before it sends values it did not make itself.
     public static let maximumValueDepth = 64
+
+    /// The largest frame a coordinator takes from a peer (READY, RESULT, HEARTBEAT, DISCONNECT):
+    /// 256 MiB. A peer that sends a larger one is disconnected by libzmq (`ZMQ_MAXMSGSIZE`)
+    /// before the coordinator buffers it; an op whose result is that big (a serial op that sets a
+    /// list of millions of long values) fails as a lost worker does.
+    public static let maximumInboundFrameSize = 256 << 20
 }

@@ -1,4 +1,5 @@
 import Flow
+import FlowWire
 import ZeroMQ
 
 extension FlowCoordinator {
@@ -23,6 +24,9 @@ extension FlowCoordinator {
         /// CURVE security (CurveZMQ, RFC 26): the coordinator's key pair and the workers' public
         /// keys it admits (ZAP, RFC 27); `nil` is plaintext.
         public var curve: CurveServer?
+        /// The largest frame taken from a peer; a peer that sends a larger one is disconnected
+        /// before anything is buffered (`ZMQ_MAXMSGSIZE`).
+        public var maximumInboundFrameSize = WireLimits.maximumInboundFrameSize
 
         /// Creates a configuration.
         public init(endpoint: String) {

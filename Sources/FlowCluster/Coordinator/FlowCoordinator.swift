@@ -92,7 +92,8 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
             var monitor: ZMQSocket?
             do {
                 router = try ZMQSocket(context: context, type: .router)
-                try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0))
+                try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0),
+                               .maxMessageSize(configuration.maximumInboundFrameSize))
                 if let curve = configuration.curve {
                     try router.set(.curveServer(true), .curveSecretKey(curve.keyPair.secretKey), .zapDomain("flow"))
                     // Failed handshakes never reach the ZAP handler: a monitor tells of them.
