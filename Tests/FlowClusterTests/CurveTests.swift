@@ -134,6 +134,32 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// For containers and services: the keys from the environment instead of flags.
+        @Test func keysCanComeFromTheEnvironment() async throws {
+            try await withCluster { cluster in
+                let coordinatorKey = try await Self.keygen(cluster, "flow-coordinator", "c.key")
+                let workerKey = try await Self.keygen(cluster, "flow-worker", "w.key")
+                let authorized = try cluster.write("authorized", "\(workerKey) w\n")
+                let file = try cluster.write("secrets.yaml", Self.flow)
+                let coordinator = try cluster.start("flow-coordinator", ["run", file, "--bind", "tcp://127.0.0.1:*", "--min-workers", "1"]
+                                                    + ClusterScope.fastHeartbeat, label: "coordinator",
+                                                    extraEnvironment: ["FLOW_CURVE_KEY": cluster.path("c.key"), "FLOW_AUTHORIZED_KEYS": authorized])
+                let endpoint = try await coordinator.listeningEndpoint()
+                // The coordinator does use CURVE: a plaintext worker is refused.
+                let plain = try cluster.worker(connect: endpoint, name: "plain")
+                #expect(await coordinator.waitForStderr(containing: "refused a peer at 127.0.0.1: its handshake failed", timeout: 20),
+                        "\(coordinator.stderr)")
+                _ = await plain.terminate()
+                // The coordinator's key as a file holding just the public key, as keygen printed it.
+                let publicKeyFile = try cluster.write("c.pub", coordinatorKey + "\n")
+                let worker = try cluster.start("flow-worker", ["--connect", endpoint, "--name", "env"] + ClusterScope.fastHeartbeat, label: "env",
+                                               extraEnvironment: ["FLOW_CURVE_KEY": cluster.path("w.key"), "FLOW_COORDINATOR_KEY": publicKeyFile])
+                #expect(await coordinator.waitForExit(timeout: 30) == .exit(0), "\(coordinator.transcript)\n\(worker.transcript)")
+                #expect(coordinator.stdoutLines.filter { $0.contains("@ env] WillStart") }.count == 3)
+                _ = await worker.terminate()
+            }
+        }
+
         @Test func aPlaintextBindBeyondThisMachineIsRefusedUnlessInsecure() async throws {
             try await withCluster { cluster in
                 let file = try cluster.write("secrets.yaml", Self.flow)

@@ -67,14 +67,15 @@ final class ClusterScope: @unchecked Sendable {
     /// Where the scope's coordinators keep their run journals.
     var journalFolder: String { directory.appendingPathComponent("state/flow/runs").path }
 
-    func start(_ program: String, _ arguments: [String], label: String? = nil) throws -> ChildProcess {
+    func start(_ program: String, _ arguments: [String], label: String? = nil, extraEnvironment: [String: String] = [:]) throws -> ChildProcess {
         let executable = Self.productsDirectory.appendingPathComponent(program)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw HarnessError("no \(program) at \(executable.path): run swift build first")
         }
         // TMPDIR here, so the private ipc endpoint of an embedded run lands in this directory and
         // goes with it even when the test kills the coordinator before it can clean up.
-        let child = try ChildProcess(label: label ?? program, executable: executable, arguments: arguments, environment: environment)
+        let child = try ChildProcess(label: label ?? program, executable: executable, arguments: arguments,
+                                     environment: environment.merging(extraEnvironment) { _, extra in extra })
         lock.withLock { children.append(child) }
         return child
     }
