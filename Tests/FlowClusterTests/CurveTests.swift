@@ -21,7 +21,7 @@ extension ClusterIntegrationTests {
 
         static func curveWorker(_ cluster: ClusterScope, _ endpoint: String, name: String, key: String, coordinatorKey: String,
                                 extra: [String] = []) throws -> ChildProcess {
-            try cluster.worker(connect: endpoint, name: name, extra: ["--curve-key", cluster.path(key), "--coordinator-key", coordinatorKey] + extra)
+            try cluster.worker(connect: endpoint, name: name, extra: ["--curve-key", cluster.path(key), "--coordinator-key=\(coordinatorKey)"] + extra)
         }
 
         @Test func keyFilesAreSecretAndNeverOverwritten() async throws {

@@ -20,9 +20,13 @@ public enum CurveKeyFile {
     /// - Returns: the key pair.
     @discardableResult
     public static func generate(at path: String) throws(CurveKeyFileError) -> ZMQCurveKeyPair {
-        let pair: ZMQCurveKeyPair
+        var pair: ZMQCurveKeyPair
         do {
-            pair = try ZMQCurveKeyPair.generate()
+            // A key that starts with `-` reads as an option on a command line
+            // (`--coordinator-key -a%=…`): such keys are drawn again (1 in 85).
+            repeat {
+                pair = try ZMQCurveKeyPair.generate()
+            } while pair.publicKey.hasPrefix("-")
         } catch {
             throw CurveKeyFileError(path: path, "cannot make a key pair: \(error) (libzmq without CURVE?)")
         }
