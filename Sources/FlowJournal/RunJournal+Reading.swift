@@ -11,6 +11,43 @@ import GRDB
 extension RunJournal {
     // MARK: Reading
 
+    /// The flow file's text and the starting bucket.
+    static func readStored(_ db: Database, path: String) throws -> Stored {
+        // Format 1 kept the flow and its bucket in the run's row.
+        let inputTable = try db.tableExists("run_input") ? "run_input" : "run"
+        guard let row = try Row.fetchOne(db, sql: "SELECT flow_text, bucket FROM \(inputTable)") else {
+            throw RunJournalError(path: path, "the journal has no run in it")
+        }
+        var reader = WireReader(row["bucket"] as Data)
+        return Stored(flowText: row["flow_text"], bucket: try reader.readValueMap("bucket"))
+    }
+
+    /// The recorded results by step and element; with `retryFailed`, only successful ones.
+    static func readResults(_ db: Database, retryFailed: Bool) throws -> [String: [Int: FlowJournalRecord]] {
+        var replay: [String: [Int: FlowJournalRecord]] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT step, element, ok, record FROM result ORDER BY seq")
+        while let result = try rows.next() {
+            let step: String = result["step"]
+            let element: Int = result["element"] ?? -1
+            // The latest record of an element is the one that counts (a retried failure).
+            if retryFailed, !(result["ok"] as Bool) {
+                replay[step]?[element] = nil
+                continue
+            }
+            replay[step, default: [:]][element] = try JournalRecordCodec.decode(result["record"] as Data)
+        }
+        return replay
+    }
+
+    /// How far each step's elements may have started (``mayStart(at:through:)``).
+    static func readStarts(_ db: Database) throws -> [String: Int] {
+        // Format 1 had no record of starts: its in-flight elements are not told apart.
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS started (step TEXT PRIMARY KEY, through INTEGER NOT NULL)")
+        var started: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT step, through FROM started") { started[row["step"]] = row["through"] }
+        return started
+    }
+
     static func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.label = "flow-journal"

@@ -156,30 +156,9 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                     throw RunJournalError(path: path, "run \(info.runID) is still running (\(info.runningProcess ?? "another process")); "
                                           + "stop it before resuming it")
                 }
-                // Format 1 kept the flow and its bucket in the run's row.
-                let inputTable = try db.tableExists("run_input") ? "run_input" : "run"
-                guard let row = try Row.fetchOne(db, sql: "SELECT flow_text, bucket FROM \(inputTable)") else {
-                    throw RunJournalError(path: path, "the journal has no run in it")
-                }
-                var reader = WireReader(row["bucket"] as Data)
-                let bucket = try reader.readValueMap("bucket")
-                let stored = Stored(flowText: row["flow_text"], bucket: bucket)
-                var replay: [String: [Int: FlowJournalRecord]] = [:]
-                let rows = try Row.fetchCursor(db, sql: "SELECT step, element, ok, record FROM result ORDER BY seq")
-                while let result = try rows.next() {
-                    let step: String = result["step"]
-                    let element: Int = result["element"] ?? -1
-                    // The latest record of an element is the one that counts (a retried failure).
-                    if retryFailed, !(result["ok"] as Bool) {
-                        replay[step]?[element] = nil
-                        continue
-                    }
-                    replay[step, default: [:]][element] = try JournalRecordCodec.decode(result["record"] as Data)
-                }
-                // Format 1 had no record of starts: its in-flight elements are not told apart.
-                try db.execute(sql: "CREATE TABLE IF NOT EXISTS started (step TEXT PRIMARY KEY, through INTEGER NOT NULL)")
-                var started: [String: Int] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT step, through FROM started") { started[row["step"]] = row["through"] }
+                let stored = try readStored(db, path: path)
+                let replay = try readResults(db, retryFailed: retryFailed)
+                let started = try readStarts(db)
                 let resumes = info.resumes + 1
                 try db.execute(sql: "UPDATE run SET state = ?, finished_at = NULL, exit_code = NULL, pid = ?, host = ?, resumes = ?",
                                arguments: [RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName, resumes])

@@ -95,6 +95,34 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(batch.map(\.taskID).sorted() == [1, 2, 3])
     }
 
+    /// CURVE failures are silent: a coordinator that never answers READY gets a hint and a
+    /// reconnect wait that doubles (up to 30 s); one answer resets it.
+    @Test func aCoordinatorThatNeverAnswersIsReportedAndRetriedWithBackoff() {
+        var machine = machine()
+        func waits(_ actions: [WorkerMachine.Action]) -> [Duration] {
+            actions.compactMap { if case .reconnect(after: let wait) = $0 { wait } else { nil } }
+        }
+        func hinted(_ actions: [WorkerMachine.Action]) -> Bool {
+            actions.contains { if case .log(.warning, let text, _) = $0 { text.hasPrefix("no answer from the coordinator") } else { false } }
+        }
+        var now = 0.0
+        var seen: [Duration] = []
+        for _ in 0..<7 {
+            _ = machine.connected(now: at(now))
+            now += 3.5
+            let actions = machine.tick(now: at(now), date: date)
+            #expect(hinted(actions))
+            seen += waits(actions)
+        }
+        #expect(seen == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
+        // Heard once: the next silence is a lost coordinator, retried after the plain interval.
+        _ = machine.connected(now: at(now))
+        _ = machine.received(.heartbeat, now: at(now + 0.5))
+        let actions = machine.tick(now: at(now + 4), date: date)
+        #expect(!hinted(actions))
+        #expect(waits(actions) == [.seconds(1)])
+    }
+
     @Test func aSilentCoordinatorEndsTheRegistrationAndItsResultsAreDropped() {
         var machine = machine()
         _ = machine.connected(now: at(0))

@@ -19,6 +19,13 @@ extension ClusterIntegrationTests {
             return made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
+        /// `run FILE` bound on loopback with the coordinator key `c.key` and the list `authorized`.
+        static func curveCoordinator(_ cluster: ClusterScope, _ file: String, authorized: String, minWorkers: Int,
+                                     workerTimeout: Int) throws -> ChildProcess {
+            try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--curve-key", cluster.path("c.key"), "--authorized-keys", authorized,
+                                     "--min-workers", String(minWorkers), "--worker-timeout", String(workerTimeout)] + ClusterScope.fastHeartbeat)
+        }
+
         static func curveWorker(_ cluster: ClusterScope, _ endpoint: String, name: String, key: String, coordinatorKey: String,
                                 extra: [String] = []) throws -> ChildProcess {
             try cluster.worker(connect: endpoint, name: name, extra: ["--curve-key", cluster.path(key), "--coordinator-key=\(coordinatorKey)"] + extra)
@@ -49,9 +56,7 @@ extension ClusterIntegrationTests {
                 _ = try await Self.keygen(cluster, "flow-worker", "other.key")
                 let authorized = try cluster.write("authorized", "# workers\n\(goodKey) good-worker\n\n")
                 let file = try cluster.write("secrets.yaml", Self.flow)
-                let coordinator = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--curve-key", cluster.path("c.key"),
-                                                           "--authorized-keys", authorized, "--min-workers", "1", "--worker-timeout", "30"]
-                                                          + ClusterScope.fastHeartbeat)
+                let coordinator = try Self.curveCoordinator(cluster, file, authorized: authorized, minWorkers: 1, workerTimeout: 30)
                 let endpoint = try await coordinator.listeningEndpoint()
                 // A stranger's key, a plaintext worker, and a worker that trusts the wrong coordinator key.
                 let stranger = try Self.curveWorker(cluster, endpoint, name: "stranger", key: "stranger.key", coordinatorKey: coordinatorKey)
@@ -83,9 +88,7 @@ extension ClusterIntegrationTests {
                 let lateKey = try await Self.keygen(cluster, "flow-worker", "late.key")
                 let authorized = try cluster.write("authorized", "# nobody yet\n")
                 let file = try cluster.write("secrets.yaml", Self.flow)
-                let coordinator = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--curve-key", cluster.path("c.key"),
-                                                           "--authorized-keys", authorized, "--min-workers", "1", "--worker-timeout", "60"]
-                                                          + ClusterScope.fastHeartbeat)
+                let coordinator = try Self.curveCoordinator(cluster, file, authorized: authorized, minWorkers: 1, workerTimeout: 60)
                 let endpoint = try await coordinator.listeningEndpoint()
                 let late = try Self.curveWorker(cluster, endpoint, name: "late", key: "late.key", coordinatorKey: coordinatorKey)
                 #expect(await coordinator.waitForStderr(containing: "with key \(lateKey): not in the authorised keys", timeout: 20))
@@ -111,9 +114,7 @@ extension ClusterIntegrationTests {
                     steps:
                       - group: {op: SleepOp, input: items, output: done, maxConcurrent: 4, with: {ms: 150}}
                     """)
-                let coordinator = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--curve-key", cluster.path("c.key"),
-                                                           "--authorized-keys", authorized, "--min-workers", "2", "--worker-timeout", "60"]
-                                                          + ClusterScope.fastHeartbeat)
+                let coordinator = try Self.curveCoordinator(cluster, file, authorized: authorized, minWorkers: 2, workerTimeout: 60)
                 let endpoint = try await coordinator.listeningEndpoint()
                 let keep = try Self.curveWorker(cluster, endpoint, name: "keep", key: "keep.key", coordinatorKey: coordinatorKey, extra: ["--concurrency", "2"])
                 let drop = try Self.curveWorker(cluster, endpoint, name: "drop", key: "drop.key", coordinatorKey: coordinatorKey, extra: ["--concurrency", "2"])

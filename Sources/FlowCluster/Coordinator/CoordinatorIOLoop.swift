@@ -122,8 +122,14 @@ struct CoordinatorIOLoop {
             let frames: [Data]
             let key: String?
             do {
-                guard let received = try router.receiveMultipartWithUserID(dontWait: true) else { break }
-                (frames, key) = received
+                // The user id (a metadata lookup per frame) only where CURVE gives one.
+                if admits != nil {
+                    guard let received = try router.receiveMultipartWithUserID(dontWait: true) else { break }
+                    (frames, key) = received
+                } else {
+                    guard let received = try router.receiveMultipart(dontWait: true) else { break }
+                    (frames, key) = (received, nil)
+                }
             } catch {
                 logger.warning("coordinator receive failed: \(error)")
                 break
