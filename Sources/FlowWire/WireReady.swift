@@ -35,6 +35,8 @@ extension WireReady {
     public enum Feature {
         /// Bit 0: the worker reads a TASK's op attempt (flags bit 1) and gives it to the op.
         public static let operationAttempt: UInt32 = 1 << 0
+        /// Bit 1: the worker reads a TASK's retry policy (flags bit 2) and gives it to the op.
+        public static let retryPolicy: UInt32 = 1 << 1
     }
 
     /// Appends the body fields in spec order.

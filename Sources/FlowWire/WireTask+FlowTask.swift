@@ -32,6 +32,7 @@ extension WireTask {
             self.init(taskID: taskID, op: name, parameters: parameters, bucket: bucket)
         }
         operationAttempt = UInt32(clamping: task.operationAttempt)
+        retry = WireRetryPolicy(task.retry)
         if let limit = task.timeLimit {
             // At least 1 ms: 0 on the wire means no limit.
             timeLimitMilliseconds = UInt32(clamping: max(1, Int64((limit.seconds * 1000).rounded(.up))))
@@ -56,6 +57,7 @@ extension FlowTask {
         // The op's try as the coordinator counts it; retries are new TASKs, so this is the
         // worker's only way to know.
         attempt = Int(wire.operationAttempt)
+        retry = wire.retry?.policy ?? .none
     }
 
     /// The registered op name a worker builds this task's op from, and the parameters it builds

@@ -29,6 +29,10 @@ public struct WireTask: Sendable, Hashable {
     /// a retry, or for an element of a resumed run that may have run before the run stopped. Sent
     /// (flags bit 1) only to workers that announced ``WireReady/Feature/operationAttempt``.
     public var operationAttempt: UInt32 = 1
+    /// The step's `retry:`, for ops that retry parts of their work alone
+    /// (``FlowOperation/retryPolicy``); `nil` for no retry. Sent (flags bit 2) only to workers
+    /// that announced ``WireReady/Feature/retryPolicy``.
+    public var retry: WireRetryPolicy?
 
     /// Whether the task is one element of a group.
     public var isGroupElement: Bool {
@@ -65,6 +69,7 @@ extension WireTask {
     /// Flags bit 0: the task is a group element, and its index and element follow the time limit.
     static let groupElementFlag: UInt8 = 0x01
     static let operationAttemptFlag: UInt8 = 0x02
+    static let retryPolicyFlag: UInt8 = 0x04
     /// The fewest bytes one task takes: fixed fields, empty strings and empty maps.
     static let minimumEncodedSize = 8 + 4 + 1 + 1 + 1 + 1 + 1 + 4
 
@@ -77,16 +82,14 @@ extension WireTask {
         writer.writeValueMap(parameters)
         writer.writeValueMap(bucket)
         let attemptFlag = operationAttempt > 1 ? Self.operationAttemptFlag : 0
+        let retryFlag = retry != nil ? Self.retryPolicyFlag : 0
+        writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag)
+        writer.writeUInt32(timeLimitMilliseconds)
+        if attemptFlag != 0 { writer.writeUInt32(operationAttempt) }
+        if let retry { retry.write(to: &writer) }
         if let groupElement {
-            writer.writeUInt8(Self.groupElementFlag | attemptFlag)
-            writer.writeUInt32(timeLimitMilliseconds)
-            if attemptFlag != 0 { writer.writeUInt32(operationAttempt) }
             writer.writeVarint(UInt64(elementIndex))
             writer.writeValue(groupElement)
-        } else {
-            writer.writeUInt8(attemptFlag)
-            writer.writeUInt32(timeLimitMilliseconds)
-            if attemptFlag != 0 { writer.writeUInt32(operationAttempt) }
         }
     }
 
@@ -102,7 +105,7 @@ extension WireTask {
         bucket = try reader.readValueMap("bucket")
         let flagsStart = reader.offset
         let flags = try reader.readUInt8("flags")
-        guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag) == 0 else {
+        guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag | Self.retryPolicyFlag) == 0 else {
             throw WireDecodingError(.invalidField, offset: flagsStart, "flags: reserved bits set in 0x\(flags.hexDigits)")
         }
         timeLimitMilliseconds = try reader.readUInt32("time limit")
@@ -112,6 +115,9 @@ extension WireTask {
             guard operationAttempt > 1 else {
                 throw WireDecodingError(.invalidField, offset: attemptStart, "op attempt: \(operationAttempt), but flags bit 1 says more than 1")
             }
+        }
+        if flags & Self.retryPolicyFlag != 0 {
+            retry = try WireRetryPolicy(reading: &reader)
         }
         if flags & Self.groupElementFlag != 0 {
             elementIndex = try reader.readIndex("element index")

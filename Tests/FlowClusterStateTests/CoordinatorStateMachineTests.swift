@@ -11,8 +11,9 @@ private let t0 = ContinuousClock.now
 /// An instant `seconds` after the test clock's origin.
 private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microseconds(Int64(seconds * 1_000_000)) }
 
-private func ready(_ name: String, slots: UInt32, ops: [String] = ["EchoOp"], heartbeatMilliseconds: UInt32 = 1000) -> WireMessage {
-    .ready(WireReady(workerName: name, slotCount: slots, ops: ops, hostname: "test", processID: 1,
+private func ready(_ name: String, slots: UInt32, ops: [String] = ["EchoOp"], heartbeatMilliseconds: UInt32 = 1000,
+                   features: UInt32 = 0) -> WireMessage {
+    .ready(WireReady(workerName: name, features: features, slotCount: slots, ops: ops, hostname: "test", processID: 1,
                      heartbeatIntervalMilliseconds: heartbeatMilliseconds))
 }
 
@@ -68,6 +69,24 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(sent(submit(1...1, to: &machine, at: 0)).isEmpty)
         _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(1))
         #expect(sent(machine.dispatch(now: at(1))) == [alpha: [1]])
+    }
+
+    /// A step's retry policy goes only to workers that announced they read it (READY feature bit 1);
+    /// an older worker gets the task without it, as FLOW/01 sent it.
+    @Test func theRetryPolicyGoesOnlyToWorkersThatAnnounceIt() {
+        var machine = machine()
+        _ = machine.receive(ready("new", slots: 1, features: WireReady.Feature.retryPolicy), from: alpha, now: at(0))
+        _ = machine.receive(ready("old", slots: 1), from: beta, now: at(0))
+        for id: UInt64 in 1...2 {
+            var withRetry = task(id)
+            withRetry.retry = WireRetryPolicy(FlowRetryPolicy(attempts: 4))
+            machine.submit(withRetry, waiter: id)
+        }
+        let actions = machine.dispatch(now: at(0.1))
+        var byPeer: [Data: WireTask] = [:]
+        for case .send(let peer, .task(let tasks)) in actions { byPeer[peer] = tasks.first }
+        #expect(byPeer[alpha]?.retry?.attempts == 4)
+        #expect(byPeer[beta] != nil && byPeer[beta]?.retry == nil)
     }
 
     @Test func neverMoreInFlightThanAWorkersSlots() {

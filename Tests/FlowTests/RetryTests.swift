@@ -121,6 +121,22 @@ private let quick = FlowRetryPolicy(attempts: 3, delay: .milliseconds(1), jitter
         #expect(record?.logLines.map(\.text) == ["try 3"])
     }
 
+    /// An op that retries pieces of its work alone (an S3 upload's parts) reads the step's policy.
+    @Test func theOpSeesItsStepsRetryPolicy() async {
+        var registry = FlowOperationRegistry()
+        registry.register("PolicyOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { _ in
+            FlowClosureOperation(name: "PolicyOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { op in
+                op.set("result", "\(op.retryPolicy.attempts) \(op.retryPolicy.delay) \(op.retryPolicy.jitter)")
+            }
+        }
+        let run = flow(FlowGroupStep(op: "PolicyOp", input: "items", output: "results", retry: quick), items: ["a"], registry: registry)
+        await run.run()
+        #expect(run.dataBucket["results"] as? [String] == ["3 0.001 seconds false"])
+        let plain = flow(FlowGroupStep(op: "PolicyOp", input: "items", output: "results"), items: ["a"], registry: registry)
+        await plain.run()
+        #expect(plain.dataBucket["results"] as? [String] == ["1 1.0 seconds true"])
+    }
+
     @Test func theLastFailureStandsWhenEveryAttemptFails() async {
         let service = FlakyService { _ in 99 }
         let run = flow(FlowGroupStep(op: "CallOp", input: "items", output: "results", retry: quick), items: ["a"], registry: registry(service))

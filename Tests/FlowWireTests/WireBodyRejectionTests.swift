@@ -141,7 +141,7 @@ struct WireBodyRejectionTests {
 
     @Test("TASK flags with reserved bits set are rejected")
     func reservedFlags() {
-        for flags in ["04", "80", "ff"] {
+        for flags in ["08", "80", "ff"] {
             let body = taskPrefix + "00" + "00" + flags + "e8030000" + "03000000"
             expectRejection(frames(0x02, body: bytes(hex: body)), .invalidField)
         }
@@ -163,6 +163,30 @@ struct WireBodyRejectionTests {
         var plain = WireWriter()
         task.write(to: &plain)
         #expect(plain.data.count == writer.data.count - 4)
+    }
+
+    @Test("TASK retry policy: present only with flags bit 2; at least 2 tries, a finite backoff of at least 1, jitter 0 or 1")
+    func retryPolicy() throws {
+        var task = WireTask(taskID: 9, op: "UploadFileOp", displayTag: "ab12", groupElement: .string("x"), elementIndex: 4)
+        task.operationAttempt = 2
+        task.retry = WireRetryPolicy(FlowRetryPolicy(attempts: 6, delay: .milliseconds(500), backoff: 2, maxDelay: .seconds(30), jitter: false))
+        var writer = WireWriter()
+        task.write(to: &writer)
+        var reader = WireReader(writer.data)
+        let back = try WireTask(reading: &reader)
+        #expect(back == task)
+        #expect(back.retry?.policy == FlowRetryPolicy(attempts: 6, delay: .milliseconds(500), backoff: 2, maxDelay: .seconds(30), jitter: false))
+        // One try is no policy: nothing is written for it.
+        #expect(WireRetryPolicy(.none) == nil)
+        // attempts u32, delay u32, backoff f64, max delay u32, jitter u8 after the time limit.
+        let serial = taskPrefix + "00" + "00" + "04" + "e8030000"
+        let backoff2 = "0000000000000040"
+        #expect(throws: Never.self) { try WireCodec.decode(frames(0x02, body: bytes(hex: serial + "03000000 64000000" + backoff2 + "10270000 01"))) }
+        expectRejection(frames(0x02, body: bytes(hex: serial + "01000000 64000000" + backoff2 + "10270000 01")), .invalidField)
+        expectRejection(frames(0x02, body: bytes(hex: serial + "03000000 64000000 000000000000e03f 10270000 01")), .invalidField)
+        expectRejection(frames(0x02, body: bytes(hex: serial + "03000000 64000000 000000000000f87f 10270000 01")), .invalidField)
+        expectRejection(frames(0x02, body: bytes(hex: serial + "03000000 64000000" + backoff2 + "10270000 02")), .invalidField)
+        expectRejection(frames(0x02, body: bytes(hex: serial + "03000000 64000000" + backoff2)), .truncated)
     }
 
     @Test("unknown finish codes, text on a code without text, unknown event kinds and bad output markers are rejected")

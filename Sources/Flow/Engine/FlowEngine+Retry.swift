@@ -13,6 +13,7 @@ extension FlowEngine {
     func execute(_ task: FlowTask, policy: FlowTaskPolicy, renew: (@Sendable () -> FlowTask.Operation)? = nil) async -> FlowTaskResult {
         var task = task
         task.timeLimit = policy.timeout
+        task.retry = policy.retry
         var earlier: [FlowAttemptRecord] = []
         var random = SystemRandomNumberGenerator()
         while true {

@@ -28,6 +28,10 @@ public struct FlowTask: @unchecked Sendable {
     public var location: FlowSourceLocation?
     /// Which try this is, from 1 (``FlowRetryPolicy``).
     public var attempt = 1
+    /// The step's `retry:`. The engine retries the whole op itself; the policy is also handed to
+    /// the op (``FlowOperation/retryPolicy``) for ops that retry parts of their work alone, such
+    /// as the parts of an S3 multipart upload.
+    public var retry: FlowRetryPolicy = .none
     /// How long one try may run (`timeout:`); the executor stops the op past it and fails it with
     /// ``FlowTimeLimitExceeded``.
     public var timeLimit: Duration?
@@ -114,9 +118,11 @@ public struct FlowLocalExecutor: FlowExecutor {
         var result: FlowTaskResult
         if let index = task.groupIndex {
             result = await FlowOperationRunner.runGroupElement(
-                operation, element: task.groupElement as Any, index: index, groupTag: task.groupTag ?? "", attempt: task.operationAttempt)
+                operation, element: task.groupElement as Any, index: index, groupTag: task.groupTag ?? "", attempt: task.operationAttempt,
+                retry: task.retry)
         } else {
-            result = await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag, attempt: task.operationAttempt)
+            result = await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag, attempt: task.operationAttempt,
+                                                   retry: task.retry)
         }
         result.attempt = task.attempt
         return result

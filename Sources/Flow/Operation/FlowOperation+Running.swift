@@ -61,9 +61,11 @@ public enum FlowOperationRunner {
     ///     `[primaryInputParamKey: element]` for a group element.
     ///   - groupTag: the short id shown in a group element's tag, `nil` for a serial op.
     ///   - attempt: which try this is, as ``FlowOperation/attempt`` tells the op.
+    ///   - retry: the step's retry policy, as ``FlowOperation/retryPolicy`` tells the op.
     /// - Returns: the finish state, the events in order, and the bucket as the op left it.
-    public static func run(_ operation: FlowOperation, bucket: [String: Any], groupTag: String?, attempt: Int = 1) async -> FlowTaskResult {
-        let context = FlowOperationContext(bucket: bucket, groupTag: groupTag, attempt: attempt)
+    public static func run(_ operation: FlowOperation, bucket: [String: Any], groupTag: String?, attempt: Int = 1,
+                           retry: FlowRetryPolicy = .none) async -> FlowTaskResult {
+        let context = FlowOperationContext(bucket: bucket, groupTag: groupTag, attempt: attempt, retry: retry)
         let outcome: (FlowFinishState, (any Error)?) = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<(FlowFinishState, (any Error)?), Never>) in
                 let alreadyCancelled = operation.lock.withLock {
@@ -104,9 +106,11 @@ public enum FlowOperationRunner {
     ///   - index: the element's index, returned in the result.
     ///   - groupTag: the short id shown in the op's tag.
     ///   - attempt: which try this is, as ``FlowOperation/attempt`` tells the op.
+    ///   - retry: the step's retry policy, as ``FlowOperation/retryPolicy`` tells the op.
     public static func runGroupElement(_ operation: FlowOperation, element: Any, index: Int, groupTag: String,
-                                       attempt: Int = 1) async -> FlowTaskResult {
-        var result = await run(operation, bucket: [operation.primaryInputParamKey: element], groupTag: groupTag, attempt: attempt)
+                                       attempt: Int = 1, retry: FlowRetryPolicy = .none) async -> FlowTaskResult {
+        var result = await run(operation, bucket: [operation.primaryInputParamKey: element], groupTag: groupTag, attempt: attempt,
+                               retry: retry)
         result.groupIndex = index
         result.groupOutput = result.bucket[operation.primaryOutputParamKey]
         return result

@@ -76,6 +76,14 @@ open class FlowOperation: @unchecked Sendable {
         lock.withLock { context?.attempt ?? 1 }
     }
 
+    /// The `retry:` of the op's step while it runs (``FlowRetryPolicy/none`` before and after, and
+    /// on workers older than the feature). The engine already retries the whole op; an op that
+    /// does its work in pieces uses the policy to try a failed piece again alone (an S3 multipart
+    /// upload's parts).
+    public var retryPolicy: FlowRetryPolicy {
+        lock.withLock { context?.retry ?? .none }
+    }
+
     /// The op's tag in the summary: `[TypeName]`, or `[TypeName abcd]` inside a group.
     public var displayName: String {
         let tag = lock.withLock { context?.groupTag }

@@ -6,16 +6,18 @@ final class FlowOperationContext: @unchecked Sendable {
     var bucket: [String: Any]
     let groupTag: String?
     let attempt: Int
+    let retry: FlowRetryPolicy
     var events: [FlowRecordedEvent] = []
     var isAsynchronous = false
     var isFinished = false
     let startedAt = Date()
     var onFinish: ((FlowFinishState, (any Error)?) -> Void)?
 
-    init(bucket: [String: Any], groupTag: String?, attempt: Int = 1) {
+    init(bucket: [String: Any], groupTag: String?, attempt: Int = 1, retry: FlowRetryPolicy = .none) {
         self.bucket = bucket
         self.groupTag = groupTag
         self.attempt = attempt
+        self.retry = retry
     }
 }
 

@@ -49,7 +49,9 @@ extension CoordinatorStateMachine {
             if batches[peer] == nil { order.append(peer) }
             var task = record.task
             // A worker that did not announce it gets no op attempt (§7.1): its op sees 1.
-            if task.operationAttempt > 1, (workers[peer]?.features ?? 0) & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
+            let features = workers[peer]?.features ?? 0
+            if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
+            if task.retry != nil, features & WireReady.Feature.retryPolicy == 0 { task.retry = nil }
             batches[peer, default: []].append(task)
         }
         queue = kept
