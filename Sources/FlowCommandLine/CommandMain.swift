@@ -1,8 +1,12 @@
 import ArgumentParser
+import Flow
 import Foundation
 
 /// Runs a Flow program's root command and exits with the Flow exit codes: 0 success, 1 the flow
 /// failed, 2 usage or flow-file error (ArgumentParser would say 64), 3 cluster error.
+///
+/// Before it exits it waits (up to 15 s) for ops' cleanups still running (``FlowPendingWork``),
+/// such as aborting the multipart upload of a cancelled S3 upload.
 public enum CommandMain {
     /// Parses the arguments, runs the command, and exits.
     public static func run<Command: AsyncParsableCommand>(_ type: Command.Type, arguments: [String]? = nil) async -> Never {
@@ -13,8 +17,10 @@ public enum CommandMain {
             } else {
                 try command.run()
             }
+            await FlowPendingWork.finish(within: .seconds(15))
             exit(0)
         } catch {
+            await FlowPendingWork.finish(within: .seconds(15))
             let code = type.exitCode(for: error)
             let message = type.fullMessage(for: error)
             if code == .success {
