@@ -119,7 +119,10 @@ let package = Package(
         .testTarget(name: "FlowTests", dependencies: ["Flow", "FlowStandardOps"]),
         // Inputs of a million elements and more (not in the ThreadSanitizer pass: too slow there).
         .testTarget(name: "FlowScaleTests", dependencies: ["Flow"]),
-        .testTarget(name: "FlowStandardOpsTests", dependencies: ["FlowStandardOps", "Flow", "FlowTestSupport"]),
+        .testTarget(name: "FlowStandardOpsTests", dependencies: [
+            "FlowStandardOps", "Flow", "FlowTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         // The seed README's code, compiled in Swift 5 language mode (FlowTests compiles it in 6).
         .testTarget(
             name: "SeedCompatSwift5Tests",

@@ -7,10 +7,12 @@ import Foundation
 struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check a flow file: syntax, structure, and op names.",
+        abstract: "Check a flow file: syntax, structure, op names, and the stock ops' parameters.",
         discussion: """
             Every error is printed as FILE:LINE:COLUMN: message. Op names that the stock flow-worker does not \
-            offer are warnings (your own workers may offer them); with --strict they are errors.
+            offer are warnings (your own workers may offer them); with --strict they are errors. The parameters \
+            of the stock ops are checked as their workers will read them (a ${key} taken from the flow's starting \
+            bucket; a step whose parameters name a key made later is checked when it runs).
             """
     )
 
@@ -36,6 +38,19 @@ struct ValidateCommand: AsyncParsableCommand {
             let place = location.map { "\($0): " } ?? ""
             CommandLineLogging.printDiagnostic("\(place)warning: op '\(name)' is not offered by the stock flow-worker; run it with workers that register it")
         }
+        var errors = 0
+        let startingBucket = definition.bucket.mapValues(\.anyValue)
+        definition.forEachOperation { name, parameters, location in
+            guard standard.contains(name), let resolved = try? FlowParameterTemplate.resolve(parameters, bucket: startingBucket) else { return }
+            do {
+                _ = try standard.makeOperation(named: name, parameters: resolved)
+            } catch {
+                errors += 1
+                let place = location.map { "\($0): " } ?? "\(flowFile): "
+                CommandLineLogging.printDiagnostic("\(place)error: \(error)")
+            }
+        }
+        if errors > 0 { throw ExitCode(2) }
         print("\(flowFile): ok (flow '\(definition.name)', \(definition.stepCount) steps\(warnings > 0 ? ", \(warnings) warning(s)" : ""))")
     }
 }

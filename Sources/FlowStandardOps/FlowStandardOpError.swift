@@ -29,6 +29,12 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
         public static let nonZeroExit = Code("nonZeroExit")
         /// The op ran past its `timeout`.
         public static let timeLimitExceeded = Code("timeLimitExceeded")
+        /// An S3-compatible store refused a request; ``FlowStandardOpError/serviceCode`` holds the
+        /// error's `Code` (`SignatureDoesNotMatch`, `SlowDown`, …).
+        public static let s3 = Code("s3")
+        /// No credentials were found for a store that needs them; the message names where they
+        /// were looked for.
+        public static let missingCredentials = Code("missingCredentials")
 
         public var description: String { name }
     }
@@ -41,22 +47,43 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
     public var status: Int?
     /// How long the server asked to wait before another try (HTTP `Retry-After`).
     public var retryAfter: Duration?
+    /// For ``Code/s3``: the `Code` of the store's XML error, when it sent one.
+    public var serviceCode: String?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, status: Int? = nil, retryAfter: Duration? = nil) {
+    public init(_ code: Code, _ message: String, status: Int? = nil, retryAfter: Duration? = nil, serviceCode: String? = nil) {
         self.code = code
         self.message = message
         self.status = status
         self.retryAfter = retryAfter
+        self.serviceCode = serviceCode
     }
 
+    /// S3 error codes that trying again can cure, whatever the HTTP status (`RequestTimeout`
+    /// comes with 400).
+    public static let transientS3Codes: Set<String> = [
+        "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling", "ThrottlingException",
+        "RequestLimitExceeded", "TooManyRequestsException", "OperationAborted",
+    ]
+    /// S3 error codes that only repeat, whatever the HTTP status.
+    public static let permanentS3Codes: Set<String> = [
+        "SignatureDoesNotMatch", "InvalidAccessKeyId", "AccessDenied", "NoSuchBucket", "InvalidBucketName", "AllAccessDisabled",
+        "ExpiredToken", "InvalidToken", "AuthorizationHeaderMalformed", "InvalidArgument", "EntityTooLarge", "EntityTooSmall",
+    ]
+
     /// Whether `retry` would only repeat the failure: a file or folder that cannot be read, a
-    /// program that cannot start, and an HTTP status other than 408, 425, 429 and 5xx. A
-    /// connection error, a time limit and a program's non-zero exit are transient.
+    /// program that cannot start, missing credentials, and an HTTP status other than 408, 425,
+    /// 429 and 5xx. A connection error, a time limit and a program's non-zero exit are transient.
+    /// An S3 error is judged by its `Code` first (``transientS3Codes``, ``permanentS3Codes``), then
+    /// by its status as HTTP's.
     public var isPermanent: Bool {
         switch code {
         case .transport, .timeLimitExceeded, .temporaryFile, .nonZeroExit: return false
-        case .httpStatus:
+        case .httpStatus, .s3:
+            if let serviceCode {
+                if Self.transientS3Codes.contains(serviceCode) { return false }
+                if Self.permanentS3Codes.contains(serviceCode) { return true }
+            }
             guard let status else { return false }
             return !([408, 425, 429].contains(status) || (500..<600).contains(status))
         default: return true

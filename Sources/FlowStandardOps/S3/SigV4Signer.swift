@@ -89,14 +89,7 @@ public struct SigV4Signer: Sendable {
         let names = byName.keys.sorted()
         let canonicalHeaders = names.map { "\($0):\(byName[$0]!.joined(separator: ","))\n" }.joined()
         let signedHeaders = names.joined(separator: ";")
-        // Encoded, then sorted by name and value (all ASCII by then: byte order).
-        let encodedQuery: [(name: String, value: String)] = query.map { pair in
-            (Self.encode(pair.0, keepingSlash: false), Self.encode(pair.1, keepingSlash: false))
-        }
-        let sortedQuery = encodedQuery.sorted { left, right in
-            left.name == right.name ? left.value < right.value : left.name < right.name
-        }
-        let canonicalQuery = sortedQuery.map { pair in pair.name + "=" + pair.value }.joined(separator: "&")
+        let canonicalQuery = Self.canonicalQuery(query)
         let canonicalRequest = [method, path.isEmpty ? "/" : path, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash]
             .joined(separator: "\n")
 
@@ -116,6 +109,19 @@ public struct SigV4Signer: Sendable {
     /// and `/` as `%XX` (a space is `%20`, never `+`).
     public static func encodePath(_ path: String) -> String {
         encode(path, keepingSlash: true)
+    }
+
+    /// A query string in SigV4's canonical form, which is also a valid one to send: each name and
+    /// value percent-encoded, `name=value` (`uploads=` for a bare name), sorted by name then value.
+    public static func canonicalQuery(_ query: [(String, String)]) -> String {
+        // Encoded, then sorted by name and value (all ASCII by then: byte order).
+        let encoded: [(name: String, value: String)] = query.map { pair in
+            (encode(pair.0, keepingSlash: false), encode(pair.1, keepingSlash: false))
+        }
+        let sorted = encoded.sorted { left, right in
+            left.name == right.name ? left.value < right.value : left.name < right.name
+        }
+        return sorted.map { pair in pair.name + "=" + pair.value }.joined(separator: "&")
     }
 
     /// Headers that proxies may change, so they are never signed (as botocore does).

@@ -18,7 +18,7 @@ struct FileUpload: Sendable {
     struct Answer: Sendable {
         var status: HTTPResponseStatus
         var headers: HTTPHeaders
-        /// The start of the response body (at most 200 bytes).
+        /// The start of the response body (200 bytes unless the request asked for more).
         var excerpt: Data
     }
 
@@ -34,13 +34,16 @@ struct FileUpload: Sendable {
     var length: Int64 { Int64(prefix?.readableBytes ?? 0) + size + Int64(suffix?.readableBytes ?? 0) }
 
     /// Sends the request with this body on `client`; cancelling the calling task cancels it.
-    func send(url: String, method: HTTPMethod, headers: HTTPHeaders, on client: HTTPClient, deadline: NIODeadline) async throws -> Answer {
+    ///
+    /// - Parameter keeping: how many bytes of the answer's body to keep in ``Answer/excerpt``.
+    func send(url: String, method: HTTPMethod, headers: HTTPHeaders, on client: HTTPClient, deadline: NIODeadline,
+              keeping: Int = 200) async throws -> Answer {
         var request = try HTTPClient.Request(url: url, method: method, headers: headers)
         let loop = client.eventLoopGroup.next()
         request.body = .stream(contentLength: length) { [self] writer in
             writeBody(to: writer, on: loop)
         }
-        let task = client.execute(request: request, delegate: AnswerCollector(), eventLoop: .delegateAndChannel(on: loop), deadline: deadline)
+        let task = client.execute(request: request, delegate: AnswerCollector(keeping: keeping), eventLoop: .delegateAndChannel(on: loop), deadline: deadline)
         return try await withTaskCancellationHandler {
             try await task.futureResult.get()
         } onCancel: {
@@ -103,6 +106,11 @@ private final class AnswerCollector: HTTPClientResponseDelegate, Sendable {
 
     // Called on the request's event loop only; the lock satisfies Swift's checker at no cost.
     private let state = NIOLockedValueBox(State())
+    private let limit: Int
+
+    init(keeping limit: Int) {
+        self.limit = limit
+    }
 
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         state.withLockedValue { $0.head = head }
@@ -111,7 +119,7 @@ private final class AnswerCollector: HTTPClientResponseDelegate, Sendable {
 
     func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         state.withLockedValue { state in
-            if state.excerpt.count < 200 { state.excerpt.append(contentsOf: buffer.readableBytesView.prefix(200 - state.excerpt.count)) }
+            if state.excerpt.count < limit { state.excerpt.append(contentsOf: buffer.readableBytesView.prefix(limit - state.excerpt.count)) }
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }

@@ -1,18 +1,19 @@
 import Flow
 import Foundation
+import NIOCore
 
-/// Uploads one file to an HTTP or HTTPS server: the group op of the stock worker's main job
-/// (`ListFilesOp` then a group of `UploadFileOp`).
+/// Uploads one file to an HTTP or HTTPS server or to S3-compatible object storage: the group op
+/// of the stock worker's main job (`ListFilesOp` then a group of `UploadFileOp`).
 ///
 /// - Primary input `file`: the file's path on the machine running the op, or the map
 ///   `{"name": String, "path": String, "bytes": Data}` of a file the coordinator has already
 ///   read (``UploadFileSource/coordinatorElement(forPath:)``). Both forms are accepted whatever
 ///   `source` says.
-/// - Primary output `url`: the uploaded object's URL, as a string.
+/// - Primary output `url`: the uploaded object's URL, as a string (`s3://BUCKET/KEY` for S3).
 ///
 /// Parameters:
 /// - `url` (string, required): the base URL; the object's URL is the base, one `/`, and the
-///   file's name (percent-encoded).
+///   file's name (percent-encoded). `s3://BUCKET/PREFIX` uploads to S3 (below).
 /// - `method` (`PUT` or `POST`, default `PUT`): `PUT` sends the file as the body; `POST` sends a
 ///   `multipart/form-data` body with the file as the field `file`.
 /// - `headers` (map of strings, optional): extra request headers, for example `Authorization`.
@@ -32,6 +33,17 @@ import Foundation
 /// status, and a file that cannot be read, are permanent. A missing or
 /// unreadable file fails the op with an error naming the path. Success logs
 /// `uploaded NAME (N bytes) -> URL in 0.12 s`.
+///
+/// **S3-compatible storage** (AWS S3, MinIO, Cloudflare R2, Ceph, Backblaze B2, …): with
+/// `url: s3://BUCKET/PREFIX` the object key is the prefix and the file's name, and the parameters
+/// of ``S3Target`` apply (`endpoint`, `region`, `pathStyle`, `partSize`, `partConcurrency`).
+/// Credentials come from the machine running the op (``S3CredentialChain``), never from the flow
+/// file: parameters that look like credentials, an `Authorization` or `x-amz-*` header and
+/// `method: POST` are refused. Files up to `partSize` go up in one signed `PUT`, larger ones in a
+/// multipart upload, aborted when it fails or is cancelled (``S3Upload``). The store's XML error
+/// `Code` and `Message` are in the op's error; `SlowDown`, `RequestTimeout`, `InternalError`, 500
+/// and 503 are transient, `SignatureDoesNotMatch`, `InvalidAccessKeyId`, `AccessDenied`,
+/// `NoSuchBucket` and other 4xx permanent. `skipExisting` asks with a signed `HEAD`.
 public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     /// How the file is sent.
     public enum Method: String, Sendable, CaseIterable {
@@ -61,6 +73,14 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     public let timeout: Double
     /// Whether a file the server already has with the same size is left alone.
     public let skipsExisting: Bool
+    /// Where files go when the URL is `s3://…`, `nil` for HTTP(S).
+    public let s3Target: S3Target?
+    /// The S3 parameters as the flow gave them, sent to workers as they are so that each worker
+    /// takes its own defaults (region, endpoint) from its own environment.
+    private let s3Parameters: [String: FlowValue]
+
+    /// The parameters of an S3 target.
+    static let s3ParameterNames = ["endpoint", "region", "pathStyle", "partSize", "partConcurrency"]
 
     /// Creates the op.
     ///
@@ -79,6 +99,40 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         self.source = source
         self.timeout = timeout
         skipsExisting = skipExisting
+        s3Target = nil
+        s3Parameters = [:]
+    }
+
+    /// Creates an op that uploads to S3-compatible storage.
+    ///
+    /// - Parameters:
+    ///   - target: the bucket, key prefix, endpoint and part settings.
+    ///   - headers: extra headers for the object (`Content-Type`, `Cache-Control`,
+    ///     `x-amz-storage-class`, …); they are signed.
+    ///   - source: who reads the file.
+    ///   - timeout: the most the whole upload, all parts included, may take, in seconds.
+    ///   - skipExisting: whether an object the store already has with the same size is left alone.
+    public convenience init(s3 target: S3Target, headers: [String: String] = [:], source: Source = .worker, timeout: Double = 300,
+                            skipExisting: Bool = false) {
+        let given: [String: FlowValue] = [
+            "url": .string(target.objectURI(key: target.keyPrefix)), "endpoint": .string(target.endpoint.absoluteString),
+            "region": .string(target.region), "pathStyle": .bool(target.pathStyle), "partSize": .integer(Int64(target.partSize)),
+            "partConcurrency": .integer(Int64(target.partConcurrency)),
+        ]
+        self.init(s3: target, given: given, headers: headers, source: source, timeout: timeout, skipExisting: skipExisting)
+    }
+
+    /// `given`: the S3 parameters sent to workers.
+    private init(s3 target: S3Target, given: [String: FlowValue], headers: [String: String], source: Source, timeout: Double,
+                 skipExisting: Bool) {
+        baseURL = URL(string: target.objectURI(key: target.keyPrefix)) ?? URL(string: "s3://\(target.bucket)")!
+        method = .put
+        self.headers = headers
+        self.source = source
+        self.timeout = timeout
+        skipsExisting = skipExisting
+        s3Target = target
+        s3Parameters = given
     }
 
     /// Builds the op from `with:` parameters.
@@ -87,6 +141,16 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     ///   parameter has the wrong type or value.
     public convenience init(parameters: FlowParameters) throws {
         let text = try parameters.string("url")
+        if S3Target.isS3(text) {
+            try Self.refuseCredentials(in: parameters)
+            let target = try S3Target(parameters: parameters)
+            var given: [String: FlowValue] = ["url": .string(text)]
+            for name in Self.s3ParameterNames { given[name] = parameters[name] }
+            self.init(s3: target, given: given, headers: try parameters.stringMap("headers"),
+                      source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
+                      skipExisting: try parameters.bool("skipExisting", default: false))
+            return
+        }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
               let host = url.host, !host.isEmpty
         else {
@@ -98,12 +162,43 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             skipExisting: try parameters.bool("skipExisting", default: false))
     }
 
+    /// Refuses, for an S3 target, what would put a credential in a flow file or fight the
+    /// signature: parameters named like credentials, signing headers, and `method: POST`. The
+    /// messages never repeat the values.
+    static func refuseCredentials(in parameters: FlowParameters) throws {
+        let where_ = "credentials are read on the machine that runs the op: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and "
+            + "AWS_SESSION_TOKEN, or AWS_PROFILE with ~/.aws/credentials; remove it from the flow file"
+        for name in parameters.values.keys.sorted() {
+            let lower = name.lowercased()
+            if ["secret", "accesskey", "access_key", "sessiontoken", "session_token", "credential", "password", "token"]
+                .contains(where: lower.contains) {
+                throw parameters.error(name, "cannot be given for an s3:// target: \(where_)")
+            }
+        }
+        if let method = parameters["method"], method.stringValue?.uppercased() != "PUT" {
+            throw parameters.error("method", "must be PUT (or left out) for an s3:// target: S3 takes objects by PUT")
+        }
+        if case .map(let headers) = parameters["headers"] {
+            for name in headers.keys.sorted() {
+                let lower = name.lowercased()
+                if lower == "authorization" || lower == "host" || lower.hasPrefix("x-amz-date") || lower.hasPrefix("x-amz-security-token")
+                    || lower.hasPrefix("x-amz-content-sha256") {
+                    throw parameters.error("headers", "cannot set \(name) for an s3:// target: requests are signed with the \(where_)")
+                }
+            }
+        }
+    }
+
     public override var primaryInputParamKey: String { "file" }
     public override var primaryOutputParamKey: String { "url" }
 
     public override func run() async throws {
         let input = try FileInput(bucketValue: try value(primaryInputParamKey, as: Any.self), key: primaryInputParamKey)
         let started = Date()
+        if let s3Target {
+            try await upload(input, to: s3Target, started: started)
+            return
+        }
         do {
             let objectURL = try Self.objectURL(base: baseURL, name: input.name)
             let request = UploadRequest(method: method, headers: headers, timeout: timeout)
@@ -115,6 +210,36 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             let size = try await request.send(input, to: objectURL)
             log(message: "uploaded \(input.name) (\(size) bytes) -> \(objectURL.absoluteString) in \(DurationText.elapsed(since: started)) s")
             set(primaryOutputParamKey, objectURL.absoluteString)
+        } catch let error as FlowStandardOpError {
+            log(message: error.message)
+            throw error
+        }
+    }
+
+    /// Uploads to S3 with credentials found on this machine.
+    private func upload(_ input: FileInput, to target: S3Target, started: Date) async throws {
+        do {
+            let credentials: S3Credentials
+            do {
+                credentials = try S3CredentialChain().resolve()
+            } catch {
+                throw FlowStandardOpError(.missingCredentials, "upload of \(input.name) to s3://\(target.bucket) failed: \(error.description)")
+            }
+            let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
+                                  objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout)
+            let upload = S3Upload(client: client, key: target.key(forFileNamed: input.name), retry: retryPolicy) { [weak self] line in
+                self?.log(message: line)
+            }
+            let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
+            if skipsExisting, let size = try await upload.existingSize(of: input, deadline: deadline) {
+                log(message: "skipped \(input.name): the store has it already (\(size) bytes) at \(upload.objectURI)")
+                set(primaryOutputParamKey, upload.objectURI)
+                return
+            }
+            let outcome = try await upload.upload(input, deadline: deadline)
+            let parts = outcome.parts > 0 ? " (\(outcome.parts) parts)" : ""
+            log(message: "uploaded \(input.name) (\(outcome.size) bytes) -> \(upload.objectURI) in \(DurationText.elapsed(since: started)) s\(parts)")
+            set(primaryOutputParamKey, upload.objectURI)
         } catch let error as FlowStandardOpError {
             log(message: error.message)
             throw error
@@ -137,7 +262,15 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
 
 extension UploadFileOp: FlowRemoteOperation {
     public var remoteParameters: [String: FlowValue] {
-        [
+        if s3Target != nil {
+            var parameters = s3Parameters
+            parameters["headers"] = .map(headers.mapValues(FlowValue.string))
+            parameters["source"] = .string(source.rawValue)
+            parameters["timeout"] = .double(timeout)
+            parameters["skipExisting"] = .bool(skipsExisting)
+            return parameters
+        }
+        return [
             "url": .string(baseURL.absoluteString), "method": .string(method.rawValue), "headers": .map(headers.mapValues(FlowValue.string)),
             "source": .string(source.rawValue), "timeout": .double(timeout), "skipExisting": .bool(skipsExisting),
         ]

@@ -1,0 +1,76 @@
+import Foundation
+
+/// Reads what an S3-compatible store answers: an XML error's `Code` and `Message`, and the few
+/// values the upload needs (`UploadId`, `ETag`).
+///
+/// S3's answers are small, flat and machine-written, so a search for `<Name>…</Name>` reads them
+/// reliably; no XML library (FoundationXML would pull in libxml2) is needed.
+enum S3ErrorResponse {
+    /// The error in an answer, or `nil` when it succeeded: a status outside 200–299, or a 200 whose
+    /// body is an `<Error>` (S3 can answer `CompleteMultipartUpload` so).
+    ///
+    /// The error's message is `ACTION: HTTP 403 SignatureDoesNotMatch: The request signature …`;
+    /// only the `Code` and `Message` are taken, never the rest of the XML (which can echo the
+    /// access key id and the string that was signed).
+    static func error(in answer: FileUpload.Answer, action: String) -> FlowStandardOpError? {
+        let status = Int(answer.status.code)
+        let text = String(decoding: answer.excerpt, as: UTF8.self)
+        let isErrorBody = text.contains("<Error>") || text.contains("<Error ")
+        guard !(200..<300).contains(status) || isErrorBody else { return nil }
+        let code = isErrorBody ? value(of: "Code", in: text) : nil
+        let message = isErrorBody ? value(of: "Message", in: text) : nil
+        var words = "\(action): HTTP \(status)"
+        if let code { words += " \(code)" }
+        if let message, !message.isEmpty {
+            words += ": " + String(message.prefix(300))
+        } else if code == nil {
+            words += answer.excerpt.isEmpty ? " (empty body)" : UploadRequest.bodyExcerpt(answer.excerpt)
+        }
+        let retryAfter = answer.headers.first(name: "Retry-After").flatMap(UploadRequest.retryAfter)
+        // A 200 with an error body is still an error; judge it by its code alone.
+        return FlowStandardOpError(.s3, words, status: (200..<300).contains(status) ? nil : status, retryAfter: retryAfter,
+                                   serviceCode: code)
+    }
+
+    /// The text of the first `<name>…</name>` element, unescaped, or `nil`.
+    static func value(of name: String, in text: String) -> String? {
+        guard let open = text.range(of: "<\(name)>"),
+              let close = text.range(of: "</\(name)>", range: open.upperBound..<text.endIndex) else { return nil }
+        return unescaped(String(text[open.upperBound..<close.lowerBound]))
+    }
+
+    /// XML's five entities and numeric references back to characters.
+    static func unescaped(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let amp = rest.firstIndex(of: "&") {
+            result += rest[..<amp]
+            guard let semi = rest[amp...].firstIndex(of: ";") else { break }
+            let entity = rest[rest.index(after: amp)..<semi]
+            switch entity {
+            case "amp": result += "&"
+            case "lt": result += "<"
+            case "gt": result += ">"
+            case "quot": result += "\""
+            case "apos": result += "'"
+            default:
+                if entity.hasPrefix("#x"), let code = UInt32(entity.dropFirst(2), radix: 16), let scalar = Unicode.Scalar(code) {
+                    result.unicodeScalars.append(scalar)
+                } else if entity.hasPrefix("#"), let code = UInt32(entity.dropFirst()), let scalar = Unicode.Scalar(code) {
+                    result.unicodeScalars.append(scalar)
+                } else {
+                    result += rest[amp...semi]
+                }
+            }
+            rest = rest[rest.index(after: semi)...]
+        }
+        return result + rest
+    }
+
+    /// `&`, `<`, `>` and `"` as entities, for values written into a request's XML.
+    static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

@@ -1,0 +1,240 @@
+import Crypto
+import Flow
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// One file's upload to S3: a single `PUT` up to the target's part size, a multipart upload above
+/// it, and the `HEAD` that `skipExisting` asks first.
+///
+/// **Payload hashes.** A single `PUT` of a file on disk is streamed with backpressure and signed
+/// `UNSIGNED-PAYLOAD`: signing its SHA-256 would mean reading the whole file once to hash it and
+/// again to send it (or holding it in memory), and the signature still covers the method, key,
+/// headers and length. Multipart parts are read into memory anyway (at most `partConcurrency` of
+/// them at once), so each is signed with its real SHA-256 and the store checks every byte of it;
+/// so are bodies the coordinator sent and the completion list.
+///
+/// **Multipart.** Create, then the parts with `partConcurrency` in flight (each read from disk
+/// with `pread` on NIO's blocking pool, hashed there, sent, and let go), then complete. A failed
+/// part is tried again alone under the step's `retry` (its transient failures only). When
+/// anything fails, the time limit passes or the op is cancelled, the upload is aborted, so no
+/// parts stay stored (and billed) behind it. Memory stays within `partConcurrency × partSize`
+/// whatever the file's size. A file needing more than 10,000 parts gets larger parts, as the
+/// AWS CLI does.
+struct S3Upload: Sendable {
+    /// What was done.
+    struct Outcome: Sendable {
+        /// The file's size in bytes.
+        var size: Int64
+        /// Parts sent, 0 for a single `PUT`.
+        var parts: Int
+    }
+
+    let client: S3Client
+    let key: String
+    /// The step's `retry`, applied to each part.
+    let retry: FlowRetryPolicy
+    /// Writes a log line of the op.
+    let log: @Sendable (String) -> Void
+
+    /// The largest object S3 stores.
+    static let maximumObjectSize: Int64 = 5 << 40
+
+    var objectURI: String { client.target.objectURI(key: key) }
+
+    /// The object's size when the store has it with `input`'s size (a `HEAD` answered 200 with the
+    /// same `Content-Length`), else `nil`: the file is to be sent.
+    func existingSize(of input: FileInput, deadline: NIODeadline) async throws -> Int64? {
+        let size = try PartSource(input).size
+        let answer = try await client.send(.HEAD, key: key, body: .empty, deadline: deadline,
+                                           action: "checking whether \(objectURI) exists failed")
+        guard answer.status == .ok, let length = answer.headers.first(name: "Content-Length").flatMap({ Int64($0) }),
+              length == size else { return nil }
+        return size
+    }
+
+    /// Uploads the file: in one `PUT` up to the part size, in parts above it.
+    func upload(_ input: FileInput, deadline: NIODeadline) async throws -> Outcome {
+        let source = try PartSource(input)
+        let size = source.size
+        let action = "upload of \(input.name) to \(objectURI) failed"
+        guard size <= Self.maximumObjectSize else {
+            throw FlowStandardOpError(.unreadableFile, "\(action): \(input.origin) has \(size) bytes, more than S3's 5 TiB object limit")
+        }
+        let partSize = Self.partSize(for: size, preferred: client.target.partSize)
+        guard size > Int64(partSize) else {
+            let body: S3Client.Body
+            switch source {
+            case .file(let file, let size): body = .file(FileUpload(file: file, size: size, prefix: nil, suffix: nil))
+            case .bytes(let bytes): body = .bytes(ByteBuffer(bytes: bytes))
+            }
+            _ = try await client.expectSuccess(.PUT, key: key, headers: client.objectHeaders, body: body, deadline: deadline, action: action)
+            return Outcome(size: size, parts: 0)
+        }
+        let partCount = Int((size + Int64(partSize) - 1) / Int64(partSize))
+        let created = try await client.expectSuccess(.POST, key: key, query: [("uploads", "")], headers: client.objectHeaders, body: .empty,
+                                                     deadline: deadline, action: "\(action): starting a multipart upload")
+        guard let uploadID = S3ErrorResponse.value(of: "UploadId", in: String(decoding: created.excerpt, as: UTF8.self)),
+              !uploadID.isEmpty else {
+            throw FlowStandardOpError(.s3, "\(action): the store answered the multipart upload's start without an UploadId")
+        }
+        do {
+            let etags = try await uploadParts(source, count: partCount, partSize: partSize, uploadID: uploadID, deadline: deadline,
+                                              action: action)
+            var list = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            for (index, etag) in etags.enumerated() {
+                list += "<Part><ETag>\(S3ErrorResponse.escaped(etag))</ETag><PartNumber>\(index + 1)</PartNumber></Part>"
+            }
+            list += "</CompleteMultipartUpload>"
+            _ = try await client.expectSuccess(.POST, key: key, query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml")],
+                                               body: .bytes(ByteBuffer(string: list)), deadline: deadline,
+                                               action: "\(action): completing the multipart upload")
+            return Outcome(size: size, parts: partCount)
+        } catch {
+            await abort(uploadID: uploadID)
+            throw error
+        }
+    }
+
+    /// Sends every part, `partConcurrency` at once, and returns their ETags in order.
+    private func uploadParts(_ source: PartSource, count: Int, partSize: Int, uploadID: String, deadline: NIODeadline,
+                             action: String) async throws -> [String] {
+        try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            var etags = [String](repeating: "", count: count)
+            var next = 1
+            func start(_ number: Int) {
+                group.addTask {
+                    let offset = Int64(number - 1) * Int64(partSize)
+                    let length = Int(min(Int64(partSize), source.size - offset))
+                    let etag = try await uploadPart(number, of: count, from: source, offset: offset, length: length, uploadID: uploadID,
+                                                    deadline: deadline, action: action)
+                    return (number, etag)
+                }
+            }
+            while next <= min(count, client.target.partConcurrency) {
+                start(next)
+                next += 1
+            }
+            while let (number, etag) = try await group.next() {
+                etags[number - 1] = etag
+                if next <= count {
+                    start(next)
+                    next += 1
+                }
+            }
+            return etags
+        }
+    }
+
+    /// Reads, hashes and sends one part, trying it again alone after a transient failure.
+    private func uploadPart(_ number: Int, of count: Int, from source: PartSource, offset: Int64, length: Int, uploadID: String,
+                            deadline: NIODeadline, action: String) async throws -> String {
+        let (bytes, hash) = try await source.read(at: offset, count: length)
+        let partAction = "\(action): part \(number) of \(count)"
+        var generator = SystemRandomNumberGenerator()
+        var tried = 1
+        while true {
+            do {
+                let answer = try await client.expectSuccess(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
+                                                            body: .hashedBytes(bytes, sha256: hash), deadline: deadline, action: partAction)
+                guard let etag = answer.headers.first(name: "ETag"), !etag.isEmpty else {
+                    throw FlowStandardOpError(.s3, "\(partAction): the store's answer has no ETag")
+                }
+                return etag
+            } catch let error as FlowStandardOpError where !error.isPermanent && tried < retry.attempts {
+                let wait = retry.wait(after: tried, retryAfter: error.retryAfter, using: &generator)
+                log("part \(number) of \(count) failed (try \(tried) of \(retry.attempts)): \(Self.reason(error.message)); retrying in \(wait.shortText)")
+                try await Task.sleep(for: wait)
+                tried += 1
+            }
+        }
+    }
+
+    /// Aborts a multipart upload so that none of its parts stay stored. It runs even when the op
+    /// was cancelled or ran out of time, with a fresh limit of its own; a failure is logged with
+    /// what to do.
+    private func abort(uploadID: String) async {
+        let client = client
+        let key = key
+        let failure = NIOLockedValueBox<String?>(nil)
+        // Not cancelled with the op, and waited for before a Flow program exits.
+        await FlowPendingWork.run {
+            do {
+                _ = try await client.expectSuccess(.DELETE, key: key, query: [("uploadId", uploadID)], body: .empty,
+                                                   deadline: .now() + .seconds(30), action: "aborting the multipart upload")
+            } catch {
+                failure.withLockedValue { $0 = String(describing: error) }
+            }
+        }
+        if let outcome = failure.withLockedValue({ $0 }) {
+            log("""
+                could not abort multipart upload \(uploadID) of \(objectURI): \(outcome); its parts stay stored until it is aborted \
+                (aws s3api abort-multipart-upload --bucket \(client.target.bucket) --key '\(key)' --upload-id \(uploadID)) \
+                or a lifecycle rule removes them
+                """)
+        } else {
+            log("aborted multipart upload \(uploadID) of \(objectURI): no parts stay stored")
+        }
+    }
+
+    /// The part size for a file: the preferred one, larger when 10,000 parts would not hold the
+    /// file (rounded up to whole MiB).
+    static func partSize(for size: Int64, preferred: Int) -> Int {
+        let needed = (size + Int64(S3Target.maximumPartCount) - 1) / Int64(S3Target.maximumPartCount)
+        guard needed > Int64(preferred) else { return preferred }
+        let mebibyte: Int64 = 1 << 20
+        return Int((needed + mebibyte - 1) / mebibyte * mebibyte)
+    }
+
+    /// The part of a message after the action (`HTTP 503 SlowDown: …`).
+    static func reason(_ message: String) -> String {
+        guard let range = message.range(of: " failed: ") else { return message }
+        let rest = message[range.upperBound...]
+        if let part = rest.range(of: "part "), part.lowerBound == rest.startIndex, let colon = rest.range(of: ": ") {
+            return String(rest[colon.upperBound...])
+        }
+        return String(rest)
+    }
+}
+
+/// Where a file's bytes come from: a file on disk, read part by part, or bytes the coordinator sent.
+enum PartSource: Sendable {
+    case file(OpenFile, size: Int64)
+    case bytes(Data)
+
+    init(_ input: FileInput) throws {
+        switch input {
+        case .path(let path, _):
+            let file = try OpenFile(path: path)
+            self = .file(file, size: try file.size())
+        case .bytes(let bytes, _, _):
+            self = .bytes(bytes)
+        }
+    }
+
+    var size: Int64 {
+        switch self {
+        case .file(_, let size): return size
+        case .bytes(let bytes): return Int64(bytes.count)
+        }
+    }
+
+    /// The bytes at `offset` and their SHA-256 in hex, read and hashed on NIO's blocking pool.
+    func read(at offset: Int64, count: Int) async throws -> (ByteBuffer, String) {
+        try await NIOThreadPool.singleton.runIfActive {
+            let buffer: ByteBuffer
+            switch self {
+            case .file(let file, _):
+                buffer = try file.read(at: offset, count: count)
+                guard buffer.readableBytes == count else {
+                    throw FlowStandardOpError(.unreadableFile, "\(file.path) became shorter while it was sent (\(offset + Int64(buffer.readableBytes)) of \(size) bytes)")
+                }
+            case .bytes(let bytes):
+                let start = bytes.startIndex + Int(offset)
+                buffer = ByteBuffer(bytes: bytes[start..<(start + count)])
+            }
+            return (buffer, SigV4Signer.hex(buffer.withUnsafeReadableBytes { SHA256.hash(data: $0) }))
+        }
+    }
+}
