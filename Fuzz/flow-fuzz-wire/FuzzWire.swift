@@ -40,8 +40,9 @@ enum WireSeeds {
         var retried = WireTask(taskID: 8, attempt: 2, op: "UploadFileOp", displayTag: "3f2a", parameters: ["url": .string("http://h/u")],
                                groupElement: .string("/photos/p-0001.jpg"), elementIndex: 17, timeLimitMilliseconds: 300_000)
         retried.operationAttempt = 3
+        retried.retry = WireRetryPolicy(FlowRetryPolicy(attempts: 6, delay: .milliseconds(500), backoff: 2, maxDelay: .seconds(30)))
         return [
-            ("ready", .ready(WireReady(workerName: "worker-1", features: 1, slotCount: 4, ops: ["ShellOp", "UploadFileOp"],
+            ("ready", .ready(WireReady(workerName: "worker-1", features: 3, slotCount: 4, ops: ["ShellOp", "UploadFileOp"],
                                        hostname: "host", processID: 4242, heartbeatIntervalMilliseconds: 1000))),
             ("task-serial", .task([WireTask(taskID: 7, op: "ShellOp", parameters: ["command": .array([.string("echo"), .string("hi")])],
                                             bucket: ["all": everyValue])])),
