@@ -72,6 +72,22 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// The README's example, as it is, against the local store.
+        @Test func theExampleUploadsAFolder() async throws {
+            let s3 = try MotoS3Server()
+            defer { s3.stop() }
+            try await withCluster { cluster in
+                let folder = try Self.makeFolder(cluster, count: 5, bigFile: true)
+                let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                    .appendingPathComponent("examples/upload-s3.yaml").path
+                let run = try await Self.run(cluster, example, folder: folder, environment: s3.credentialsEnvironment,
+                                             extra: ["--set", "endpoint=\(s3.endpoint)"])
+                #expect(run.termination == .exit(0), "\(run.transcript)")
+                #expect(try s3.objects().count == 6)
+                #expect(try s3.object("2026/video.mp4") == Data(contentsOf: folder.appendingPathComponent("video.mp4")))
+            }
+        }
+
         @Test func aWrongSecretFailsEveryElementOnceWithSignatureDoesNotMatch() async throws {
             let s3 = try MotoS3Server()
             defer { s3.stop() }
@@ -147,6 +163,30 @@ extension ClusterIntegrationTests {
                 // The coordinator waited for its workers, and they for the abort.
                 #expect(try s3.multipartUploads().isEmpty, "a multipart upload stayed behind: \(run.transcript)")
                 #expect(try s3.objects().isEmpty)
+            }
+        }
+
+        /// Parts are read, sent and let go: a worker holds about `partConcurrency × partSize`
+        /// (2 × 5 MiB here), not the file.
+        @Test func aWorkersMemoryStaysBoundedByThePartsInFlight() async throws {
+            let s3 = try MotoS3Server()
+            defer { s3.stop() }
+            try await withCluster { cluster in
+                let folder = cluster.directory.appendingPathComponent("photos")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                let size = 160 * 1024 * 1024
+                try PseudoRandomFile.write(to: folder.appendingPathComponent("long.mov"), size: size)
+                let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: s3.endpoint))
+                let coordinator = try cluster.start("flow-coordinator", ["run", flowFile, "--set", "folder=\(folder.path)", "--bind", "tcp://127.0.0.1:*"]
+                                                    + ClusterScope.fastHeartbeat, extraEnvironment: s3.credentialsEnvironment)
+                let worker = try cluster.start("flow-worker", ["--connect", try await coordinator.listeningEndpoint(), "--name", "w1"]
+                                               + ClusterScope.fastHeartbeat, extraEnvironment: s3.credentialsEnvironment)
+                #expect(await coordinator.waitForExit(timeout: 120) == .exit(0), "\(coordinator.transcript)")
+                let peak = try #require(UploadsOnTheCluster.peakMemory(of: worker.processIdentifier))
+                print("worker peak resident memory for a 160 MiB multipart upload (2 x 5 MiB parts in flight): \(peak / 1_048_576) MB")
+                #expect(peak < 120 * 1024 * 1024, "the worker's memory peaked at \(peak / 1_048_576) MB for a 160 MiB file")
+                #expect(coordinator.stdout.contains("(32 parts)"), "\(coordinator.stdout)")
+                #expect(try s3.objects()["2026/long.mov"] == size)
             }
         }
 
