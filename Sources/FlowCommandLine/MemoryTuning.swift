@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Malloc settings for the coordinator.
+/// Malloc settings for the coordinator and the worker.
 enum MemoryTuning {
     /// Makes big buffers (over 256 KiB) come from their own mappings and go back to the system
     /// when freed. glibc otherwise raises that threshold after the first big free, up to 32 MiB,
