@@ -63,6 +63,10 @@ public enum FlowSummary {
     /// longer than that many characters is written only that far, then `…` and how many values
     /// it has, so a million-value list never becomes a 20 MB line.
     static func describe(_ value: Any, limit: Int?) -> String {
+        // Lists of integers and strings, the usual group inputs and outputs, written directly:
+        // `String(describing:)` prints each element through dynamic casts, a cost per element.
+        if let integers = value as? [Int] { return listText(integers.count, limit) { String(integers[$0]) } }
+        if let strings = value as? [String] { return listText(strings.count, limit) { strings[$0].debugDescription } }
         guard let limit, let list = value as? [Any], list.count > 1 else { return String(describing: value) }
         var text = "["
         for (index, element) in list.enumerated() {
@@ -72,6 +76,19 @@ public enum FlowSummary {
                 return text
             }
             text += String(reflecting: element)
+        }
+        return text + "]"
+    }
+
+    /// `[e0, e1, …]` as `String(describing:)` writes a list, cut as ``describe(_:limit:)`` cuts one.
+    private static func listText(_ count: Int, _ limit: Int?, _ element: (Int) -> String) -> String {
+        var text = "["
+        for index in 0..<count {
+            if index > 0 { text += ", " }
+            if let limit, count > 1, text.utf8.count > limit {
+                return text + "…] (\(count) values)"
+            }
+            text += element(index)
         }
         return text + "]"
     }

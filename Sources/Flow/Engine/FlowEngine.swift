@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Walks a flow tree: serial ops one after another, groups fanned out under their concurrency
 /// limit, cases decided on the bucket. Ops run through an executor; the engine applies their
@@ -106,11 +107,21 @@ struct FlowEngine: Sendable {
 }
 
 /// Short random ids that tell a group's ops apart in the summary (`[UploadOp 3f2a]`).
+///
+/// SplitMix64 over an atomic counter seeded once from the system: as unpredictable as a summary
+/// needs, without a `getrandom` system call per element.
 enum FlowGroupTag {
+    private static let counter = Atomic<UInt64>(UInt64.random(in: .min ... .max))
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
     static func make() -> String {
-        let digits = Array("0123456789abcdef")
-        var generator = SystemRandomNumberGenerator()
-        let value = generator.next() as UInt16
-        return String((0..<4).map { digits[Int(value >> (12 - 4 * $0)) & 0xF] })
+        var z = counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        let value = UInt16(truncatingIfNeeded: z ^ (z >> 31))
+        return String(unsafeUninitializedCapacity: 4) { buffer in
+            for index in 0..<4 { buffer[index] = digits[Int(value >> (12 - 4 * index)) & 0xF] }
+            return 4
+        }
     }
 }

@@ -36,8 +36,17 @@ public protocol FlowOperationCreator {
 /// `DispatchQueue.global().asyncAfter` callback) compile in Swift 6 mode; its own state is guarded by
 /// a lock.
 open class FlowOperation: @unchecked Sendable {
-    /// A unique id for this instance.
-    public final let identifier = UUID().uuidString
+    /// A unique id for this instance, made the first time it is asked for: a UUID costs a read
+    /// of /dev/urandom, which a group of a million trivial ops should not pay for ids nobody reads.
+    public final var identifier: String {
+        lock.withLock {
+            if let storedIdentifier { return storedIdentifier }
+            let made = UUID().uuidString
+            storedIdentifier = made
+            return made
+        }
+    }
+    private var storedIdentifier: String?
     /// A display name; the type's name when `nil`.
     public var name: String?
 
@@ -92,7 +101,7 @@ open class FlowOperation: @unchecked Sendable {
 
     /// The name shown in the summary and used to find the op in a registry.
     public var operationName: String {
-        name ?? String(describing: type(of: self))
+        name ?? FlowTypeName.of(type(of: self))
     }
 
     /// Marks the op as asynchronous: call it at the end of ``mainLogic()`` after starting async work.
@@ -166,4 +175,19 @@ open class FlowOperation: @unchecked Sendable {
     /// Called once when the flow is cancelled while this op runs. Subclasses that run their own
     /// tasks cancel them here; call `super`.
     open func didCancel() {}
+}
+
+/// `String(describing:)` of op types, once per type: it goes through dynamic casts (is the
+/// metatype `CustomStringConvertible`?) that cost more than a trivial op's own work.
+enum FlowTypeName {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var names: [ObjectIdentifier: String] = [:]
+
+    static func of(_ type: FlowOperation.Type) -> String {
+        let key = ObjectIdentifier(type)
+        if let name = lock.withLock({ names[key] }) { return name }
+        let name = String(describing: type)
+        lock.withLock { names[key] = name }
+        return name
+    }
 }
