@@ -146,6 +146,24 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(results(machine.flush(now: at(0.3))).isEmpty)
     }
 
+    /// The running count is kept, not counted: a late result of an earlier registration must not
+    /// free a slot of the new one.
+    @Test func aLateResultOfAnEarlierRegistrationFreesNoSlot() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        let old = started(machine.received(.task([task(1)]), now: at(0.1)))
+        #expect(machine.runningCount == 1)
+        _ = machine.received(.disconnect(reason: "unknown worker"), now: at(0.2))
+        #expect(machine.runningCount == 0)
+        let new = started(machine.received(.task([task(2), task(3)]), now: at(0.3)))
+        #expect(new.map(\.1.taskID) == [2] && machine.runningCount == 1)
+        // Task 1's result arrives late: dropped, and task 3 still waits for task 2's slot.
+        #expect(started(machine.finished(run: old[0].0, result: ok(old[0].1), now: at(0.4))).isEmpty)
+        #expect(machine.runningCount == 1 && machine.backlog.map(\.taskID) == [3])
+        #expect(started(machine.finished(run: new[0].0, result: ok(new[0].1), now: at(0.5))).map(\.1.taskID) == [3])
+        #expect(machine.runningCount == 1)
+    }
+
     @Test func drainingGivesNewTasksBackFinishesRunningOnesThenDisconnectsAndStops() {
         var machine = machine(slots: 1)
         _ = machine.connected(now: at(0))

@@ -34,6 +34,7 @@ extension WorkerStateMachine {
         nextRun += 1
         let deadline = task.timeLimitMilliseconds > 0 ? now + .milliseconds(Int64(task.timeLimitMilliseconds)) : nil
         runs[nextRun] = Run(task: task, generation: generation, deadline: deadline)
+        runningCount += 1
         return .start(run: nextRun, task)
     }
 
@@ -53,6 +54,7 @@ extension WorkerStateMachine {
     mutating func endRegistration(because reason: String, quietWhenIdle: Bool = false) -> [Action] {
         let abandoned = runs.filter { $0.value.generation == generation }.keys.sorted()
         generation += 1
+        runningCount = 0
         backlog = []
         outbox = []
         var actions: [Action] = abandoned.map { .cancel(run: $0) }
