@@ -79,6 +79,10 @@ struct S3Upload: Sendable {
               !uploadID.isEmpty else {
             throw FlowStandardOpError(.s3, "\(action): the store answered the multipart upload's start without an UploadId")
         }
+        // Held from here until completed or aborted: a process told to stop while the op unwinds
+        // its cancellation waits for the abort (FlowPendingWork).
+        let hold = FlowPendingWork.hold()
+        defer { FlowPendingWork.release(hold) }
         do {
             let etags = try await uploadParts(source, count: partCount, partSize: partSize, uploadID: uploadID, deadline: deadline,
                                               action: action)
