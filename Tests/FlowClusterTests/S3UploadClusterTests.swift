@@ -42,6 +42,13 @@ extension ClusterIntegrationTests {
             """
         }
 
+        /// Runs `body` with a fresh S3 server and cluster scope, and stops both.
+        static func withS3(_ body: (MotoS3Server, ClusterScope) async throws -> Void) async throws {
+            let s3 = try MotoS3Server()
+            defer { s3.stop() }
+            try await withCluster { cluster in try await body(s3, cluster) }
+        }
+
         /// Runs the coordinator (embedded workers) with `environment` added, and waits for it.
         static func run(_ cluster: ClusterScope, _ flowFile: String, folder: URL, environment: [String: String],
                         extra: [String] = []) async throws -> ChildProcess {
@@ -52,9 +59,7 @@ extension ClusterIntegrationTests {
         }
 
         @Test func smallFilesAndAFileOfSeveralPartsArriveByteIdentical() async throws {
-            let s3 = try MotoS3Server()
-            defer { s3.stop() }
-            try await withCluster { cluster in
+            try await Self.withS3 { s3, cluster in
                 let folder = try Self.makeFolder(cluster, count: 12, bigFile: true)
                 let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: s3.endpoint))
                 let run = try await Self.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)
@@ -74,9 +79,7 @@ extension ClusterIntegrationTests {
 
         /// The README's example, as it is, against the local store.
         @Test func theExampleUploadsAFolder() async throws {
-            let s3 = try MotoS3Server()
-            defer { s3.stop() }
-            try await withCluster { cluster in
+            try await Self.withS3 { s3, cluster in
                 let folder = try Self.makeFolder(cluster, count: 5, bigFile: true)
                 let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
                     .appendingPathComponent("examples/upload-s3.yaml").path
@@ -89,9 +92,7 @@ extension ClusterIntegrationTests {
         }
 
         @Test func aWrongSecretFailsEveryElementOnceWithSignatureDoesNotMatch() async throws {
-            let s3 = try MotoS3Server()
-            defer { s3.stop() }
-            try await withCluster { cluster in
+            try await Self.withS3 { s3, cluster in
                 let folder = try Self.makeFolder(cluster, count: 4, bigFile: false)
                 // Three failures tolerated: the fourth fails the group, so every element runs.
                 let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: s3.endpoint, retry: "{attempts: 3, delay: 0.05}", budget: "3"))
@@ -107,9 +108,7 @@ extension ClusterIntegrationTests {
         }
 
         @Test func noCredentialStringAppearsInOutputsReportsOrTheJournal() async throws {
-            let s3 = try MotoS3Server()
-            defer { s3.stop() }
-            try await withCluster { cluster in
+            try await Self.withS3 { s3, cluster in
                 let folder = try Self.makeFolder(cluster, count: 3, bigFile: true)
                 let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: s3.endpoint, budget: "\"100%\""))
                 let wrongSecret = "WrongSecretWrongSecretWrongSecret0123456"
@@ -144,9 +143,7 @@ extension ClusterIntegrationTests {
         }
 
         @Test func cancellingAMultipartUploadLeavesNoUploadBehind() async throws {
-            let s3 = try MotoS3Server()
-            defer { s3.stop() }
-            try await withCluster { cluster in
+            try await Self.withS3 { s3, cluster in
                 let folder = cluster.directory.appendingPathComponent("photos")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 try PseudoRandomFile.write(to: folder.appendingPathComponent("long.mov"), size: 400 * 1024 * 1024)
@@ -169,9 +166,7 @@ extension ClusterIntegrationTests {
         /// Parts are read, sent and let go: a worker holds about `partConcurrency × partSize`
         /// (2 × 5 MiB here), not the file.
         @Test func aWorkersMemoryStaysBoundedByThePartsInFlight() async throws {
-            let s3 = try MotoS3Server()
-            defer { s3.stop() }
-            try await withCluster { cluster in
+            try await Self.withS3 { s3, cluster in
                 let folder = cluster.directory.appendingPathComponent("photos")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 let size = 160 * 1024 * 1024
@@ -227,9 +222,7 @@ extension ClusterIntegrationTests {
         }
 
         @Test func skipExistingAsksTheStoreFirst() async throws {
-            let s3 = try MotoS3Server()
-            defer { s3.stop() }
-            try await withCluster { cluster in
+            try await Self.withS3 { s3, cluster in
                 let folder = try Self.makeFolder(cluster, count: 5, bigFile: false)
                 let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: s3.endpoint, extra: "skipExisting: true"))
                 let first = try await Self.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)

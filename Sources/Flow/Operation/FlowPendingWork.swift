@@ -37,12 +37,12 @@ public enum FlowPendingWork {
     }
 
     /// Runs `work` in a task of its own that the caller's cancellation does not reach, holding the
-    /// process until it ends, and waits for it.
-    public static func run(_ work: @escaping @Sendable () async -> Void) async {
+    /// process until it ends, and returns what it returns.
+    public static func run<Result: Sendable>(_ work: @escaping @Sendable () async -> Result) async -> Result {
         let hold = hold()
-        await Task.detached {
-            await work()
-            release(hold)
+        return await Task.detached {
+            defer { release(hold) }
+            return await work()
         }.value
     }
 

@@ -46,20 +46,26 @@ struct S3Client: Sendable {
               deadline: NIODeadline, action: String) async throws -> FileUpload.Answer {
         let location = target.location(key: key)
         let payloadHash: String
-        var sent = headers
+        // The body sent from memory (`nil`: none, or the streamed file).
+        var inMemory: ByteBuffer?
         switch body {
         case .empty:
             payloadHash = SigV4Signer.emptyPayloadHash
-            if method == .PUT || method == .POST { sent.append(("Content-Length", "0")) }
+            if method == .PUT || method == .POST { inMemory = ByteBuffer() }
         case .bytes(let buffer):
             payloadHash = SigV4Signer.hex(buffer.withUnsafeReadableBytes { SHA256.hash(data: $0) })
-            sent.append(("Content-Length", String(buffer.readableBytes)))
+            inMemory = buffer
         case .hashedBytes(let buffer, let hash):
             payloadHash = hash
-            sent.append(("Content-Length", String(buffer.readableBytes)))
-        case .file(let upload):
+            inMemory = buffer
+        case .file:
             payloadHash = SigV4Signer.unsignedPayload
+        }
+        var sent = headers
+        if case .file(let upload) = body {
             sent.append(("Content-Length", String(upload.length)))
+        } else if let inMemory {
+            sent.append(("Content-Length", String(inMemory.readableBytes)))
         }
         let signature = signer.sign(method: method.rawValue, host: location.host, path: location.path, query: query, headers: sent,
                                     payloadHash: payloadHash, date: Date())
@@ -72,25 +78,15 @@ struct S3Client: Sendable {
         var url = location.url.absoluteString
         if !query.isEmpty { url += "?" + SigV4Signer.canonicalQuery(query) }
         do {
-            switch body {
-            case .file(let upload):
+            if case .file(let upload) = body {
                 return try await upload.send(url: url, method: method, headers: httpHeaders, on: HTTPUploadClient.shared, deadline: deadline,
                                              keeping: Self.answerLimit)
-            case .empty, .bytes, .hashedBytes:
-                var request = HTTPClientRequest(url: url)
-                request.method = method
-                request.headers = httpHeaders
-                switch body {
-                case .bytes(let buffer), .hashedBytes(let buffer, _): request.body = .bytes(buffer)
-                default: if method == .PUT || method == .POST { request.body = .bytes(ByteBuffer()) }
-                }
-                let response = try await HTTPUploadClient.shared.execute(request, deadline: deadline)
-                var kept = Data()
-                for try await part in response.body where kept.count < Self.answerLimit {
-                    kept.append(contentsOf: part.readableBytesView.prefix(Self.answerLimit - kept.count))
-                }
-                return FileUpload.Answer(status: response.status, headers: response.headers, excerpt: kept)
             }
+            var request = HTTPClientRequest(url: url)
+            request.method = method
+            request.headers = httpHeaders
+            if let inMemory { request.body = .bytes(inMemory) }
+            return try await HTTPUploadClient.execute(request, deadline: deadline, keeping: Self.answerLimit)
         } catch {
             throw UploadRequest.failure(error, action: action, timeout: timeout)
         }

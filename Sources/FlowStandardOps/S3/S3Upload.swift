@@ -1,7 +1,6 @@
 import Crypto
 import Flow
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -148,7 +147,8 @@ struct S3Upload: Sendable {
                 return etag
             } catch let error as FlowStandardOpError where !error.isPermanent && tried < retry.attempts {
                 let wait = retry.wait(after: tried, retryAfter: error.retryAfter, using: &generator)
-                log("part \(number) of \(count) failed (try \(tried) of \(retry.attempts)): \(Self.reason(error.message)); retrying in \(wait.shortText)")
+                let reason = error.message.hasPrefix(partAction + ": ") ? String(error.message.dropFirst(partAction.count + 2)) : error.message
+                log("part \(number) of \(count) failed (try \(tried) of \(retry.attempts)): \(reason); retrying in \(wait.shortText)")
                 try await Task.sleep(for: wait)
                 tried += 1
             }
@@ -161,17 +161,17 @@ struct S3Upload: Sendable {
     private func abort(uploadID: String) async {
         let client = client
         let key = key
-        let failure = NIOLockedValueBox<String?>(nil)
         // Not cancelled with the op, and waited for before a Flow program exits.
-        await FlowPendingWork.run {
+        let failure: String? = await FlowPendingWork.run {
             do {
                 _ = try await client.expectSuccess(.DELETE, key: key, query: [("uploadId", uploadID)], body: .empty,
                                                    deadline: .now() + .seconds(30), action: "aborting the multipart upload")
+                return nil
             } catch {
-                failure.withLockedValue { $0 = String(describing: error) }
+                return String(describing: error)
             }
         }
-        if let outcome = failure.withLockedValue({ $0 }) {
+        if let outcome = failure {
             log("""
                 could not abort multipart upload \(uploadID) of \(objectURI): \(outcome); its parts stay stored until it is aborted \
                 (aws s3api abort-multipart-upload --bucket \(client.target.bucket) --key '\(key)' --upload-id \(uploadID)) \
@@ -189,16 +189,6 @@ struct S3Upload: Sendable {
         guard needed > Int64(preferred) else { return preferred }
         let mebibyte: Int64 = 1 << 20
         return Int((needed + mebibyte - 1) / mebibyte * mebibyte)
-    }
-
-    /// The part of a message after the action (`HTTP 503 SlowDown: …`).
-    static func reason(_ message: String) -> String {
-        guard let range = message.range(of: " failed: ") else { return message }
-        let rest = message[range.upperBound...]
-        if let part = rest.range(of: "part "), part.lowerBound == rest.startIndex, let colon = rest.range(of: ": ") {
-            return String(rest[colon.upperBound...])
-        }
-        return String(rest)
     }
 }
 

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Foundation
 import NIOCore
 import NIOPosix
 
@@ -22,4 +23,15 @@ enum HTTPUploadClient {
         configuration.httpVersion = .http1Only
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }()
+
+    /// Sends a request whose body is in memory and reads the answer to its end (so the connection
+    /// can be reused), keeping the first `keeping` bytes of it.
+    static func execute(_ request: HTTPClientRequest, deadline: NIODeadline, keeping limit: Int) async throws -> FileUpload.Answer {
+        let response = try await shared.execute(request, deadline: deadline)
+        var kept = Data()
+        for try await part in response.body where kept.count < limit {
+            kept.append(contentsOf: part.readableBytesView.prefix(limit - kept.count))
+        }
+        return FileUpload.Answer(status: response.status, headers: response.headers, excerpt: kept)
+    }
 }

@@ -170,8 +170,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             + "AWS_SESSION_TOKEN, or AWS_PROFILE with ~/.aws/credentials; remove it from the flow file"
         for name in parameters.values.keys.sorted() {
             let lower = name.lowercased()
-            if ["secret", "accesskey", "access_key", "sessiontoken", "session_token", "credential", "password", "token"]
-                .contains(where: lower.contains) {
+            if ["secret", "accesskey", "access_key", "credential", "password", "token"].contains(where: lower.contains) {
                 throw parameters.error(name, "cannot be given for an s3:// target: \(where_)")
             }
         }
@@ -180,9 +179,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         }
         if case .map(let headers) = parameters["headers"] {
             for name in headers.keys.sorted() {
-                let lower = name.lowercased()
-                if lower == "authorization" || lower == "host" || lower.hasPrefix("x-amz-date") || lower.hasPrefix("x-amz-security-token")
-                    || lower.hasPrefix("x-amz-content-sha256") {
+                if ["authorization", "host", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256"].contains(name.lowercased()) {
                     throw parameters.error("headers", "cannot set \(name) for an s3:// target: requests are signed with the \(where_)")
                 }
             }

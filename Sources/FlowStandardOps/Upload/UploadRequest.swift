@@ -93,12 +93,7 @@ struct UploadRequest: Sendable {
         request.method = httpMethod
         request.headers = headers
         request.body = body
-        let response = try await HTTPUploadClient.shared.execute(request, deadline: deadline)
-        var excerpt = Data()
-        for try await part in response.body where excerpt.count < 200 {
-            excerpt.append(contentsOf: part.readableBytesView.prefix(200 - excerpt.count))
-        }
-        return FileUpload.Answer(status: response.status, headers: response.headers, excerpt: excerpt)
+        return try await HTTPUploadClient.execute(request, deadline: deadline, keeping: 200)
     }
 
     /// A transport failure in words, as a time limit when the deadline passed; cancellation and
