@@ -25,11 +25,13 @@ public final class ClusterRun: @unchecked Sendable {
         /// With `bind`: workers that must have joined before the flow starts (0: start at once and
         /// give tasks to workers as they join).
         public var minimumWorkers = 0
-        /// What the coordinator knows of the ops: which run on the coordinator and which prepare
-        /// their input before dispatch (``FlowCoordinator/Configuration/registry``).
         /// CURVE security for `bind`: the coordinator's key pair and the workers it admits.
         public var curve: FlowCoordinator.CurveServer?
+        /// What the coordinator knows of the ops: which run on the coordinator and which prepare
+        /// their input before dispatch (``FlowCoordinator/Configuration/registry``).
         public var registry = FlowOperationRegistry()
+        /// Counts every task the coordinator runs; `nil` counts nothing.
+        public var metrics: TaskMetrics?
 
         /// Default options: two local workers.
         public init() {}
@@ -76,6 +78,7 @@ public final class ClusterRun: @unchecked Sendable {
         configuration.liveness = options.liveness
         configuration.registry = options.registry
         configuration.curve = options.curve
+        configuration.metrics = options.metrics
         let flow = self.flow
         let onEvent = self.onEvent
         let coordinator = try FlowCoordinator(configuration: configuration, logger: logger) { event in

@@ -34,6 +34,12 @@ struct ClusterRunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Write a machine-readable report of the run (bucket, every op with its worker, times, state, log lines) to FILE.", valueName: "FILE"))
     var json: String?
 
+    @Option(name: .long, help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics while the run lasts (a bare PORT listens on 127.0.0.1).", valueName: "HOST:PORT"))
+    var metrics: String?
+
+    @Option(name: .long, help: ArgumentHelp("Write a picture of the run to FILE: one self-contained HTML page with a bar per op attempt on a lane per worker slot.", valueName: "FILE.html"))
+    var timeline: String?
+
     @Flag(name: .long, help: "No progress output on stderr.")
     var quiet = false
 
@@ -57,6 +63,9 @@ struct ClusterRunOptions: ParsableArguments {
         if workerTimeout < 0 { throw ValidationError("--worker-timeout must not be negative") }
         if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
         if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
+        if let metrics {
+            do { _ = try MetricsEndpoint(parsing: metrics) } catch { throw ValidationError(error.description) }
+        }
         let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY")
         let authorized = CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS")
         if key != nil || authorized != nil {

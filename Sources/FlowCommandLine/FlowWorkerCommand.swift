@@ -58,6 +58,9 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
+    @Option(name: .long, help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (a bare PORT listens on 127.0.0.1).", valueName: "HOST:PORT"))
+    var metrics: String?
+
     @Flag(name: .long, help: .hidden)
     var exitWithParent = false
 
@@ -67,6 +70,9 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
         if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
+        if let metrics {
+            do { _ = try MetricsEndpoint(parsing: metrics) } catch { throw ValidationError(error.description) }
+        }
         if Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level '\(logLevel)'") }
         let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY")
         let coordinator = CurveOptions.path(coordinatorKey, environment: "FLOW_COORDINATOR_KEY")
@@ -119,6 +125,17 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         logger[metadataKey: "worker.name"] = "\(configuration.name)"
+        var metricsServer: MetricsServer?
+        if let metrics {
+            MetricsExport.bootstrap()
+            configuration.metrics = WorkerMetrics(slots: configuration.concurrency)
+            do {
+                metricsServer = try await MetricsExport.start(metrics, program: "flow-worker")
+            } catch {
+                CommandLineLogging.printError(error.description)
+                throw ExitCode(2)
+            }
+        }
         let worker = try FlowWorker(configuration: configuration, registry: registry, logger: logger)
         if exitWithParent {
             // As if SIGTERM arrived: the service group shuts the worker down gracefully.
@@ -127,7 +144,9 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         let group = ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         do {
             try await group.run()
+            await metricsServer?.stop()
         } catch let error as ClusterError {
+            await metricsServer?.stop()
             CommandLineLogging.printError(error.description)
             throw ExitCode(3)
         }

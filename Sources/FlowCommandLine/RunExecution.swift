@@ -31,7 +31,25 @@ enum RunExecution {
         if let bind = options.bind, clusterOptions.curve == nil, !CurveOptions.isLocal(bind) {
             CommandLineLogging.printError("warning: --insecure: \(bind) takes plaintext workers from anywhere; anyone who reaches it can join and read the buckets")
         }
-        let run = ClusterRun(definition: copy definition, options: clusterOptions, logger: logger) { event in progress.report(event) }
+        let timeline = options.timeline.map { _ in TimelineRecorder(flow: definition.name) }
+        if options.metrics != nil { MetricsExport.bootstrap() }
+        let coordinatorMetrics = options.metrics.map { _ in CoordinatorMetrics(flow: definition.name) }
+        if options.metrics != nil { clusterOptions.metrics = TaskMetrics() }
+        let run = ClusterRun(definition: copy definition, options: clusterOptions, logger: logger) { event in
+            progress.report(event)
+            timeline?.record(event)
+        }
+        var metricsServer: MetricsServer?
+        if let metrics = options.metrics {
+            do {
+                metricsServer = try await MetricsExport.start(metrics, program: "flow-coordinator") {
+                    coordinatorMetrics?.update(status: run.status)
+                }
+            } catch {
+                CommandLineLogging.printError(error.description)
+                throw ExitCode(2)
+            }
+        }
         let reload = clusterOptions.curve == nil ? nil : options.authorizedKeysPath.map { path in
             HangupHandler {
                 do {
@@ -82,7 +100,11 @@ enum RunExecution {
             end(journal, .interrupted, code: 3)
             throw ExitCode(3)
         }
-        run.flow.setProgressHandler { event in progress.report(event) }
+        run.flow.setProgressHandler { event in
+            progress.report(event)
+            coordinatorMetrics?.record(event)
+            timeline?.record(event)
+        }
         progress.start { run.status }
         let interrupts = InterruptHandler { run.flow.cancel() }
         if !(await run.waitForLocalWorkers()) {
@@ -96,6 +118,7 @@ enum RunExecution {
             throw ExitCode(3)
         }
         let startedAt = Date()
+        timeline?.begin(at: startedAt)
         let outcome = await run.run()
         interrupts.cancel()
         progress.stop()
@@ -125,6 +148,14 @@ enum RunExecution {
                 CommandLineLogging.printError("cannot write the JSON report to \(json): \(error.localizedDescription)")
             }
         }
+        if let timeline, let path = options.timeline {
+            timeline.finish(succeeded: run.flow.isSuccess, error: run.flow.error.map { String(describing: $0) })
+            do {
+                try timeline.write(to: path)
+            } catch {
+                CommandLineLogging.printError("cannot write the timeline to \(path): \(error.localizedDescription)")
+            }
+        }
         if outcome == .clusterError, let error = run.flow.error {
             CommandLineLogging.printError(String(describing: error))
         }
@@ -136,6 +167,7 @@ enum RunExecution {
         case .clusterError: state = .interrupted
         }
         end(journal, state, code: outcome.rawValue)
+        await metricsServer?.stop()
         if outcome != .succeeded { throw ExitCode(outcome.rawValue) }
     }
 

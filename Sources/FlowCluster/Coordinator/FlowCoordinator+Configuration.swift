@@ -27,6 +27,8 @@ extension FlowCoordinator {
         /// The largest frame taken from a peer; a peer that sends a larger one is disconnected
         /// before anything is buffered (`ZMQ_MAXMSGSIZE`).
         public var maximumInboundFrameSize = WireLimits.maximumInboundFrameSize
+        /// Counts every task it runs (``TaskMetrics``); `nil` counts nothing.
+        public var metrics: TaskMetrics?
 
         /// Creates a configuration.
         public init(endpoint: String) {

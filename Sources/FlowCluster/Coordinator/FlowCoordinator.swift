@@ -179,6 +179,16 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
     // MARK: FlowExecutor
 
     public func execute(_ task: FlowTask) async -> FlowTaskResult {
+        guard let metrics = configuration.metrics else { return await dispatch(task) }
+        let op = task.registeredOperation.name
+        metrics.started(op: op, attempt: task.attempt)
+        let result = await dispatch(task)
+        metrics.finished(op: op, state: result.state, startedAt: result.startedAt, finishedAt: result.finishedAt)
+        return result
+    }
+
+    /// Runs `task` on the coordinator (ops placed there) or sends it to a worker.
+    private func dispatch(_ task: FlowTask) async -> FlowTaskResult {
         let (name, parameters) = task.registeredOperation
         let entry = configuration.registry.entry(named: name)
         if entry?.placement == .coordinator {

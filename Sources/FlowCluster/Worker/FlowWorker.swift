@@ -38,6 +38,8 @@ public final class FlowWorker: Service, Sendable {
         /// CURVE security: the worker's key pair and the coordinator's public key; `nil` is
         /// plaintext.
         public var curve: CurveClient?
+        /// Counts the tasks it runs and its busy slots (``WorkerMetrics``); `nil` counts nothing.
+        public var metrics: WorkerMetrics?
 
         /// Creates a configuration.
         public init(endpoint: String, name: String? = nil, concurrency: Int = ProcessInfo.processInfo.activeProcessorCount) {

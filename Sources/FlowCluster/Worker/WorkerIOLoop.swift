@@ -65,7 +65,7 @@ struct WorkerIOLoop {
                                                                    : ", and is --coordinator-key right?")),
             now: clock.now)
         var tasks: [UInt64: Task<Void, Never>] = [:]
-        let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name)
+        let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name, metrics: configuration.metrics)
         var poller = ZMQPoller()
         var dealerIndex = poller.register(dealer)
         var wakeupIndex = poller.register(wakeup.receiver)

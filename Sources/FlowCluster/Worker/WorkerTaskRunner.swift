@@ -8,8 +8,19 @@ import Foundation
 struct WorkerTaskRunner: Sendable {
     let registry: FlowOperationRegistry
     let workerName: String
+    /// Counts the tasks it runs, `nil` nothing.
+    var metrics: WorkerMetrics?
 
     func run(_ task: WireTask) async -> WireResult {
+        guard let metrics else { return await execute(task) }
+        metrics.slotsBusy.increment()
+        let result = await execute(task)
+        metrics.slotsBusy.decrement()
+        metrics.tasks.finished(op: task.op, state: result.finishState, startedAt: result.startedAt, finishedAt: result.finishedAt)
+        return result
+    }
+
+    private func execute(_ task: WireTask) async -> WireResult {
         guard registry.contains(task.op) else {
             let now = Date()
             return WireResult(

@@ -86,7 +86,8 @@ struct S3Client: Sendable {
             request.method = method
             request.headers = httpHeaders
             if let inMemory { request.body = .bytes(inMemory) }
-            return try await HTTPUploadClient.execute(request, deadline: deadline, keeping: Self.answerLimit)
+            return try await HTTPUploadClient.execute(request, length: inMemory?.readableBytes ?? 0, deadline: deadline,
+                                                      keeping: Self.answerLimit)
         } catch {
             throw UploadRequest.failure(error, action: action, timeout: timeout)
         }

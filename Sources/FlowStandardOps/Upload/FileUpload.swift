@@ -112,6 +112,10 @@ private final class AnswerCollector: HTTPClientResponseDelegate, Sendable {
         self.limit = limit
     }
 
+    func didSendRequestPart(task: HTTPClient.Task<Response>, _ part: IOData) {
+        UploadMetrics.bytesSent.increment(by: part.readableBytes)
+    }
+
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         state.withLockedValue { $0.head = head }
         return task.eventLoop.makeSucceededVoidFuture()

@@ -24,10 +24,13 @@ enum HTTPUploadClient {
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }()
 
-    /// Sends a request whose body is in memory and reads the answer to its end (so the connection
-    /// can be reused), keeping the first `keeping` bytes of it.
-    static func execute(_ request: HTTPClientRequest, deadline: NIODeadline, keeping limit: Int) async throws -> FileUpload.Answer {
+    /// Sends a request whose body (`length` bytes) is in memory and reads the answer to its end
+    /// (so the connection can be reused), keeping the first `keeping` bytes of it.
+    static func execute(_ request: HTTPClientRequest, length: Int, deadline: NIODeadline, keeping limit: Int) async throws
+        -> FileUpload.Answer {
         let response = try await shared.execute(request, deadline: deadline)
+        // An answer came: the body was sent.
+        UploadMetrics.bytesSent.increment(by: length)
         var kept = Data()
         for try await part in response.body where kept.count < limit {
             kept.append(contentsOf: part.readableBytesView.prefix(limit - kept.count))

@@ -45,7 +45,7 @@ struct UploadRequest: Sendable {
                     headers.replaceOrAdd(name: "Content-Type", value: form.contentType)
                     body = ByteBuffer(bytes: form.data(with: bytes))
                 }
-                answer = try await execute(url: url, headers: headers, body: .bytes(body), deadline: deadline)
+                answer = try await execute(url: url, headers: headers, body: body, deadline: deadline)
             }
         } catch {
             throw Self.failure(error, action: action, timeout: timeout)
@@ -87,13 +87,13 @@ struct UploadRequest: Sendable {
 
     /// Sends bytes from memory through the async API and reads the answer to its end (so the
     /// connection can be reused), keeping its start.
-    private func execute(url: URL, headers: HTTPHeaders, body: HTTPClientRequest.Body, deadline: NIODeadline) async throws
+    private func execute(url: URL, headers: HTTPHeaders, body: ByteBuffer, deadline: NIODeadline) async throws
         -> FileUpload.Answer {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = httpMethod
         request.headers = headers
-        request.body = body
-        return try await HTTPUploadClient.execute(request, deadline: deadline, keeping: 200)
+        request.body = .bytes(body)
+        return try await HTTPUploadClient.execute(request, length: body.readableBytes, deadline: deadline, keeping: 200)
     }
 
     /// A transport failure in words, as a time limit when the deadline passed; cancellation and

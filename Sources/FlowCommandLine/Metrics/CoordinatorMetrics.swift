@@ -1,0 +1,64 @@
+import Flow
+import FlowCluster
+import Metrics
+import Synchronization
+
+/// The coordinator's gauges, read from the cluster's status and the flow's progress at each
+/// scrape: `flow_workers_connected`, `flow_cluster_slots`, `flow_tasks_in_flight` (on workers now),
+/// `flow_tasks_queued` (waiting for a slot), and `flow_group_elements` (labels `flow`, `state`:
+/// `pending`, `running`, `done`, `failed`) for the group that runs now or ran last.
+final class CoordinatorMetrics: Sendable {
+    private struct GroupCounts {
+        var total = 0
+        var finished = 0
+        var failed = 0
+    }
+
+    private let group = Mutex(GroupCounts())
+    private let workers = Gauge(label: "flow_workers_connected")
+    private let slots = Gauge(label: "flow_cluster_slots")
+    private let inFlight = Gauge(label: "flow_tasks_in_flight")
+    private let queued = Gauge(label: "flow_tasks_queued")
+    private let pending: Gauge
+    private let running: Gauge
+    private let done: Gauge
+    private let failed: Gauge
+
+    /// Gauges for the run of the flow named `flow`.
+    init(flow: String) {
+        func elements(_ state: String) -> Gauge { Gauge(label: "flow_group_elements", dimensions: [("flow", flow), ("state", state)]) }
+        (pending, running, done, failed) = (elements("pending"), elements("running"), elements("done"), elements("failed"))
+        update(status: nil)
+    }
+
+    /// Follows the flow's groups.
+    func record(_ event: FlowProgressEvent) {
+        switch event {
+        case .groupStarted(_, let total, _):
+            group.withLock { $0 = GroupCounts(total: total) }
+        case .groupElementFinished(_, let done, let failed, let total):
+            group.withLock { $0 = GroupCounts(total: total, finished: done, failed: failed) }
+        case .groupFinished(_, let done, let failed, let total):
+            group.withLock { $0 = GroupCounts(total: total, finished: done, failed: failed) }
+        case .operationStarted, .operationFinished:
+            break
+        }
+    }
+
+    /// Sets every gauge from the cluster's status now (`nil`: not started).
+    func update(status: FlowCoordinator.Status?) {
+        let (connected, slotCount, onWorkers, waiting) = status.map { ($0.workers, $0.slots, $0.running, $0.queued) } ?? (0, 0, 0, 0)
+        workers.record(connected)
+        slots.record(slotCount)
+        inFlight.record(onWorkers)
+        queued.record(waiting)
+        let counts = group.withLock { $0 }
+        // While a group runs, the engine's tasks are its elements: on a worker, or waiting for a slot.
+        let open = counts.total - counts.finished
+        let active = min(open, onWorkers + waiting)
+        pending.record(open - active)
+        running.record(active)
+        done.record(counts.finished - counts.failed)
+        failed.record(counts.failed)
+    }
+}
