@@ -31,6 +31,12 @@ enum RunExecution {
         if let bind = options.bind, clusterOptions.curve == nil, !CurveOptions.isLocal(bind) {
             CommandLineLogging.printError("warning: --insecure: \(bind) takes plaintext workers from anywhere; anyone who reaches it can join and read the buckets")
         }
+        for (flag, path) in [("--json", options.json), ("--timeline", options.timeline)] {
+            if let path, let problem = ReportPath.problem(path) {
+                CommandLineLogging.printError("cannot write \(flag) \(path): \(problem); choose another path with \(flag) FILE")
+                throw ExitCode(2)
+            }
+        }
         let timeline = options.timeline.map { _ in TimelineRecorder(flow: definition.name) }
         if options.metrics != nil { MetricsExport.bootstrap() }
         let coordinatorMetrics = options.metrics.map { _ in CoordinatorMetrics(flow: definition.name) }

@@ -140,6 +140,38 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(resent.allSatisfy { $0.attempt == 2 })
     }
 
+    @Test func eachTaskRunningOnALostWorkerIsReportedWithHowLongItRanThere() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 3), from: alpha, now: at(0))
+        _ = submit(1...2, to: &machine, at: 0.5)
+        _ = submit(3...3, to: &machine, at: 2)
+        _ = machine.receive(ready("w2", slots: 3), from: beta, now: at(2))
+        _ = machine.receive(.heartbeat, from: beta, now: at(3.5))
+        let lost = reports(machine.tick(now: at(3.5))).compactMap { event -> (String, Int?, Int, Duration)? in
+            if case .taskLost(let worker, "EchoOp", let element, let attempt, let ranFor) = event { return (worker, element, attempt, ranFor) }
+            return nil
+        }
+        #expect(lost.map(\.0) == ["w1", "w1", "w1"])
+        #expect(lost.map(\.1) == [1, 2, 3])
+        #expect(lost.map(\.2) == [1, 1, 1], "a loss is no op attempt")
+        #expect(lost.map(\.3) == [.seconds(3), .seconds(3), .milliseconds(1500)])
+        // Sent again, they are reported from their new start if that worker goes too.
+        _ = machine.dispatch(now: at(3.5))
+        _ = machine.receive(.disconnect(reason: "bye"), from: beta, now: at(4))
+        let again = reports(machine.receive(.disconnect(reason: "bye"), from: beta, now: at(4)))
+        #expect(again.isEmpty, "a worker gone once is not reported twice")
+        #expect(machine.workers.isEmpty)
+    }
+
+    @Test func aWorkerThatLeavesReportsItsRunningTasksAsLostFromTheirOwnStart() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(0))
+        _ = submit(1...1, to: &machine, at: 1)
+        let events = reports(machine.receive(.disconnect(reason: "stopping"), from: alpha, now: at(1.25)))
+        #expect(events.contains { if case .taskLost("w1", "EchoOp", 1, 1, .milliseconds(250)) = $0 { true } else { false } }, "\(events)")
+        #expect(events.first.map { if case .workerLeft = $0 { true } else { false } } == true, "the worker's event comes first")
+    }
+
     @Test func aLateResultFromADeadWorkerIsDiscardedSoEveryOutputCountsOnce() {
         var machine = machine()
         _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
@@ -194,7 +226,7 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         _ = machine.receive(.disconnect(reason: "bye"), from: alpha, now: at(0.2))
         _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0.3))
         #expect(taskMessages(machine.dispatch(now: at(0.3))).first?.first?.attempt == 3)
-        let gaveUp = finished(machine.sendFailed(to: alpha, reason: "EHOSTUNREACH"))
+        let gaveUp = finished(machine.sendFailed(to: alpha, reason: "EHOSTUNREACH", now: at(1)))
         #expect(gaveUp.map(\.0) == [1])
         #expect(gaveUp.first?.1.state.summaryText.contains("3 worker(s) were lost") == true)
         #expect(machine.tasks.isEmpty)
@@ -207,7 +239,7 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         let first = sent(submit(1...1, to: &machine, at: 0))
         let owner = first.keys.first!
         let other = owner == alpha ? beta : alpha
-        let actions = machine.sendFailed(to: owner, reason: "Host unreachable")
+        let actions = machine.sendFailed(to: owner, reason: "Host unreachable", now: at(1))
         #expect(reports(actions).contains { if case .workerLost(_, let reason, 1) = $0 { reason.contains("unreachable") } else { false } })
         #expect(machine.workers[owner] == nil)
         #expect(sent(machine.dispatch(now: at(0))) == [other: [1]])

@@ -20,6 +20,11 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     case workerLost(name: String, reason: String, requeued: Int)
     /// A worker ended its registration: DISCONNECT, or a second READY.
     case workerLeft(name: String, reason: String, requeued: Int)
+    /// A task was running on a worker whose registration ended (lost, left, or registered again)
+    /// for `ranFor`, and left no result there: it runs again elsewhere, or is given up on after
+    /// too many such losses. `element` is its place in its group, `nil` for a serial op;
+    /// `attempt` the op attempt it was (the loss uses none up).
+    case taskLost(worker: String, op: String, element: Int?, attempt: Int, ranFor: Duration)
     /// A stopping worker gave a task back (`cancelled`); it runs on another worker.
     case taskReturned(worker: String, op: String)
     case discardedResult(worker: String, taskID: UInt64, attempt: UInt32, reason: DiscardReason)
@@ -43,6 +48,10 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return "worker \(name) lost (\(reason)); \(requeued) task(s) given to other workers"
         case .workerLeft(let name, let reason, let requeued):
             return "worker \(name) left (\(reason))" + (requeued > 0 ? "; \(requeued) task(s) given to other workers" : "")
+        case .taskLost(let worker, let op, let element, _, let ranFor):
+            let which = element.map { "\(op) (element \($0))" } ?? op
+            let seconds = Double(ranFor.components.seconds) + Double(ranFor.components.attoseconds) / 1e18
+            return "\(which) had run on \(worker) for \(String(format: "%.3f", seconds)) s when \(worker) went away"
         case .taskReturned(let worker, let op):
             return "worker \(worker) is stopping and gave back a task of \(op); it runs on another worker"
         case .discardedResult(let worker, let taskID, let attempt, let reason):
@@ -80,7 +89,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     /// dispatch) at debug.
     public var logLevel: Logger.Level {
         switch self {
-        case .dispatched, .discardedResult, .taskReturned, .unknownPeer: return .debug
+        case .dispatched, .discardedResult, .taskReturned, .taskLost, .unknownPeer: return .debug
         case .malformedMessage, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed: return .warning
         case .workerJoined, .workerLeft: return .info
         }
@@ -93,7 +102,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return ["worker.name": "\(name)"]
         case .dispatched(let op, let worker):
             return ["worker.name": "\(worker)", "task.op": "\(op)"]
-        case .taskReturned(let worker, let op):
+        case .taskReturned(let worker, let op), .taskLost(let worker, let op, _, _, _):
             return ["worker.name": "\(worker)", "task.op": "\(op)"]
         case .discardedResult(let worker, let taskID, let attempt, _):
             return ["worker.name": "\(worker)", "task.id": "\(taskID)", "task.attempt": "\(attempt)"]

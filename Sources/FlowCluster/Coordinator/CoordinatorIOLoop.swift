@@ -138,7 +138,7 @@ struct CoordinatorIOLoop {
             if let admits, !(key.map(admits) ?? false) {
                 // Taken off the list since its handshake: its registration ends, and it hears why.
                 if machine.workers[peer] != nil {
-                    actions += machine.remove(peer, reason: .revoked)
+                    actions += machine.remove(peer, reason: .revoked, now: now)
                     actions.append(.send(to: peer, .disconnect(reason: "this worker's key is no longer authorised")))
                 }
                 continue
@@ -170,7 +170,8 @@ struct CoordinatorIOLoop {
                 } catch {
                     guard machine.workers[peer] != nil else { continue }
                     let reason = (error as? ZMQError)?.message ?? "\(error)"
-                    queue.append(contentsOf: machine.sendFailed(to: peer, reason: "sending \(message.command) failed: \(reason)"))
+                    queue.append(contentsOf: machine.sendFailed(to: peer, reason: "sending \(message.command) failed: \(reason)",
+                                                                        now: ContinuousClock.now))
                 }
             case .finish(let waiter, let result):
                 waiter.resume(returning: result)

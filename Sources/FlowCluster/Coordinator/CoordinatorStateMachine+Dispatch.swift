@@ -44,6 +44,7 @@ extension CoordinatorStateMachine {
             }
             workers[peer]?.inFlight.insert(taskID)
             record.worker = peer
+            record.sentAt = now
             record.unofferedSince = nil
             tasks[taskID] = record
             if batches[peer] == nil { order.append(peer) }

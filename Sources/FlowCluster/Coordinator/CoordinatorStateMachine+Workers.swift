@@ -31,10 +31,12 @@ extension CoordinatorStateMachine {
     }
 
     /// Ends a worker's registration (§8.6): its running tasks go back to the front of the queue
-    /// with the next attempt number, and each such loss counts toward `maxAttempts`.
-    mutating func remove(_ peer: Data, reason: RemovalReason) -> [Action] {
+    /// with the next attempt number, and each such loss counts toward `maxAttempts`. Each of them
+    /// is reported (``ClusterEvent/taskLost(worker:op:element:attempt:ranFor:)``) for the timeline.
+    mutating func remove(_ peer: Data, reason: RemovalReason, now: Instant) -> [Action] {
         guard let worker = workers.removeValue(forKey: peer) else { return [] }
         var actions: [Action] = []
+        var lost: [Action] = []
         var requeued: [UInt64] = []
         for taskID in worker.inFlight.sorted() {
             guard var record = tasks[taskID] else { continue }
@@ -42,6 +44,9 @@ extension CoordinatorStateMachine {
                 tasks[taskID] = nil
                 continue
             }
+            let task = record.task
+            lost.append(.report(.taskLost(worker: worker.name, op: task.op, element: task.isGroupElement ? task.elementIndex : nil,
+                                          attempt: Int(task.operationAttempt), ranFor: record.sentAt.map { now - $0 } ?? .zero)))
             record.losses += 1
             if record.losses >= configuration.maxAttempts {
                 tasks[taskID] = nil
@@ -52,6 +57,7 @@ extension CoordinatorStateMachine {
             }
             record.task.attempt += 1
             record.worker = nil
+            record.sentAt = nil
             tasks[taskID] = record
             requeued.append(taskID)
         }
@@ -63,7 +69,7 @@ extension CoordinatorStateMachine {
         case .silent, .unreachable:
             event = .workerLost(name: worker.name, reason: reason.text, requeued: requeued.count)
         }
-        return [.report(event)] + actions
+        return [.report(event)] + lost + actions
     }
 
     /// Accepts a RESULT once: from the worker and attempt the task was given to (§8.4).

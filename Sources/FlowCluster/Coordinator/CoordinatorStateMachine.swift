@@ -64,6 +64,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         var losses: UInt32 = 0
         /// The worker it runs on, `nil` while it waits.
         var worker: Data?
+        /// When it was sent to `worker`.
+        var sentAt: Instant?
         /// Since when no connected worker offers its op.
         var unofferedSince: Instant?
         /// Workers that failed an earlier try of it (a retry): another worker gets it when one can.
@@ -137,28 +139,28 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         switch message {
         case .ready(let ready):
             // A worker that reconnected on the same socket: its running tasks are lost (§8.1).
-            return remove(peer, reason: .reregistered) + register(ready, peer: peer, now: now)
+            return remove(peer, reason: .reregistered, now: now) + register(ready, peer: peer, now: now)
         case .result(let results):
             return results.flatMap { accept($0, from: peer, now: now) }
         case .heartbeat:
             return []
         case .disconnect(let reason):
-            return remove(peer, reason: .left(reason))
+            return remove(peer, reason: .left(reason), now: now)
         case .task:
             return [.report(.unexpectedMessage(worker: worker.name, command: "TASK"))]
         }
     }
 
     /// A message to a worker could not be sent (`ZMQ_ROUTER_MANDATORY`): the worker is dead (§8.6).
-    mutating func sendFailed(to peer: Data, reason: String) -> [Action] {
-        remove(peer, reason: .unreachable(reason))
+    mutating func sendFailed(to peer: Data, reason: String, now: Instant) -> [Action] {
+        remove(peer, reason: .unreachable(reason), now: now)
     }
 
     /// Time passed: dead workers out, heartbeats out, tasks nobody offers failed.
     mutating func tick(now: Instant) -> [Action] {
         var actions: [Action] = []
         for (peer, worker) in workers where now - worker.lastReceived > worker.heartbeatInterval * configuration.liveness {
-            actions += remove(peer, reason: .silent(now - worker.lastReceived))
+            actions += remove(peer, reason: .silent(now - worker.lastReceived), now: now)
         }
         for (peer, worker) in workers where now - worker.lastSent >= worker.heartbeatInterval {
             workers[peer]?.lastSent = now

@@ -69,7 +69,8 @@ final class TimelineRecorder: Sendable {
         }
     }
 
-    /// Follows the cluster: workers that join (with their slots), leave or are lost.
+    /// Follows the cluster: workers that join (with their slots), leave or are lost, and the
+    /// attempts that were running on them then.
     func record(_ event: ClusterEvent) {
         let now = milliseconds(Date())
         state.withLock { data in
@@ -82,6 +83,12 @@ final class TimelineRecorder: Sendable {
                 data.events.append(.init(kind: "workerLost", worker: data.worker(name), atMs: now, text: event.description))
             case .workerLeft(let name, _, _):
                 data.events.append(.init(kind: "workerLeft", worker: data.worker(name), atMs: now, text: event.description))
+            case .taskLost(let worker, let op, let element, let attempt, let ranFor):
+                // The attempt that was running there: a bar that ends where the worker went away.
+                let ran = Double(ranFor.components.seconds) * 1000 + Double(ranFor.components.attoseconds) / 1e15
+                data.add([TimelineData.Attempt(op: op, element: element ?? -1, attempt: attempt, worker: worker,
+                                               startMs: max(0, now - ran), endMs: now, state: .lost,
+                                               log: "\(worker) went away while this ran")])
             default:
                 break
             }
