@@ -26,6 +26,21 @@ func measureGroup(elements: Int, maxConcurrent: Int) async -> (seconds: Double, 
 }
 
 let arguments = CommandLine.arguments.dropFirst()
+// `flow-bench zmq N`: the raw ZeroMQ baseline (ZMQBaseline), N round trips; `zmq-peer` is its peer.
+switch arguments.first {
+case "zmq-peer":
+    try ZMQBaseline.runPeer(endpoint: arguments.dropFirst().first ?? "")
+    exit(0)
+case "zmq":
+    let messages = arguments.dropFirst().first.flatMap(Int.init) ?? 200_000
+    var rates: [Double] = []
+    for _ in 0..<3 { rates.append(try ZMQBaseline.measure(messages: messages)) }
+    rates.sort()
+    print(String(format: "raw ZeroMQ baseline: %9.0f round trips/s  (ROUTER -> 2 DEALER peer processes over ipc, 96 B, 512 in flight, one message per task; median of 3)", rates[1]))
+    exit(0)
+default:
+    break
+}
 let elements = arguments.first.flatMap(Int.init) ?? 10_000
 let rounds = 5
 print("in-process group of \(elements) trivial ops (median of \(rounds) runs)")

@@ -98,8 +98,8 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
 
     public func run() async throws {
         ProcessSignals.clearInheritedMask()
-        // S3 parts (16 MiB by default) and upload chunks go back to the system once sent.
-        MemoryTuning.returnBigBuffersToTheSystem()
+        // S3 parts (16 MiB by default) go back to the system once sent; upload chunks (1 MiB) are reused.
+        MemoryTuning.returnBigBuffersToTheSystem(above: MemoryTuning.workerThreshold)
         // Checked here, not in validate(): ArgumentParser validates this command for `keygen` too.
         if !listOps && connect == nil { throw ValidationError("missing --connect ENDPOINT (or --list-ops)") }
         let registry = Self.registry
