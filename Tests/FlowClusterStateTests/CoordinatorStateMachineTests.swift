@@ -172,6 +172,21 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(events.first.map { if case .workerLeft = $0 { true } else { false } } == true, "the worker's event comes first")
     }
 
+    @Test func cancellingByWaiterFinishesQueuedAndRunningTasksOnceAndFreesNothingEarly() {
+        var machine = machine()
+        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(0))
+        #expect(sent(submit(1...5, to: &machine, at: 0)) == [alpha: [1, 2]])
+        let cancelled = machine.cancel { $0.isMultiple(of: 2) || $0 == 1 }
+        #expect(Set(finished(cancelled).map(\.0)) == [1, 2, 4])
+        #expect(finished(cancelled).allSatisfy { if case .cancelled = $0.1.state { true } else { false } })
+        #expect(machine.queue == [3, 5], "queued tasks that were cancelled leave the queue, the others keep their order")
+        // The running ones keep their slots until their results come, which are then dropped.
+        #expect(sent(machine.dispatch(now: at(0.1))).isEmpty)
+        #expect(completed(machine.receive(.result([result(1), result(2)]), from: alpha, now: at(0.2))).isEmpty)
+        #expect(sent(machine.dispatch(now: at(0.3))) == [alpha: [3, 5]])
+        #expect(machine.cancel { _ in true }.count == 2, "only the tasks still wanted finish again")
+    }
+
     @Test func aLateResultFromADeadWorkerIsDiscardedSoEveryOutputCountsOnce() {
         var machine = machine()
         _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))

@@ -73,38 +73,54 @@ extension FlowEngine {
         // have started, so a resumed run knows which unfinished ones may have run.
         let startedBefore = journal?.startedThrough(at: id) ?? -1
         var mayStartThrough = -1
-        let stop: Outcome? = await withTaskGroup(of: (result: FlowTaskResult, tag: String?).self) { group in
-            var next = 0
-            var running = 0
-            func startNext() {
-                while next < total, !replayed.isEmpty, replayed[next] { next += 1 }
-                guard next < total else { return }
-                if let journal, next > mayStartThrough {
-                    mayStartThrough = min(total - 1, next + max(256, 4 * plan.maxConcurrent))
-                    journal.mayStart(at: id, through: mayStartThrough)
-                }
-                var task = groupTask(resolvedPlan, index: next, element: elements[next])
-                task.mayHaveRunBefore = next <= startedBefore
-                let renew = freshOperation(for: resolvedPlan)
-                group.addTask { (await execute(task, policy: plan.policy, renew: renew), task.groupTag) }
-                next += 1
-                running += 1
+        var next = 0
+        /// The next element's task (skipping those replayed), or `nil` when none is left.
+        func nextTask() -> FlowTask? {
+            while next < total, !replayed.isEmpty, replayed[next] { next += 1 }
+            guard next < total else { return nil }
+            if let journal, next > mayStartThrough {
+                mayStartThrough = min(total - 1, next + max(256, 4 * plan.maxConcurrent))
+                journal.mayStart(at: id, through: mayStartThrough)
             }
-            while next < total, running < plan.maxConcurrent { startNext() }
-            while let (result, tag) = await group.next() {
-                running -= 1
-                if Task.isCancelled || { if case .cancelled = result.state { return true } else { return false } }() {
-                    group.cancelAll()
-                    return .cancelled
+            var task = groupTask(resolvedPlan, index: next, element: elements[next])
+            task.mayHaveRunBefore = next <= startedBefore
+            next += 1
+            return task
+        }
+
+        // Elements tried once go to an executor that takes batches without a Swift task each.
+        let batch: (any FlowBatchExecutor)? = {
+            guard let batch = executor as? any FlowBatchExecutor, plan.policy.retry.attempts <= 1 else { return nil }
+            return batch.canSubmit(groupTask(resolvedPlan, index: 0, element: elements[0])) ? batch : nil
+        }()
+        let stop: Outcome?
+        if let batch {
+            stop = await runBatched(on: batch, plan: plan, id: id, nextTask: nextTask, accept: accept)
+        } else {
+            stop = await withTaskGroup(of: (result: FlowTaskResult, tag: String?).self) { group in
+                var running = 0
+                func startNext() {
+                    guard let task = nextTask() else { return }
+                    let renew = freshOperation(for: resolvedPlan)
+                    group.addTask { (await execute(task, policy: plan.policy, renew: renew), task.groupTag) }
+                    running += 1
                 }
-                journalAccepted(result, tag: tag, at: id)
-                if let stop = accept(result, tag: tag) {
-                    group.cancelAll()
-                    return stop
+                while next < total, running < plan.maxConcurrent { startNext() }
+                while let (result, tag) = await group.next() {
+                    running -= 1
+                    if Task.isCancelled || { if case .cancelled = result.state { return true } else { return false } }() {
+                        group.cancelAll()
+                        return .cancelled
+                    }
+                    journalAccepted(result, tag: tag, at: id)
+                    if let stop = accept(result, tag: tag) {
+                        group.cancelAll()
+                        return stop
+                    }
+                    startNext()
                 }
-                startNext()
+                return nil
             }
-            return nil
         }
         if retries > 0 {
             flow.log(message: "[Group] \(retries) retries for \(retriedElements) of \(total) elements")
@@ -114,6 +130,56 @@ extension FlowEngine {
         outputs.removeAll { $0 is FlowMissingOutput }
         flow.applyBucketChange(key: plan.outputKey, value: outputs, at: Date())
         flow.log(message: "[FlowArrayGroupDispatcher] all finished. output size: \(outputs.count)")
+        return nil
+    }
+
+    /// Runs a group's elements through a batch executor: up to `maxConcurrent` handed over at
+    /// once, each burst of results taken together and its freed places refilled with one call.
+    /// Elements are tried once (a group with `retry` goes through ``execute(_:policy:renew:)``).
+    ///
+    /// - Parameters:
+    ///   - nextTask: the next element's task, `nil` when none is left.
+    ///   - accept: takes one finished element; returns the group's end when it must stop.
+    private func runBatched(on executor: any FlowBatchExecutor, plan: FlowGroupPlan, id: FlowStepID,
+                            nextTask: () -> FlowTask?, accept: (FlowTaskResult, String?) -> Outcome?) async -> Outcome? {
+        let inbox = FlowResultInbox()
+        var tags: [Int: String] = [:]
+        var running = 0
+        func refill() {
+            var tasks: [FlowTask] = []
+            while running + tasks.count < plan.maxConcurrent, var task = nextTask() {
+                task.timeLimit = plan.policy.timeout
+                task.retry = plan.policy.retry
+                if let index = task.groupIndex, let tag = task.groupTag { tags[index] = tag }
+                tasks.append(task)
+            }
+            guard !tasks.isEmpty else { return }
+            running += tasks.count
+            executor.submit(tasks, into: inbox)
+        }
+        refill()
+        while running > 0 {
+            let results = await inbox.next()
+            if results.isEmpty || Task.isCancelled {
+                executor.cancelAll(in: inbox)
+                return .cancelled
+            }
+            for var result in results {
+                running -= 1
+                result.attempt = 1
+                if case .cancelled = result.state {
+                    executor.cancelAll(in: inbox)
+                    return .cancelled
+                }
+                let tag = result.groupIndex.flatMap { tags.removeValue(forKey: $0) }
+                journalAccepted(result, tag: tag, at: id)
+                if let stop = accept(result, tag) {
+                    executor.cancelAll(in: inbox)
+                    return stop
+                }
+            }
+            refill()
+        }
         return nil
     }
 

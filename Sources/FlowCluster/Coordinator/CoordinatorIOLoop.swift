@@ -109,6 +109,7 @@ struct CoordinatorIOLoop {
         for command in commands {
             switch command {
             case .submit(let task, let waiter, let avoid): machine.submit(task, waiter: waiter, avoid: avoid)
+            case .cancelInbox(let inbox): actions += machine.cancel { $0.belongs(to: inbox) }
             case .cancel(let taskID): actions += machine.cancel(taskID: taskID)
             }
         }

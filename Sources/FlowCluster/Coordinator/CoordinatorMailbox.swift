@@ -5,11 +5,13 @@ import Synchronization
 /// What async callers hand the coordinator's I/O thread, and what it shows them back: the one
 /// piece of state both sides touch, behind a `Mutex`.
 final class CoordinatorMailbox: Sendable {
-    typealias Waiter = CheckedContinuation<FlowTaskResult, Never>
+    typealias Waiter = TaskWaiter
 
     enum Command: Sendable {
         case submit(WireTask, Waiter, avoid: Set<String>)
         case cancel(UInt64)
+        /// Every task handed over with this inbox that is not finished yet.
+        case cancelInbox(FlowResultInbox)
     }
 
     enum PostOutcome: Sendable {
@@ -45,6 +47,18 @@ final class CoordinatorMailbox: Sendable {
             guard $0.accepting else { return .notRunning }
             let wasEmpty = $0.commands.isEmpty
             $0.commands.append(command)
+            return .queued(first: wasEmpty)
+        }
+    }
+
+    /// Queues several commands at once (one wake-up for all), unless the coordinator does not
+    /// take commands.
+    func post(contentsOf commands: [Command]) -> PostOutcome {
+        state.withLock {
+            if $0.stopping { return .stopping }
+            guard $0.accepting else { return .notRunning }
+            let wasEmpty = $0.commands.isEmpty
+            $0.commands.append(contentsOf: commands)
             return .queued(first: wasEmpty)
         }
     }

@@ -120,6 +120,25 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         return [.finish(waiter, .cancelled(wire: record.task))]
     }
 
+    /// The engine no longer wants the results of every task whose waiter matches: each finishes
+    /// as cancelled now, as with ``cancel(taskID:)``.
+    mutating func cancel(where matches: (Waiter) -> Bool) -> [Action] {
+        var actions: [Action] = []
+        var dequeued: Set<UInt64> = []
+        for (taskID, record) in tasks {
+            guard let waiter = record.waiter, matches(waiter) else { continue }
+            if record.worker == nil {
+                tasks[taskID] = nil
+                dequeued.insert(taskID)
+            } else {
+                tasks[taskID]?.waiter = nil
+            }
+            actions.append(.finish(waiter, .cancelled(wire: record.task)))
+        }
+        if !dequeued.isEmpty { queue.removeAll { dequeued.contains($0) } }
+        return actions
+    }
+
     /// A message from a peer, already decoded.
     mutating func receive(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
         guard var worker = workers[peer] else {

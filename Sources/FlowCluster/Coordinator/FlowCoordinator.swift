@@ -23,7 +23,7 @@ import ZeroMQ
 ///
 /// or as a `Service` in a `ServiceGroup`, which binds it in ``run()`` and stops it on graceful
 /// shutdown.
-public final class FlowCoordinator: FlowExecutor, Service, Sendable {
+public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     public let configuration: Configuration
     private let logger: Logger
     private let onEvent: @Sendable (ClusterEvent) -> Void
@@ -189,28 +189,20 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
 
     /// Runs `task` on the coordinator (ops placed there) or sends it to a worker.
     private func dispatch(_ task: FlowTask) async -> FlowTaskResult {
-        let (name, parameters) = task.registeredOperation
-        let entry = configuration.registry.entry(named: name)
-        if entry?.placement == .coordinator {
+        if configuration.registry.entry(named: task.registeredOperation.name)?.placement == .coordinator {
             var result = await FlowLocalExecutor(registry: configuration.registry).execute(task)
             result.worker = "coordinator"
             return result
         }
-        var wire: WireTask
-        do {
-            wire = try WireTask(task, taskID: mailbox.nextTaskID())
-            if let prepare = entry?.prepareInput {
-                try Self.prepare(&wire, with: prepare, inputKey: entry?.primaryInputParamKey ?? "", parameters: parameters)
-            }
-        } catch let error as WireEncodingError {
-            return .failure(ClusterError.unsendableValue(error.description), for: task)
-        } catch {
-            return .failure(ClusterError.preparationFailed(op: name, reason: String(describing: error)), for: task)
+        let wire: WireTask
+        switch wireTask(for: task) {
+        case .success(let made): wire = made
+        case .failure(let failed): return failed.result
         }
         let taskID = wire.taskID
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<FlowTaskResult, Never>) in
-                switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, continuation, avoid: Set(task.previousWorkers))) {
+                switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, .continuation(continuation), avoid: Set(task.previousWorkers))) {
                 case .notRunning: continuation.resume(returning: .failure(ClusterError.notRunning, for: task))
                 case .stopping: continuation.resume(returning: .cancelled(task))
                 case .queued(let first): if first { wakeup.signal() }
@@ -219,6 +211,66 @@ public final class FlowCoordinator: FlowExecutor, Service, Sendable {
         } onCancel: {
             if case .queued(true) = mailbox.post(.cancel(taskID)) { wakeup.signal() }
         }
+    }
+
+    /// A task that cannot go on the wire, as its failed result.
+    private struct Unsendable: Error {
+        var result: FlowTaskResult
+    }
+
+    /// The task as it goes to a worker, with its input prepared; or its failed result.
+    private func wireTask(for task: FlowTask) -> Result<WireTask, Unsendable> {
+        let (name, parameters) = task.registeredOperation
+        do {
+            var wire = try WireTask(task, taskID: mailbox.nextTaskID())
+            if let prepare = configuration.registry.entry(named: name)?.prepareInput {
+                try Self.prepare(&wire, with: prepare, inputKey: configuration.registry.entry(named: name)?.primaryInputParamKey ?? "",
+                                 parameters: parameters)
+            }
+            return .success(wire)
+        } catch let error as WireEncodingError {
+            return .failure(Unsendable(result: .failure(ClusterError.unsendableValue(error.description), for: task)))
+        } catch {
+            return .failure(Unsendable(result: .failure(ClusterError.preparationFailed(op: name, reason: String(describing: error)), for: task)))
+        }
+    }
+
+    // MARK: FlowBatchExecutor
+
+    /// Group elements of ops that run on workers.
+    public func canSubmit(_ task: FlowTask) -> Bool {
+        task.groupIndex != nil && configuration.registry.entry(named: task.registeredOperation.name)?.placement != .coordinator
+    }
+
+    /// Queues the tasks for workers with one wake-up of the I/O thread; each result, the failure
+    /// to encode one too, goes into `inbox`.
+    public func submit(_ tasks: [FlowTask], into inbox: FlowResultInbox) {
+        var commands: [CoordinatorMailbox.Command] = []
+        commands.reserveCapacity(tasks.count)
+        var queued: [FlowTask] = []
+        for task in tasks {
+            switch wireTask(for: task) {
+            case .success(let wire):
+                let op = task.registeredOperation.name
+                configuration.metrics?.started(op: op, attempt: task.attempt)
+                commands.append(.submit(wire, .inbox(inbox, index: task.groupIndex, metrics: configuration.metrics.map { ($0, op) }),
+                                        avoid: Set(task.previousWorkers)))
+                queued.append(task)
+            case .failure(let failed):
+                inbox.deliver(failed.result)
+            }
+        }
+        guard !commands.isEmpty else { return }
+        switch mailbox.post(contentsOf: commands) {
+        case .notRunning: for task in queued { inbox.deliver(.failure(ClusterError.notRunning, for: task)) }
+        case .stopping: for task in queued { inbox.deliver(.cancelled(task)) }
+        case .queued(let first): if first { wakeup.signal() }
+        }
+    }
+
+    /// Cancels every task handed over with `inbox` that has no result yet.
+    public func cancelAll(in inbox: FlowResultInbox) {
+        if case .queued(true) = mailbox.post(.cancelInbox(inbox)) { wakeup.signal() }
     }
 
     /// Runs an op's ``FlowOperationRegistry/InputPreparer`` on its primary input: the element of a
