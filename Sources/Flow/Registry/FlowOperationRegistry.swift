@@ -100,7 +100,7 @@ public struct FlowOperationRegistry: Sendable {
     public func makeOperation(named name: String, parameters: [String: FlowValue]) throws -> FlowOperation {
         guard let entry = entries[name] else { throw FlowError.unknownOperation(name) }
         let operation = try entry.make(FlowParameters(parameters, operation: name))
-        if operation.name == nil, String(describing: type(of: operation)) != name { operation.name = name }
+        if operation.name == nil, FlowTypeName.of(type(of: operation)) != name { operation.name = name }
         return operation
     }
 }

@@ -34,6 +34,7 @@ extension WorkerStateMachine {
         nextRun += 1
         let deadline = task.timeLimitMilliseconds > 0 ? now + .milliseconds(Int64(task.timeLimitMilliseconds)) : nil
         runs[nextRun] = Run(task: task, generation: generation, deadline: deadline)
+        if deadline != nil { timedRuns += 1 }
         runningCount += 1
         return .start(run: nextRun, task)
     }

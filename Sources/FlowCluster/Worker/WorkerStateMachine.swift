@@ -64,6 +64,8 @@ struct WorkerStateMachine: Sendable {
     var generation = 0
     var nextRun: UInt64 = 0
     var runs: [UInt64: Run] = [:]
+    /// How many of `runs` have a time limit: `tick` looks at the runs only when some do.
+    var timedRuns = 0
     var backlog: [WireTask] = []
     var outbox: [WireResult] = []
     var isConnected = false
@@ -134,6 +136,7 @@ struct WorkerStateMachine: Sendable {
     /// A task this process ran has returned.
     mutating func finished(run id: UInt64, result: WireResult, now: Instant) -> [Action] {
         guard let run = runs.removeValue(forKey: id) else { return [] }
+        if run.deadline != nil { timedRuns -= 1 }
         guard run.generation == generation else {
             return [.log(.debug, "dropped the result of a task of an earlier registration", Self.metadata(run.task))]
         }
@@ -161,11 +164,25 @@ struct WorkerStateMachine: Sendable {
     mutating func tick(now: Instant, date: Date) -> [Action] {
         guard isConnected, !isStopped else { return [] }
         var actions: [Action] = []
-        for (id, run) in runs.sorted(by: { $0.key < $1.key }) where run.generation == generation {
+        // Only runs with a time limit need a look; those due are handled in id order.
+        var due: [UInt64] = []
+        if timedRuns > 0 {
+            for (id, run) in runs where run.generation == generation && run.deadline != nil {
+                if let stopped = run.stoppedAt {
+                    if now - stopped >= configuration.stopGrace { due.append(id) }
+                } else if let deadline = run.deadline, now >= deadline {
+                    due.append(id)
+                }
+            }
+            due.sort()
+        }
+        for id in due {
+            guard let run = runs[id] else { continue }
             if let stopped = run.stoppedAt {
                 guard now - stopped >= configuration.stopGrace else { continue }
                 // The op ignores cancellation: answer for it and free its slot.
                 runs[id] = nil
+                timedRuns -= 1
                 runningCount -= 1
                 outbox.append(Self.timeLimitResult(run.task, events: [], startedAt: date, finishedAt: date))
                 actions.append(.log(.warning, "a task did not stop within \(configuration.stopGrace) of its time limit: answered for it",
