@@ -14,8 +14,9 @@ import Synchronization
 /// the run stopped.
 ///
 /// Results are kept in memory as they are accepted and written in batches by a thread of the
-/// journal's own, at most ``flushInterval`` after they were accepted, each batch in one
-/// transaction, so the engine never waits for the disk. With `synchronous = NORMAL` a committed
+/// journal's own, at most ``flushInterval`` after they were accepted, in transactions of at most
+/// 512 results, so the engine never waits for the disk (its `mayStart` writes wait at most for
+/// one such transaction). With `synchronous = NORMAL` a committed
 /// batch survives the coordinator's crash (it is in the WAL file the moment it commits); a power
 /// loss can take the last batches committed before it, never the file's consistency. What the
 /// journal lost runs again on resume: delivery is at least once.
@@ -27,6 +28,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     static let applicationID: Int32 = 0x464C_4F57
     /// The longest an accepted result waits in memory before it is written.
     public static let flushInterval = Duration.milliseconds(100)
+    /// Results written in one transaction at most.
+    static let flushChunk = 512
 
     /// The run's id.
     public let runID: String
@@ -285,16 +288,25 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
             return (buffer.results, buffer.groups)
         }
         guard !results.isEmpty || !groups.isEmpty else { return }
-        try database.write { db in
-            for group in groups {
-                try db.execute(sql: "INSERT OR REPLACE INTO step (id, total) VALUES (?, ?)", arguments: [group.step, group.total])
+        // In transactions of at most `flushChunk` results: the engine's `mayStart` writes wait
+        // for the one in progress, not for a whole batch of a busy run.
+        var start = 0
+        repeat {
+            let end = min(results.count, start + Self.flushChunk)
+            try database.write { db in
+                if start == 0 {
+                    for group in groups {
+                        try db.execute(sql: "INSERT OR REPLACE INTO step (id, total) VALUES (?, ?)", arguments: [group.step, group.total])
+                    }
+                }
+                let insert = try db.cachedStatement(
+                    sql: "INSERT INTO result (step, element, ok, worker, started_at, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                for result in results[start..<end] {
+                    try insert.execute(arguments: [result.step, result.element, result.ok, result.worker,
+                                                   result.started.timeIntervalSince1970, result.finished.timeIntervalSince1970, result.record])
+                }
             }
-            let insert = try db.makeStatement(
-                sql: "INSERT INTO result (step, element, ok, worker, started_at, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)")
-            for result in results {
-                try insert.execute(arguments: [result.step, result.element, result.ok, result.worker, result.started.timeIntervalSince1970,
-                                               result.finished.timeIntervalSince1970, result.record])
-            }
-        }
+            start = end
+        } while start < results.count
     }
 }
