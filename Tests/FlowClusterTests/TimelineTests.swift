@@ -36,6 +36,7 @@ extension ClusterIntegrationTests {
             var attempts: Attempts
             var stateNames: [String]
             var events: [Event]
+            var earlierElements: Int?
 
             /// How many attempts ended in the state named `name`.
             func count(_ name: String) -> Int {
@@ -169,6 +170,46 @@ extension ClusterIntegrationTests {
                     try FileManager.default.copyItem(atPath: shot, toPath: keep)
                 }
                 for worker in workers.prefix(2) { #expect(await worker.terminate() == .exit(0), "\(worker.transcript)") }
+            }
+        }
+
+        @Test func aResumedRunDrawsWhatItRanAndCountsWhatItsJournalHad() async throws {
+            try await withCluster { cluster in
+                let log = cluster.path("ran.log")
+                let count = 300
+                let file = try cluster.write("slow.yaml", """
+                    flow: slow
+                    bucket: {items: [\((0..<count).map(String.init).joined(separator: ", "))]}
+                    steps:
+                      - group:
+                          op: ShellOp
+                          input: items
+                          output: done
+                          maxConcurrent: 4
+                          with: {shell: true, command: "sleep 0.01; echo $1 >> '\(log)'"}
+                    """)
+                let first = try cluster.coordinator(["run", file, "--quiet", "--workers", "1", "--concurrency", "4"], label: "first")
+                let runID = try #require(await first.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ?
+                    first.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil)
+                let deadline = ContinuousClock.now + .seconds(60)
+                while ((try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 100, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                first.send(SIGKILL)
+                #expect(await first.waitForExit(timeout: 10) == .signal(SIGKILL))
+                // Let the journal's last flush of the killed run be what it was.
+                try await Task.sleep(for: .milliseconds(300))
+
+                let page = cluster.path("resumed.html")
+                let resumed = try cluster.coordinator(["resume", runID, "--quiet", "--workers", "1", "--timeline", page], label: "resume")
+                #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript)")
+                let data = try PageData.read(try String(contentsOfFile: page, encoding: .utf8))
+                let earlier = data.earlierElements ?? 0
+                #expect(earlier > 0 && earlier < count, "\(earlier) elements taken from the journal")
+                #expect(data.count("succeeded") + earlier == count, "drawn \(data.count("succeeded")) + earlier \(earlier)")
+                #expect(data.attempts.startMs.allSatisfy { $0 >= 0 }, "an element of the earlier run is drawn before this one began")
+                let dom = try HeadlessChromium.dumpDOM(of: page)
+                #expect(dom.contains("elements done before this resume"), "the page does not say what it left out")
             }
         }
 

@@ -66,6 +66,8 @@ struct TimelineData: Encodable, Sendable {
     var attempts = Columns()
     let stateNames = State.allCases.map(\.name)
     var events: [Event] = []
+    /// Group elements a resumed run took from its journal: finished before it began, not drawn.
+    var earlierElements = 0
 
     private var workerIndex: [String: Int] = [:]
     private var opIndex: [String: Int] = [:]
@@ -75,7 +77,7 @@ struct TimelineData: Encodable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case version, flow, startedAt, durationMs, succeeded, error, workers, slots, ops, steps, attempts, stateNames, events
+        case version, flow, startedAt, durationMs, succeeded, error, workers, slots, ops, steps, attempts, stateNames, events, earlierElements
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -93,6 +95,7 @@ struct TimelineData: Encodable, Sendable {
         try container.encode(attempts, forKey: .attempts)
         try container.encode(stateNames, forKey: .stateNames)
         try container.encode(events, forKey: .events)
+        try container.encode(earlierElements, forKey: .earlierElements)
     }
 
     /// The index of the worker named `name`, adding it when it is new.

@@ -56,6 +56,12 @@ final class TimelineRecorder: Sendable {
                 $0.steps.append(.init(name: operation, kind: "group", startMs: now, endMs: now, elements: total, failed: 0))
             }
         case .groupElementFinished(let record, _, _, _):
+            // A resumed run takes the elements its journal has as they were: they ran before this
+            // run began, so they are counted, not drawn.
+            if record.finishedAt < clock.withLock({ $0 }) {
+                state.withLock { $0.earlierElements += 1 }
+                return
+            }
             let attempts = attempts(of: record)
             state.withLock { $0.add(attempts) }
         case .groupFinished(let operation, _, let failed, let total):
