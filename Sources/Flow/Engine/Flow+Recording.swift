@@ -9,7 +9,6 @@ extension Flow {
                 location: FlowSourceLocation? = nil, group: (number: Int, size: Int)? = nil) -> FlowOperationRecord {
         let mark = group.map { FlowElementMark(group: $0.number, index: result.groupIndex ?? 0, groupSize: $0.size,
                                                failed: !result.state.isSuccess) }
-        let label = FlowLabel.make(name: result.operationName, tag: tag, worker: result.worker)
         var logLines: [FlowLogEntry] = []
         for event in result.events {
             if case .log(let message) = event.kind { logLines.append(FlowLogEntry(time: event.time, text: message)) }
@@ -20,6 +19,13 @@ extension Flow {
             logLines: logLines, location: location, attempt: result.attempt, earlierAttempts: result.earlierAttempts)
         lock.withLock {
             let kept = mark.map { retention?.keeps(index: $0.index, groupSize: $0.groupSize, failed: $0.failed) ?? true } ?? true
+            guard kept || summaryStream != nil else {
+                // A group element left out of memory, with no summary file to write to: its lines
+                // would go nowhere, so they are not made (a group element changes no bucket).
+                if let mark { leaveOutLocked(group: mark.group, groupSize: mark.groupSize, finishedAt: result.finishedAt) }
+                return
+            }
+            let label = FlowLabel.make(name: result.operationName, tag: tag, worker: result.worker)
             appendLocked(FlowLogEntry(time: result.startedAt, text: "\(label) WillStart", element: mark), kept: kept)
             for event in result.events {
                 switch event.kind {
