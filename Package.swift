@@ -70,7 +70,8 @@ let package = Package(
         // Run journals: every accepted result in SQLite, for resume and `runs`.
         .target(
             name: "FlowJournal",
-            dependencies: ["Flow", "FlowWire", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Flow", "FlowWire", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "GRDBSQLite", package: "GRDB.swift")],
             swiftSettings: strictSettings
         ),
 

@@ -299,11 +299,10 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                         try db.execute(sql: "INSERT OR REPLACE INTO step (id, total) VALUES (?, ?)", arguments: [group.step, group.total])
                     }
                 }
-                let insert = try db.cachedStatement(
-                    sql: "INSERT INTO result (step, element, ok, worker, started_at, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                let insert = try ResultInsert(db)
                 for result in results[start..<end] {
-                    try insert.execute(arguments: [result.step, result.element, result.ok, result.worker,
-                                                   result.started.timeIntervalSince1970, result.finished.timeIntervalSince1970, result.record])
+                    try insert.insert(db, step: result.step, element: result.element, ok: result.ok, worker: result.worker,
+                                      started: result.started, finished: result.finished, record: result.record)
                 }
             }
             start = end
