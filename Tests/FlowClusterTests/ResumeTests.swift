@@ -140,33 +140,43 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// Starts a group of `count` ShellOp elements (4 at once, on one local worker) that each
+        /// append a line made by `line` (shell, `$1` the element) to `log`, and SIGKILLs the
+        /// coordinator once `killAfter` lines are there. Returns the run's id.
+        static func killedShellGroup(_ cluster: ClusterScope, count: Int, log: String, line: String, killAfter: Int) async throws -> String {
+            let flowFile = try cluster.write("shell-group.yaml", """
+                flow: shell-group
+                bucket: {items: [\((0..<count).map(String.init).joined(separator: ", "))]}
+                steps:
+                  - group:
+                      op: ShellOp
+                      input: items
+                      output: done
+                      maxConcurrent: 4
+                      with: {shell: true, command: "echo \(line) >> '\(log)'; sleep 0.01"}
+                """)
+            let coordinator = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--concurrency", "4"], label: "killed")
+            let runID = try #require(await coordinator.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ?
+                coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ((try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").count ?? 0) < killAfter,
+                  ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            coordinator.send(SIGKILL)
+            #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
+            // What the killed run's journal holds is now final.
+            try await Task.sleep(for: .milliseconds(300))
+            return runID
+        }
+
         /// Elements that had started when the run was killed and left no result run again with
         /// `attempt` 2 (FLOW_ATTEMPT for a ShellOp); elements that had never started, with 1.
         @Test func elementsThatMayHaveRunBeforeAResumeSeeTheirSecondAttempt() async throws {
             try await withCluster { cluster in
                 let log = cluster.path("tries.log")
                 let count = 1_200
-                let flowFile = try cluster.write("tries.yaml", """
-                    flow: tries
-                    bucket: {items: [\((0..<count).map(String.init).joined(separator: ", "))]}
-                    steps:
-                      - group:
-                          op: ShellOp
-                          input: items
-                          output: done
-                          maxConcurrent: 4
-                          with: {shell: true, command: "echo $1 $FLOW_ATTEMPT >> '\(log)'; sleep 0.01"}
-                    """)
-                let coordinator = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--concurrency", "4"])
-                let runID = try #require(await coordinator.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ? 
-                    coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil)
-                let deadline = ContinuousClock.now + .seconds(60)
-                while ((try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 300, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(5))
-                }
-                coordinator.send(SIGKILL)
-                #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
-                try await Task.sleep(for: .milliseconds(300))
+                let runID = try await Self.killedShellGroup(cluster, count: count, log: log, line: "$1 $FLOW_ATTEMPT", killAfter: 300)
                 let before = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count
                 #expect(before < count, "the run finished before the kill")
 

@@ -177,28 +177,7 @@ extension ClusterIntegrationTests {
             try await withCluster { cluster in
                 let log = cluster.path("ran.log")
                 let count = 300
-                let file = try cluster.write("slow.yaml", """
-                    flow: slow
-                    bucket: {items: [\((0..<count).map(String.init).joined(separator: ", "))]}
-                    steps:
-                      - group:
-                          op: ShellOp
-                          input: items
-                          output: done
-                          maxConcurrent: 4
-                          with: {shell: true, command: "sleep 0.01; echo $1 >> '\(log)'"}
-                    """)
-                let first = try cluster.coordinator(["run", file, "--quiet", "--workers", "1", "--concurrency", "4"], label: "first")
-                let runID = try #require(await first.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ?
-                    first.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil)
-                let deadline = ContinuousClock.now + .seconds(60)
-                while ((try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 100, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(5))
-                }
-                first.send(SIGKILL)
-                #expect(await first.waitForExit(timeout: 10) == .signal(SIGKILL))
-                // Let the journal's last flush of the killed run be what it was.
-                try await Task.sleep(for: .milliseconds(300))
+                let runID = try await ResumingRuns.killedShellGroup(cluster, count: count, log: log, line: "$1", killAfter: 100)
 
                 let page = cluster.path("resumed.html")
                 let resumed = try cluster.coordinator(["resume", runID, "--quiet", "--workers", "1", "--timeline", page], label: "resume")
