@@ -159,6 +159,7 @@ extension ClusterIntegrationTests {
                 #expect(dom.contains(#"data-rendered="true""#), "the page never drew:\n\(dom.prefix(3000))")
                 for name in ["edge-1", "edge-2", "edge-3"] { #expect(dom.contains(">\(name)<"), "no lane label for \(name)") }
                 #expect(dom.contains("lost at "), "edge-3's lanes do not say it was lost")
+                #expect(dom.contains("<b>3</b> workers"), "the header counts the three workers, not the coordinator's lane")
                 #expect(!dom.contains(#"id="injected""#), "an op's log line became markup")
                 let shot = cluster.path("timeline.png")
                 try HeadlessChromium.screenshot(of: page, to: shot)
