@@ -50,8 +50,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return "worker \(name) left (\(reason))" + (requeued > 0 ? "; \(requeued) task(s) given to other workers" : "")
         case .taskLost(let worker, let op, let element, _, let ranFor):
             let which = element.map { "\(op) (element \($0))" } ?? op
-            let seconds = Double(ranFor.components.seconds) + Double(ranFor.components.attoseconds) / 1e18
-            return "\(which) had run on \(worker) for \(String(format: "%.3f", seconds)) s when \(worker) went away"
+            return "\(which) had run on \(worker) for \(ranFor.shortText) when \(worker) went away"
         case .taskReturned(let worker, let op):
             return "worker \(worker) is stopping and gave back a task of \(op); it runs on another worker"
         case .discardedResult(let worker, let taskID, let attempt, let reason):

@@ -108,25 +108,22 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
 
     /// The engine no longer wants a task's result: it finishes as cancelled now.
     mutating func cancel(taskID: UInt64) -> [Action] {
-        guard var record = tasks[taskID], let waiter = record.waiter else { return [] }
-        if record.worker == nil {
-            tasks[taskID] = nil
-            queue.removeAll { $0 == taskID }
-        } else {
-            // Its worker's slot stays taken until the RESULT comes; that result is then dropped.
-            record.waiter = nil
-            tasks[taskID] = record
-        }
-        return [.finish(waiter, .cancelled(wire: record.task))]
+        cancel(taskIDs: [taskID])
     }
 
-    /// The engine no longer wants the results of every task whose waiter matches: each finishes
-    /// as cancelled now, as with ``cancel(taskID:)``.
+    /// The engine no longer wants the results of every task whose waiter matches (a group's
+    /// inbox): each finishes as cancelled now.
     mutating func cancel(where matches: (Waiter) -> Bool) -> [Action] {
+        cancel(taskIDs: tasks.compactMap { id, record in record.waiter.map(matches) == true ? id : nil })
+    }
+
+    /// Finishes each task as cancelled: one still queued leaves the queue; one running keeps its
+    /// worker's slot until its RESULT comes, which is then dropped.
+    private mutating func cancel(taskIDs: [UInt64]) -> [Action] {
         var actions: [Action] = []
         var dequeued: Set<UInt64> = []
-        for (taskID, record) in tasks {
-            guard let waiter = record.waiter, matches(waiter) else { continue }
+        for taskID in taskIDs {
+            guard let record = tasks[taskID], let waiter = record.waiter else { continue }
             if record.worker == nil {
                 tasks[taskID] = nil
                 dequeued.insert(taskID)

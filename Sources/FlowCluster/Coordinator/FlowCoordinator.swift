@@ -223,9 +223,8 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         let (name, parameters) = task.registeredOperation
         do {
             var wire = try WireTask(task, taskID: mailbox.nextTaskID())
-            if let prepare = configuration.registry.entry(named: name)?.prepareInput {
-                try Self.prepare(&wire, with: prepare, inputKey: configuration.registry.entry(named: name)?.primaryInputParamKey ?? "",
-                                 parameters: parameters)
+            if let entry = configuration.registry.entry(named: name), let prepare = entry.prepareInput {
+                try Self.prepare(&wire, with: prepare, inputKey: entry.primaryInputParamKey, parameters: parameters)
             }
             return .success(wire)
         } catch let error as WireEncodingError {

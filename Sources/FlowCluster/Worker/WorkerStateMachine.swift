@@ -164,22 +164,16 @@ struct WorkerStateMachine: Sendable {
     mutating func tick(now: Instant, date: Date) -> [Action] {
         guard isConnected, !isStopped else { return [] }
         var actions: [Action] = []
-        // Only runs with a time limit need a look; those due are handled in id order.
-        var due: [UInt64] = []
-        if timedRuns > 0 {
-            for (id, run) in runs where run.generation == generation && run.deadline != nil {
-                if let stopped = run.stoppedAt {
-                    if now - stopped >= configuration.stopGrace { due.append(id) }
-                } else if let deadline = run.deadline, now >= deadline {
-                    due.append(id)
-                }
-            }
-            due.sort()
-        }
+        // Only runs with a time limit need a look: one past its limit is stopped, one stopped
+        // longer than the grace is answered for; in id order.
+        let due = timedRuns == 0 ? [] : runs.compactMap { id, run -> UInt64? in
+            guard run.generation == generation, let deadline = run.deadline else { return nil }
+            let isDue = run.stoppedAt.map { now - $0 >= configuration.stopGrace } ?? (now >= deadline)
+            return isDue ? id : nil
+        }.sorted()
         for id in due {
             guard let run = runs[id] else { continue }
-            if let stopped = run.stoppedAt {
-                guard now - stopped >= configuration.stopGrace else { continue }
+            if run.stoppedAt != nil {
                 // The op ignores cancellation: answer for it and free its slot.
                 runs[id] = nil
                 timedRuns -= 1
@@ -188,7 +182,7 @@ struct WorkerStateMachine: Sendable {
                 actions.append(.log(.warning, "a task did not stop within \(configuration.stopGrace) of its time limit: answered for it",
                                     Self.metadata(run.task)))
                 actions += startFromBacklog(now: now)
-            } else if let deadline = run.deadline, now >= deadline {
+            } else {
                 runs[id]?.stoppedAt = now
                 actions.append(.cancel(run: id))
                 actions.append(.log(.info, Self.timeLimitText(run.task), Self.metadata(run.task)))

@@ -91,7 +91,7 @@ final class TimelineRecorder: Sendable {
                 data.events.append(.init(kind: "workerLeft", worker: data.worker(name), atMs: now, text: event.description))
             case .taskLost(let worker, let op, let element, let attempt, let ranFor):
                 // The attempt that was running there: a bar that ends where the worker went away.
-                let ran = Double(ranFor.components.seconds) * 1000 + Double(ranFor.components.attoseconds) / 1e15
+                let ran = ranFor.seconds * 1000
                 data.add([TimelineData.Attempt(op: op, element: element ?? -1, attempt: attempt, worker: worker,
                                                startMs: max(0, now - ran), endMs: now, state: .lost,
                                                log: "\(worker) went away while this ran")])
