@@ -30,6 +30,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     public static let flushInterval = Duration.milliseconds(100)
     /// Results written in one transaction at most.
     static let flushChunk = 512
+    /// Records how far a step's elements may have started.
+    static let startedUpsert = "INSERT INTO started (step, through) VALUES (?, ?) ON CONFLICT (step) DO UPDATE SET through = max(through, excluded.through)"
 
     /// The run's id.
     public let runID: String
@@ -202,10 +204,11 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
 
     public func mayStart(at step: FlowStepID, through index: Int) {
         // Written at once, not batched: an element must never start before its start is on disk.
+        // One statement, prepared once, in SQLite's autocommit mode: a transaction of its own
+        // without GRDB's BEGIN and COMMIT around it (a serial step pays this on every run).
         do {
-            try database.write { db in
-                try db.execute(sql: "INSERT INTO started (step, through) VALUES (?, ?) ON CONFLICT (step) DO UPDATE SET through = max(through, excluded.through)",
-                               arguments: [step.path, index])
+            try database.writeWithoutTransaction { db in
+                try db.cachedStatement(sql: Self.startedUpsert).execute(arguments: [step.path, index])
             }
         } catch {
             flushed.withLock { if $0 == nil { $0 = error } }
