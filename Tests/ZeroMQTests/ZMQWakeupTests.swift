@@ -8,10 +8,10 @@ struct ZMQWakeupTests {
     @Test func aSignalFromAnotherThreadWakesAPollAndDrainEmptiesIt() throws {
         let zmq = try ZMQHarness()
         defer { zmq.finish() }
-        let wakeup = try ZMQWakeup(context: zmq.context)
+        let wakeup = try ZMQWakeup()
         defer { wakeup.close() }
         let poller = ZMQPoller()
-        let index = poller.register(wakeup.receiver)
+        let index = poller.register(wakeup)
         #expect(try poller.poll(timeout: 0) == 0)
 
         let bothSent = DispatchSemaphore(value: 0)
@@ -34,7 +34,7 @@ struct ZMQWakeupTests {
     @Test func signalAfterCloseIsANoOp() throws {
         let zmq = try ZMQHarness()
         defer { zmq.finish() }
-        let wakeup = try ZMQWakeup(context: zmq.context)
+        let wakeup = try ZMQWakeup()
         #expect(wakeup.signal())
         wakeup.close()
         wakeup.close()

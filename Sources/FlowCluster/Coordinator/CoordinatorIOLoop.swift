@@ -36,7 +36,7 @@ struct CoordinatorIOLoop {
             liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts))
         let poller = ZMQPoller()
         let routerIndex = poller.register(router)
-        let wakeupIndex = poller.register(wakeup.receiver)
+        let wakeupIndex = poller.register(wakeup)
         let monitorIndex = monitor.map { poller.register($0) }
         var failedHandshakes = Set<String>()
         let tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)

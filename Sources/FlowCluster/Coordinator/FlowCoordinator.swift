@@ -45,7 +45,7 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         self.logger = logger
         self.onEvent = onEvent
         context = try ZMQContext()
-        wakeup = try ZMQWakeup(context: context)
+        wakeup = try ZMQWakeup()
     }
 
     deinit {

@@ -87,7 +87,7 @@ public final class FlowWorker: Service, Sendable {
         self.registry = registry
         self.logger = logger
         context = try ZMQContext()
-        wakeup = try ZMQWakeup(context: context)
+        wakeup = try ZMQWakeup()
     }
 
     /// Connects and serves tasks until graceful shutdown, then drains and returns.

@@ -68,7 +68,7 @@ struct WorkerIOLoop {
         let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name, metrics: configuration.metrics)
         var poller = ZMQPoller()
         var dealerIndex = poller.register(dealer)
-        var wakeupIndex = poller.register(wakeup.receiver)
+        var wakeupIndex = poller.register(wakeup)
         var pending = machine.connected(now: clock.now)
         let pollMilliseconds = Int(min(100, configuration.heartbeatInterval.seconds * 250).rounded(.up))
 
@@ -110,7 +110,7 @@ struct WorkerIOLoop {
                 }
                 poller = ZMQPoller()
                 dealerIndex = poller.register(dealer)
-                wakeupIndex = poller.register(wakeup.receiver)
+                wakeupIndex = poller.register(wakeup)
                 pending = machine.connected(now: clock.now)
                 continue
             }
