@@ -72,17 +72,30 @@ struct S3Upload: Sendable {
             return Outcome(size: size, parts: 0)
         }
         let partCount = Int((size + Int64(partSize) - 1) / Int64(partSize))
-        let created = try await client.expectSuccess(.POST, key: key, query: [("uploads", "")], headers: client.objectHeaders, body: .empty,
-                                                     deadline: deadline, action: "\(action): starting a multipart upload")
+        // Held from the start until completed or aborted: a process told to stop while the op
+        // unwinds its cancellation waits for the abort (FlowPendingWork).
+        let hold = FlowPendingWork.hold()
+        defer { FlowPendingWork.release(hold) }
+        // The start is not cancelled half-way: the store may have made the upload before its
+        // answer arrives, and only with the answer's id can it be aborted. A cancellation meanwhile
+        // is seen right after, and aborts it.
+        let (client, key) = (client, key)
+        let starting = await FlowPendingWork.run { () -> Result<FileUpload.Answer, any Error> in
+            do {
+                return .success(try await client.expectSuccess(.POST, key: key, query: [("uploads", "")], headers: client.objectHeaders,
+                                                               body: .empty, deadline: deadline,
+                                                               action: "\(action): starting a multipart upload"))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let created = try starting.get()
         guard let uploadID = S3ErrorResponse.value(of: "UploadId", in: String(decoding: created.excerpt, as: UTF8.self)),
               !uploadID.isEmpty else {
             throw FlowStandardOpError(.s3, "\(action): the store answered the multipart upload's start without an UploadId")
         }
-        // Held from here until completed or aborted: a process told to stop while the op unwinds
-        // its cancellation waits for the abort (FlowPendingWork).
-        let hold = FlowPendingWork.hold()
-        defer { FlowPendingWork.release(hold) }
         do {
+            try Task.checkCancellation()
             let etags = try await uploadParts(source, count: partCount, partSize: partSize, uploadID: uploadID, deadline: deadline,
                                               action: action)
             var list = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
@@ -155,21 +168,38 @@ struct S3Upload: Sendable {
         }
     }
 
+    /// How many times an abort is tried, and the wait after its first failure (doubling).
+    static let abortAttempts = 5
+    static let abortRetryDelay = Duration.milliseconds(200)
+
     /// Aborts a multipart upload so that none of its parts stay stored. It runs even when the op
     /// was cancelled or ran out of time, with a fresh limit of its own; a failure is logged with
     /// what to do.
     private func abort(uploadID: String) async {
         let client = client
         let key = key
-        // Not cancelled with the op, and waited for before a Flow program exits.
+        // Not cancelled with the op, and waited for before a Flow program exits. Tried again on a
+        // transient failure: a store may refuse an abort while a part is still arriving (S3 says
+        // an abort may have to be repeated then; moto answered 500 in about one run in five).
         let failure: String? = await FlowPendingWork.run {
-            do {
-                _ = try await client.expectSuccess(.DELETE, key: key, query: [("uploadId", uploadID)], body: .empty,
-                                                   deadline: .now() + .seconds(30), action: "aborting the multipart upload")
-                return nil
-            } catch {
-                return String(describing: error)
+            let deadline = NIODeadline.now() + .seconds(30)
+            var wait = Self.abortRetryDelay
+            for tried in 1...Self.abortAttempts {
+                do {
+                    _ = try await client.expectSuccess(.DELETE, key: key, query: [("uploadId", uploadID)], body: .empty,
+                                                       deadline: deadline, action: "aborting the multipart upload")
+                    return nil
+                } catch let error as FlowStandardOpError where error.serviceCode == "NoSuchUpload" {
+                    // Already gone: what an abort is for.
+                    return nil
+                } catch let error as FlowStandardOpError where !error.isPermanent && tried < Self.abortAttempts {
+                    try? await Task.sleep(for: wait)
+                    wait *= 2
+                } catch {
+                    return String(describing: error) + (tried > 1 ? " (tried \(tried) times)" : "")
+                }
             }
+            return nil
         }
         if let outcome = failure {
             log("""

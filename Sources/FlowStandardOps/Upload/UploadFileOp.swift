@@ -225,7 +225,14 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
                                   objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout)
             let upload = S3Upload(client: client, key: target.key(forFileNamed: input.name), retry: retryPolicy) { [weak self] line in
-                self?.log(message: line)
+                guard let self, !self.isCancelled else {
+                    // The op has already reported, cancelled: its summary takes no more lines, so
+                    // what its cleanup did (an abort, or the command to run when it failed) goes
+                    // to the process's standard error, which the coordinator shows.
+                    FileHandle.standardError.write(Data("UploadFileOp, after it was cancelled: \(line)\n".utf8))
+                    return
+                }
+                self.log(message: line)
             }
             let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
             if skipsExisting, let size = try await upload.existingSize(of: input, deadline: deadline) {
