@@ -33,4 +33,52 @@ import Testing
         #expect(op.identifier == op.identifier && op.identifier.count == 36)
         #expect(NamedForTestOp().identifier != op.identifier)
     }
+
+    /// A value whose printed form changes when it is changed.
+    final class Counter: CustomStringConvertible, @unchecked Sendable {
+        var count = 0
+        var description: String { "Counter(\(count))" }
+    }
+
+    @Test func settledValuesAreWrittenWhenReadAndOthersAtOnce() async {
+        #expect(FlowSummary.isSettled([1, 2, 3]))
+        #expect(FlowSummary.isSettled(["a": [1, "b"] as [Any], "c": 2.5] as [String: Any]))
+        #expect(!FlowSummary.isSettled(Counter()))
+        #expect(!FlowSummary.isSettled([1, Counter()] as [Any]))
+
+        // A bucket of lists and numbers: its lines are made when the summary is, and read the
+        // same as lines made at once.
+        let counter = Counter()
+        let flow = Flow()
+            .setDataBucket(dataBucket: ["items": [3, 1, 2], "name": "n", "counter": counter])
+            .add(operation: SetDataOp(key: "list", value: ["x", "y"] as [Any]))
+            .add(operation: SetDataOp(key: "object", value: counter))
+        await flow.run()
+        #expect(flow.isSuccess)
+        // The class instance changes after the flow has written it.
+        counter.count = 5
+        let summary = flow.generateSummary()
+        #expect(summary.contains("[DataBucket] add for list: [\"x\", \"y\"]"))
+        // Written when the flow wrote it, not when the summary was made.
+        #expect(summary.contains("[DataBucket] add for object: Counter(0)"))
+        #expect(summary.contains("counter: Counter(0)"))
+        #expect(!summary.contains("Counter(5)"))
+        #expect(summary.contains("items: [3, 1, 2]"))
+        // Read again, a deferred line is the same text.
+        #expect(flow.generateSummary() == summary)
+    }
+}
+
+/// Writes one value to the bucket.
+private final class SetDataOp: FlowOperation, @unchecked Sendable {
+    let key: String
+    let value: Any
+    init(key: String, value: Any) {
+        self.key = key
+        self.value = value
+    }
+    override func mainLogic() {
+        setData(name: key, value: value)
+        finishSuccessfully()
+    }
 }

@@ -21,7 +21,7 @@ extension Flow {
             return
         }
 
-        log(FlowSummary.bucketDump(title: "[DataBucket] start with:", bucket: dataBucket, limit: lineLimit), at: Date())
+        logBucketDump(title: "[DataBucket] start with:")
         let (willStart, nodes, executor, journal) = lock.withLock {
             (willStartBlock, definitionNodes ?? blueprint.nodes, self.executor, self.journal)
         }
@@ -80,7 +80,7 @@ extension Flow {
                 if storedError == nil { storedError = FlowError.cancelled }
             }
         }
-        log(FlowSummary.bucketDump(title: "[DataBucket] end with:", bucket: dataBucket, limit: lineLimit), at: Date())
+        logBucketDump(title: "[DataBucket] end with:")
 
         let (handlers, didFinish) = lock.withLock { (failureHandlers, didFinishBlock) }
         switch outcome {

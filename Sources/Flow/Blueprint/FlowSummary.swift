@@ -59,6 +59,25 @@ public enum FlowSummary {
         return text
     }
 
+    /// Whether `value` prints the same later as now, so its summary line can be written when the
+    /// summary is: numbers, strings, booleans, dates, and lists and maps of them (a class
+    /// instance could change meanwhile). Looks at each element of a list, never formats one.
+    static func isSettled(_ value: Any, depth: Int = 0) -> Bool {
+        let type = type(of: value)
+        if type == Int.self || type == String.self || type == Double.self || type == Bool.self || type == [Int].self
+            || type == [String].self || type == Date.self || type == Int64.self || type == Float.self || type == [Double].self {
+            return true
+        }
+        guard depth < 3 else { return false }
+        if type == [Any].self {
+            return (value as! [Any]).allSatisfy { isSettled($0, depth: depth + 1) }
+        }
+        if type == [String: Any].self {
+            return (value as! [String: Any]).values.allSatisfy { isSettled($0, depth: depth + 1) }
+        }
+        return false
+    }
+
     /// A bucket value as the summary prints it, `String(describing:)`; with a `limit`, a list
     /// longer than that many characters is written only that far, then `…` and how many values
     /// it has, so a million-value list never becomes a 20 MB line.

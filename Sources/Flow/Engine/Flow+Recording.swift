@@ -59,6 +59,17 @@ extension Flow {
         handler?(event)
     }
 
+    /// Writes the whole bucket under `title` (`[DataBucket] start with:`), one `key: value` line
+    /// per key.
+    func logBucketDump(title: String) {
+        let limit = lineLimit
+        lock.withLock {
+            appendLocked(FlowLogEntry(time: Date(), describing: [storedBucket]) { values in
+                FlowSummary.bucketDump(title: title, bucket: values.values[0] as! [String: Any], limit: limit)
+            })
+        }
+    }
+
     /// Sets a bucket value and writes the seed's `[DataBucket] add for` / `replace for` line.
     func applyBucketChange(key: String, value: Any, at time: Date) {
         lock.withLock { applyLocked(key: key, value: value, at: time) }
@@ -66,12 +77,13 @@ extension Flow {
 
     private func applyLocked(key: String, value: Any, at time: Date) {
         let limit = retention?.maxLineLength
-        let new = FlowSummary.describe(value, limit: limit)
-        if let old = storedBucket[key] {
-            appendLocked(FlowLogEntry(time: time, text: "[DataBucket] replace for \(key): \(FlowSummary.describe(old, limit: limit)) -> \(new)"))
-        } else {
-            appendLocked(FlowLogEntry(time: time, text: "[DataBucket] add for \(key): \(new)"))
+        let old = storedBucket[key]
+        let line: @Sendable (FlowSettledValues) -> String = { values in
+            let new = FlowSummary.describe(values.values[0], limit: limit)
+            guard values.values.count > 1 else { return "[DataBucket] add for \(key): \(new)" }
+            return "[DataBucket] replace for \(key): \(FlowSummary.describe(values.values[1], limit: limit)) -> \(new)"
         }
+        appendLocked(FlowLogEntry(time: time, describing: [value] + (old.map { [$0] } ?? []), line))
         storedBucket[key] = value
     }
 }
@@ -107,4 +119,24 @@ public struct FlowRemoteError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message }
+}
+
+/// Bucket values a summary line prints, carried to when it is written.
+struct FlowSettledValues: @unchecked Sendable {
+    // `@unchecked`: only values ``FlowSummary/isSettled(_:depth:)`` accepts are kept for later.
+    let values: [Any]
+}
+
+extension FlowLogEntry {
+    /// The line `make` writes of `values`: made when the summary is written if every value is
+    /// settled (``FlowSummary/isSettled(_:depth:)``), at once otherwise. A group's million-value
+    /// input and output lists cost nothing until a summary is printed.
+    init(time: Date, describing values: [Any], _ make: @escaping @Sendable (FlowSettledValues) -> String) {
+        let settled = FlowSettledValues(values: values)
+        if values.allSatisfy({ FlowSummary.isSettled($0) }) {
+            self.init(time: time, deferred: { make(settled) })
+        } else {
+            self.init(time: time, text: make(settled))
+        }
+    }
 }
