@@ -7,6 +7,8 @@ final class TrivialOp: FlowOperation, FlowOperationCreator, @unchecked Sendable 
     static func create() -> FlowOperation { TrivialOp() }
     override var primaryInputParamKey: String { "in" }
     override var primaryOutputParamKey: String { "out" }
+    // Its mainLogic never blocks.
+    override var runsMainLogicInline: Bool { true }
     override func mainLogic() {
         if let value: Int = getData(name: "in") { setData(name: "out", value: value) }
         finishSuccessfully()

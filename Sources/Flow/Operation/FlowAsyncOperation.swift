@@ -52,6 +52,9 @@ open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
         setData(name: key, value: value)
     }
 
+    /// `true`: ``mainLogic()`` only starts the task that runs ``run()``.
+    open override var runsMainLogicInline: Bool { true }
+
     public final override func mainLogic() {
         startWithAsynchronous()
         let task = Task {

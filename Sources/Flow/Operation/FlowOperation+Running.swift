@@ -77,7 +77,7 @@ public enum FlowOperationRunner {
                     operation.complete(state: .cancelled, error: CancellationError(), seedState: .finished(.withError(CancellationError())))
                     return
                 }
-                DispatchQueue.global().async {
+                let body: @Sendable () -> Void = {
                     operation.mainLogic()
                     let unfinished = operation.lock.withLock { !context.isFinished && !context.isAsynchronous }
                     if unfinished {
@@ -86,6 +86,10 @@ public enum FlowOperationRunner {
                                            seedState: .finished(.withError(error)))
                     }
                 }
+                // An op that says its mainLogic never blocks runs it right here: when it finishes
+                // before returning, the continuation is resumed before this task ever suspends,
+                // so the run takes no thread hand-off at all.
+                if operation.runsMainLogicInline { body() } else { DispatchQueue.global().async(execute: body) }
             }
         } onCancel: {
             operation.cancelRun()
@@ -109,8 +113,10 @@ public enum FlowOperationRunner {
     ///   - retry: the step's retry policy, as ``FlowOperation/retryPolicy`` tells the op.
     public static func runGroupElement(_ operation: FlowOperation, element: Any, index: Int, groupTag: String,
                                        attempt: Int = 1, retry: FlowRetryPolicy = .none) async -> FlowTaskResult {
-        var result = await run(operation, bucket: [operation.primaryInputParamKey: element], groupTag: groupTag, attempt: attempt,
-                               retry: retry)
+        // Room for the output too: the op's write then does not grow the dictionary.
+        var bucket = [String: Any](minimumCapacity: 2)
+        bucket[operation.primaryInputParamKey] = element
+        var result = await run(operation, bucket: bucket, groupTag: groupTag, attempt: attempt, retry: retry)
         result.groupIndex = index
         result.groupOutput = result.bucket[operation.primaryOutputParamKey]
         return result
