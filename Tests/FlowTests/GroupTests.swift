@@ -159,3 +159,53 @@ import Testing
         #expect(text == flow.generateSummary())
     }
 }
+
+/// Groups of ops that say their `mainLogic` never blocks (`runsMainLogicInline`), run by the
+/// engine's child tasks that each take the next element as theirs finishes.
+@Suite(.serialized) struct InlineGroupTests {
+    /// Copies its input to its output, or fails on a negative one; counts how many run at once.
+    final class CopyOp: FlowOperation, FlowOperationCreator, @unchecked Sendable {
+        nonisolated(unsafe) static var probe = ConcurrencyProbe()
+        static func create() -> FlowOperation { CopyOp() }
+        override var primaryInputParamKey: String { "in" }
+        override var primaryOutputParamKey: String { "out" }
+        override var runsMainLogicInline: Bool { true }
+        override func mainLogic() {
+            guard let value: Int = getData(name: "in") else { return }
+            Self.probe.enter(String(value))
+            defer { Self.probe.leave() }
+            if value < 0 { return finishWithError(error: TestFailure(item: String(value))) }
+            setData(name: "out", value: value * 2)
+            finishSuccessfully()
+        }
+    }
+
+    @Test(arguments: [1, 3, 64])
+    func everyElementRunsOnceAndOutputsKeepInputOrder(maxConcurrent: Int) async {
+        CopyOp.probe = ConcurrencyProbe()
+        let flow = Flow()
+            .setDataBucket(dataBucket: ["items": Array(0..<2_000)])
+            .addGrouped(operationCreator: CopyOp.self, dispatcher: FlowArrayGroupDispatcher(
+                inputKey: "items", outputKey: "results", maxConcurrentOperationCount: maxConcurrent))
+        await flow.run()
+        #expect(flow.isSuccess)
+        #expect(flow.dataBucket["results"] as? [Int] == (0..<2_000).map { $0 * 2 })
+        #expect(CopyOp.probe.peak <= maxConcurrent)
+        #expect(Set(CopyOp.probe.startedNames).count == 2_000 && CopyOp.probe.startedNames.count == 2_000)
+        let summary = flow.generateSummary()
+        #expect(summary.components(separatedBy: "DidFinish: successfully").count - 1 == 2_000)
+    }
+
+    @Test func aFailureEndsTheGroupAndNothingStartsAfterItIsHandedOver() async {
+        CopyOp.probe = ConcurrencyProbe()
+        // One lane: element 5 fails, and the lane takes no element while the engine judges it.
+        let flow = Flow()
+            .setDataBucket(dataBucket: ["items": [0, 1, 2, 3, 4, -5] + Array(6..<100)])
+            .addGrouped(operationCreator: CopyOp.self, dispatcher: FlowArrayGroupDispatcher(
+                inputKey: "items", outputKey: "results", maxConcurrentOperationCount: 1))
+        await flow.run()
+        #expect(!flow.isSuccess)
+        #expect(CopyOp.probe.startedNames == ["0", "1", "2", "3", "4", "-5"])
+        #expect((flow.error as? TestFailure)?.item == "-5")
+    }
+}

@@ -69,58 +69,20 @@ extension FlowEngine {
                 if let stop = accept(entry.result, tag: entry.tag ?? FlowGroupTag.make()) { return stop }
             }
         }
-        // Elements start in index order; the journal is told ahead, in chunks, how far they may
-        // have started, so a resumed run knows which unfinished ones may have run.
-        let startedBefore = journal?.startedThrough(at: id) ?? -1
-        var mayStartThrough = -1
-        var next = 0
-        /// The next element's task (skipping those replayed), or `nil` when none is left.
-        func nextTask() -> FlowTask? {
-            while next < total, !replayed.isEmpty, replayed[next] { next += 1 }
-            guard next < total else { return nil }
-            if let journal, next > mayStartThrough {
-                mayStartThrough = min(total - 1, next + max(256, 4 * plan.maxConcurrent))
-                journal.mayStart(at: id, through: mayStartThrough)
-            }
-            var task = groupTask(resolvedPlan, index: next, element: elements[next])
-            task.mayHaveRunBefore = next <= startedBefore
-            next += 1
-            return task
-        }
+        // Elements start in index order, from a feed that tells the journal ahead how far they
+        // may have started.
+        let feed = FlowGroupFeed(plan: resolvedPlan, elements: elements, replayed: replayed, journal: journal, id: id)
 
         // Elements tried once go to an executor that takes batches without a Swift task each.
         let batch: (any FlowBatchExecutor)? = {
             guard let batch = executor as? any FlowBatchExecutor, plan.policy.retry.attempts <= 1 else { return nil }
-            return batch.canSubmit(groupTask(resolvedPlan, index: 0, element: elements[0])) ? batch : nil
+            return batch.canSubmit(FlowGroupFeed.task(resolvedPlan, index: 0, element: elements[0])) ? batch : nil
         }()
         let stop: Outcome?
         if let batch {
-            stop = await runBatched(on: batch, plan: plan, id: id, nextTask: nextTask, accept: accept)
+            stop = await runBatched(on: batch, plan: plan, id: id, feed: feed, accept: accept)
         } else {
-            stop = await withTaskGroup(of: (result: FlowTaskResult, tag: String?).self) { group in
-                var running = 0
-                func startNext() {
-                    guard let task = nextTask() else { return }
-                    let renew = freshOperation(for: resolvedPlan)
-                    group.addTask { (await execute(task, policy: plan.policy, renew: renew), task.groupTag) }
-                    running += 1
-                }
-                while next < total, running < plan.maxConcurrent { startNext() }
-                while let (result, tag) = await group.next() {
-                    running -= 1
-                    if Task.isCancelled || { if case .cancelled = result.state { return true } else { return false } }() {
-                        group.cancelAll()
-                        return .cancelled
-                    }
-                    journalAccepted(result, tag: tag, at: id)
-                    if let stop = accept(result, tag: tag) {
-                        group.cancelAll()
-                        return stop
-                    }
-                    startNext()
-                }
-                return nil
-            }
+            stop = await runPulling(from: feed, plan: plan, resolvedPlan: resolvedPlan, id: id, accept: accept)
         }
         if retries > 0 {
             flow.log(message: "[Group] \(retries) retries for \(retriedElements) of \(total) elements")
@@ -138,16 +100,16 @@ extension FlowEngine {
     /// Elements are tried once (a group with `retry` goes through ``execute(_:policy:renew:)``).
     ///
     /// - Parameters:
-    ///   - nextTask: the next element's task, `nil` when none is left.
+    ///   - feed: the elements' tasks.
     ///   - accept: takes one finished element; returns the group's end when it must stop.
     private func runBatched(on executor: any FlowBatchExecutor, plan: FlowGroupPlan, id: FlowStepID,
-                            nextTask: () -> FlowTask?, accept: (FlowTaskResult, String?) -> Outcome?) async -> Outcome? {
+                            feed: FlowGroupFeed, accept: (FlowTaskResult, String?) -> Outcome?) async -> Outcome? {
         let inbox = FlowResultInbox()
         var tags: [Int: String] = [:]
         var running = 0
         func refill() {
             var tasks: [FlowTask] = []
-            while running + tasks.count < plan.maxConcurrent, var task = nextTask() {
+            while running + tasks.count < plan.maxConcurrent, var task = feed.next() {
                 task.timeLimit = plan.policy.timeout
                 task.retry = plan.policy.retry
                 if let index = task.groupIndex, let tag = task.groupTag { tags[index] = tag }
@@ -183,6 +145,68 @@ extension FlowEngine {
         return nil
     }
 
+    /// Runs a group's elements on `maxConcurrent` child tasks that each take the next element from
+    /// the feed as soon as theirs is done (under the step's retry policy and time limit), and
+    /// deliver its result to an inbox the engine empties a burst at a time. No Swift task is made
+    /// per element, and the engine wakes once per burst of results, not once per result: what
+    /// makes an in-process group of small ops fast.
+    ///
+    /// - Parameters:
+    ///   - feed: the elements' tasks.
+    ///   - accept: takes one finished element; returns the group's end when it must stop.
+    private func runPulling(from feed: FlowGroupFeed, plan: FlowGroupPlan, resolvedPlan: FlowGroupPlan, id: FlowStepID,
+                            accept: (FlowTaskResult, String?) -> Outcome?) async -> Outcome? {
+        let expected = feed.count
+        guard expected > 0 else { return nil }
+        let inbox = FlowResultInbox()
+        let renew = freshOperation(for: resolvedPlan)
+        let policy = plan.policy
+        return await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<min(plan.maxConcurrent, expected) {
+                group.addTask {
+                    while !Task.isCancelled, let task = await feed.nextWhenJudged() {
+                        var result = await execute(task, policy: policy, renew: renew)
+                        result.groupTag = task.groupTag
+                        if result.state.isSuccess {
+                            inbox.deliver(result)
+                        } else {
+                            // No element starts until the engine has judged this one: it may
+                            // end the group.
+                            feed.judging { inbox.deliver(result) }
+                        }
+                    }
+                }
+            }
+            /// Stops handing out elements and stops the running ones.
+            func stopAll() {
+                feed.close()
+                group.cancelAll()
+            }
+            var received = 0
+            while received < expected {
+                let results = await inbox.next()
+                if results.isEmpty || Task.isCancelled {
+                    stopAll()
+                    return .cancelled
+                }
+                for result in results {
+                    received += 1
+                    if case .cancelled = result.state {
+                        stopAll()
+                        return .cancelled
+                    }
+                    journalAccepted(result, tag: result.groupTag, at: id)
+                    if let stop = accept(result, result.groupTag) {
+                        stopAll()
+                        return stop
+                    }
+                    if !result.state.isSuccess { feed.judged() }
+                }
+            }
+            return nil
+        }
+    }
+
     /// The group's closing count and one line per failed element, in input order.
     private func logFailures(_ failures: [(result: FlowTaskResult, tag: String?)], total: Int, plan: FlowGroupPlan) {
         let allowance = plan.allowFailure ? "allowFailure" : "maxFailures: \(plan.maxFailures?.description ?? "0")"
@@ -205,20 +229,6 @@ extension FlowEngine {
         case .creator(let creator): return String(describing: creator)
         case .named(let name, _): return name
         }
-    }
-
-    private func groupTask(_ plan: FlowGroupPlan, index: Int, element: Any) -> FlowTask {
-        let operation: FlowTask.Operation
-        let name: String
-        switch plan.source {
-        case .creator(let creator):
-            let instance = creator.create()
-            (operation, name) = (.instance(instance), instance.operationName)
-        case .named(let opName, let parameters):
-            (operation, name) = (.named(opName, parameters: parameters), opName)
-        }
-        return FlowTask(operation: operation, bucket: [:], groupTag: FlowGroupTag.make(), groupIndex: index,
-                        groupElement: element, operationName: name, location: plan.location)
     }
 }
 

@@ -32,6 +32,9 @@ public struct FlowTaskResult: @unchecked Sendable {
     public var attempt = 1
     /// The failed tries before this one, when the step retried.
     public var earlierAttempts: [FlowAttemptRecord] = []
+    /// For a group element run in this process: its task's tag, carried to the engine with the
+    /// result.
+    var groupTag: String?
 
     /// Creates a result.
     public init(

@@ -1,0 +1,155 @@
+import Foundation
+
+/// A group's elements, handed out as tasks one at a time, in index order, from any thread: to the
+/// engine filling a batch executor, or to the child tasks that run elements in this process.
+///
+/// Elements an earlier life of the run finished (replayed from the journal) are skipped, and the
+/// journal is told ahead, in chunks, how far elements may have started, so a resumed run knows
+/// which unfinished ones may have run.
+final class FlowGroupFeed: @unchecked Sendable {
+    // `@unchecked`: the elements and the plan are read-only once made; everything that changes is
+    // behind `lock`.
+    private let plan: FlowGroupPlan
+    private let elements: [Any]
+    private let replayed: [Bool]
+    private let journal: (any FlowJournal)?
+    private let id: FlowStepID
+    private let startedBefore: Int
+    // An NSLock, as everywhere in the flow core: ThreadSanitizer sees through it (not through
+    // `Mutex`, whose futex it does not know), and the TSan pass covers this file.
+    private let lock = NSLock()
+    private var storage = State()
+
+    private struct State {
+        var next = 0
+        var mayStartThrough = -1
+        var closed = false
+        /// Failed elements handed to the engine and not judged yet: no element starts meanwhile.
+        var judging = 0
+        /// Child tasks waiting for the judging to end.
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// - Parameters:
+    ///   - plan: the group's plan, its op's parameters resolved.
+    ///   - elements: the input array.
+    ///   - replayed: per element, whether an earlier life of the run finished it (empty: none did).
+    ///   - journal: the run's journal, told how far elements may have started.
+    ///   - id: the group's step.
+    init(plan: FlowGroupPlan, elements: [Any], replayed: [Bool], journal: (any FlowJournal)?, id: FlowStepID) {
+        self.plan = plan
+        self.elements = elements
+        self.replayed = replayed
+        self.journal = journal
+        self.id = id
+        startedBefore = journal?.startedThrough(at: id) ?? -1
+    }
+
+    /// How many elements there are to run: those not replayed.
+    var count: Int { replayed.isEmpty ? elements.count : replayed.lazy.filter { !$0 }.count }
+
+    /// The next element's task, or `nil` when none is left or the feed is closed (the engine's
+    /// side, which judges failures itself).
+    func next() -> FlowTask? {
+        switch take(waitingForJudgement: false) {
+        case .task(let task): return task
+        case .wait, .none: return nil
+        }
+    }
+
+    /// The next element's task for a child task that runs elements: waits while a failure is
+    /// being judged (``judging(delivering:)``), so that a failure that ends the group ends it
+    /// with no element started after it; `nil` when none is left or the feed is closed.
+    func nextWhenJudged() async -> FlowTask? {
+        while true {
+            switch take(waitingForJudgement: true) {
+            case .task(let task): return task
+            case .none: return nil
+            case .wait:
+                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                    let goOn = withState { state in
+                        guard state.judging > 0, !state.closed else { return true }
+                        state.waiting.append(waiter)
+                        return false
+                    }
+                    if goOn { waiter.resume() }
+                }
+            }
+        }
+    }
+
+    private func withState<T>(_ body: (inout State) -> T) -> T {
+        lock.withLock { body(&storage) }
+    }
+
+    private enum Take {
+        case task(FlowTask)
+        case wait
+        case none
+    }
+
+    private func take(waitingForJudgement: Bool) -> Take {
+        let taken: (index: Int, mayHaveRunBefore: Bool)?? = withState { state in
+            guard !state.closed else { return .some(nil) }
+            if waitingForJudgement, state.judging > 0 { return nil }
+            while state.next < elements.count, !replayed.isEmpty, replayed[state.next] { state.next += 1 }
+            guard state.next < elements.count else { return .some(nil) }
+            let index = state.next
+            if let journal, index > state.mayStartThrough {
+                // Under the lock: no element starts before the journal has it.
+                state.mayStartThrough = min(elements.count - 1, index + max(256, 4 * plan.maxConcurrent))
+                journal.mayStart(at: id, through: state.mayStartThrough)
+            }
+            state.next += 1
+            return .some((index, index <= startedBefore))
+        }
+        guard let taken else { return .wait }
+        guard let taken else { return .none }
+        var task = Self.task(plan, index: taken.index, element: elements[taken.index])
+        task.mayHaveRunBefore = taken.mayHaveRunBefore
+        return .task(task)
+    }
+
+    /// Hands a failed element's result over (`deliver`): until the engine has judged it
+    /// (``judged()``) or stopped the group (``close()``), no further element starts.
+    func judging(delivering deliver: () -> Void) {
+        withState { $0.judging += 1 }
+        deliver()
+    }
+
+    /// The engine judged a failed element and the group goes on.
+    func judged() {
+        let waiting = withState { state in
+            state.judging -= 1
+            guard state.judging == 0 else { return [CheckedContinuation<Void, Never>]() }
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Hands out nothing more, and lets every waiting child task go (to find nothing more).
+    func close() {
+        let waiting = withState { state in
+            state.closed = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// The task of element `index`: a fresh op instance for an op given by its type.
+    static func task(_ plan: FlowGroupPlan, index: Int, element: Any) -> FlowTask {
+        let operation: FlowTask.Operation
+        let name: String
+        switch plan.source {
+        case .creator(let creator):
+            let instance = creator.create()
+            (operation, name) = (.instance(instance), instance.operationName)
+        case .named(let opName, let parameters):
+            (operation, name) = (.named(opName, parameters: parameters), opName)
+        }
+        return FlowTask(operation: operation, bucket: [:], groupTag: FlowGroupTag.make(), groupIndex: index,
+                        groupElement: element, operationName: name, location: plan.location)
+    }
+}
