@@ -221,6 +221,26 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// A store may refuse an abort while a part is still arriving (moto answered 500 in about
+        /// one cancelled run in five): the abort is tried again until it takes.
+        @Test func anAbortTheStoreRefusesIsTriedAgain() async throws {
+            let s3 = try MotoS3Server()
+            defer { s3.stop() }
+            let proxy = try S3FaultProxy(in: s3, failingParts: [3], failingAborts: 2)
+            defer { proxy.stop() }
+            try await withCluster { cluster in
+                let folder = try Self.makeFolder(cluster, count: 0, bigFile: true)
+                let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint))
+                let run = try await Self.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)
+                #expect(run.termination == .exit(1), "\(run.transcript)")
+                #expect(run.stdout.contains("aborted multipart upload "), "\(run.stdout)")
+                #expect(!run.stdout.contains("could not abort"), "\(run.stdout)")
+                #expect(try proxy.abortTries() == 3)
+                #expect(try s3.multipartUploads().isEmpty)
+                #expect(try s3.objects().isEmpty)
+            }
+        }
+
         @Test func skipExistingAsksTheStoreFirst() async throws {
             try await Self.withS3 { s3, cluster in
                 let folder = try Self.makeFolder(cluster, count: 5, bigFile: false)

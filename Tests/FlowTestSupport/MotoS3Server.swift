@@ -155,9 +155,11 @@ public final class S3FaultProxy: @unchecked Sendable {
     /// - Parameters:
     ///   - server: where requests go.
     ///   - failingParts: part numbers whose first try fails.
-    public init(in server: MotoS3Server, failingParts: [Int]) throws {
+    ///   - failingAborts: how many multipart aborts, the first ones, fail with 500 InternalError.
+    public init(in server: MotoS3Server, failingParts: [Int], failingAborts: Int = 0) throws {
         let port = try LoopbackPort.free()
-        guard let started = try MotoS3Server.startScript(["proxy", String(port), server.endpoint, failingParts.map(String.init).joined(separator: ",")],
+        guard let started = try MotoS3Server.startScript(["proxy", String(port), server.endpoint, failingParts.map(String.init).joined(separator: ","),
+                                                          String(failingAborts)],
                                                         listeningOn: port, stdin: stdinPipe, within: 10) else {
             throw TestSupportError("the S3 fault proxy did not start on port \(port)")
         }
@@ -172,6 +174,12 @@ public final class S3FaultProxy: @unchecked Sendable {
         let data = try Data(contentsOf: URL(string: endpoint + "/_proxy_stats")!)
         let decoded = try JSONDecoder().decode([String: Int].self, from: data)
         return Dictionary(uniqueKeysWithValues: decoded.compactMap { key, value in Int(key).map { ($0, value) } })
+    }
+
+    /// How many multipart aborts the proxy saw, failed ones included.
+    public func abortTries() throws -> Int {
+        let data = try Data(contentsOf: URL(string: endpoint + "/_proxy_stats")!)
+        return try JSONDecoder().decode([String: Int].self, from: data)["aborts"] ?? 0
     }
 
     /// Stops the proxy and reaps it.

@@ -10,10 +10,12 @@
   moto_s3.py get ENDPOINT BUCKET KEY OUT          (signed with AWS_ACCESS_KEY_ID/SECRET from the environment)
   moto_s3.py list ENDPOINT BUCKET                 keys and sizes, as JSON
   moto_s3.py uploads ENDPOINT BUCKET              multipart uploads in progress, as JSON
-  moto_s3.py proxy PORT UPSTREAM FAIL_PARTS
+  moto_s3.py proxy PORT UPSTREAM FAIL_PARTS [FAIL_ABORTS]
       A proxy on 127.0.0.1:PORT in front of UPSTREAM that answers the first try of each part number
-      in FAIL_PARTS (comma-separated, e.g. "2,3") with 503 SlowDown, and forwards everything else
-      as it is (Host included, so signatures stay valid). GET /_proxy_stats gives tries per part.
+      in FAIL_PARTS (comma-separated, e.g. "2,3") with 503 SlowDown, the first FAIL_ABORTS
+      multipart aborts (DELETE ?uploadId) with 500 InternalError, and forwards everything else
+      as it is (Host included, so signatures stay valid). GET /_proxy_stats gives tries per part
+      and, under "aborts", how many aborts it saw.
 """
 import json
 import os
@@ -43,7 +45,8 @@ def main():
         server.stop()
         return
     if command == "proxy":
-        proxy(int(sys.argv[2]), sys.argv[3], {int(n) for n in sys.argv[4].split(",") if n})
+        fail_aborts = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+        proxy(int(sys.argv[2]), sys.argv[3], {int(n) for n in sys.argv[4].split(",") if n}, fail_aborts)
         return
     endpoint, bucket = sys.argv[2], sys.argv[3]
     if command == "setup":
@@ -73,7 +76,7 @@ def main():
         sys.exit("unknown command " + command)
 
 
-def proxy(port, upstream, fail_parts):
+def proxy(port, upstream, fail_parts, fail_aborts=0):
     import http.client
     import threading
     import urllib.parse
@@ -100,6 +103,17 @@ def proxy(port, upstream, fail_parts):
                 self.wfile.write(data)
                 return
             query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+            if self.command == "DELETE" and "uploadId" in query:
+                with lock:
+                    tries["aborts"] = tries.get("aborts", 0) + 1
+                    failing = tries["aborts"] <= fail_aborts
+                if failing:
+                    data = b"<?xml version=\"1.0\"?><Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>"
+                    self.send_response(500)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
             if self.command == "PUT" and "partNumber" in query:
                 number = int(query["partNumber"][0])
                 with lock:
