@@ -158,9 +158,23 @@ extension FlowEngine {
                             accept: (FlowTaskResult, String?) -> Outcome?) async -> Outcome? {
         let expected = feed.count
         guard expected > 0 else { return nil }
-        let inbox = FlowResultInbox()
         let renew = freshOperation(for: resolvedPlan)
         let policy = plan.policy
+        if plan.maxConcurrent == 1 {
+            // One at a time: the engine runs each element itself, with no child task to hand
+            // results over (and no thread to wake for each one).
+            while true {
+                if Task.isCancelled { return .cancelled }
+                guard let task = feed.next() else { return nil }
+                var result = await execute(task, policy: policy, renew: renew)
+                if Task.isCancelled { return .cancelled }
+                if case .cancelled = result.state { return .cancelled }
+                result.groupTag = task.groupTag
+                journalAccepted(result, tag: result.groupTag, at: id)
+                if let stop = accept(result, result.groupTag) { return stop }
+            }
+        }
+        let inbox = FlowResultInbox()
         return await withTaskGroup(of: Void.self) { group in
             for _ in 0..<min(plan.maxConcurrent, expected) {
                 group.addTask {
