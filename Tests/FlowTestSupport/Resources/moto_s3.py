@@ -92,6 +92,13 @@ def proxy(port, upstream, fail_parts, fail_aborts=0):
         def log_message(self, *args):
             pass
 
+        def fail(self, status, code, message):
+            data = ('<?xml version="1.0"?><Error><Code>%s</Code><Message>%s</Message></Error>' % (code, message)).encode()
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def handle_any(self):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
@@ -108,11 +115,7 @@ def proxy(port, upstream, fail_parts, fail_aborts=0):
                     tries["aborts"] = tries.get("aborts", 0) + 1
                     failing = tries["aborts"] <= fail_aborts
                 if failing:
-                    data = b"<?xml version=\"1.0\"?><Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>"
-                    self.send_response(500)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
+                    self.fail(500, "InternalError", "We encountered an internal error. Please try again.")
                     return
             if self.command == "PUT" and "partNumber" in query:
                 number = int(query["partNumber"][0])
@@ -120,11 +123,7 @@ def proxy(port, upstream, fail_parts, fail_aborts=0):
                     tries[number] = tries.get(number, 0) + 1
                     first = tries[number] == 1
                 if first and number in fail_parts:
-                    data = b"<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
-                    self.send_response(503)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
+                    self.fail(503, "SlowDown", "Please reduce your request rate.")
                     return
             connection = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
             headers = {k: v for k, v in self.headers.items()}
