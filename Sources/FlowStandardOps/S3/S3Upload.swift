@@ -168,9 +168,9 @@ struct S3Upload: Sendable {
         }
     }
 
-    /// How many times an abort is tried, and the wait after its first failure (doubling).
-    static let abortAttempts = 5
-    static let abortRetryDelay = Duration.milliseconds(200)
+    /// How an abort is tried again after a transient failure: 5 tries, 0.2 s doubling, at most
+    /// 5 s apart (a `Retry-After` is honoured within that).
+    static let abortRetry = FlowRetryPolicy(attempts: 5, delay: .milliseconds(200), maxDelay: .seconds(5), jitter: false)
 
     /// Aborts a multipart upload so that none of its parts stay stored. It runs even when the op
     /// was cancelled or ran out of time, with a fresh limit of its own; a failure is logged with
@@ -183,8 +183,9 @@ struct S3Upload: Sendable {
         // an abort may have to be repeated then; moto answered 500 in about one run in five).
         let failure: String? = await FlowPendingWork.run {
             let deadline = NIODeadline.now() + .seconds(30)
-            var wait = Self.abortRetryDelay
-            for tried in 1...Self.abortAttempts {
+            var generator = SystemRandomNumberGenerator()
+            var tried = 1
+            while true {
                 do {
                     _ = try await client.expectSuccess(.DELETE, key: key, query: [("uploadId", uploadID)], body: .empty,
                                                        deadline: deadline, action: "aborting the multipart upload")
@@ -192,14 +193,13 @@ struct S3Upload: Sendable {
                 } catch let error as FlowStandardOpError where error.serviceCode == "NoSuchUpload" {
                     // Already gone: what an abort is for.
                     return nil
-                } catch let error as FlowStandardOpError where !error.isPermanent && tried < Self.abortAttempts {
-                    try? await Task.sleep(for: wait)
-                    wait *= 2
+                } catch let error as FlowStandardOpError where !error.isPermanent && tried < Self.abortRetry.attempts {
+                    try? await Task.sleep(for: Self.abortRetry.wait(after: tried, retryAfter: error.retryAfter, using: &generator))
+                    tried += 1
                 } catch {
                     return String(describing: error) + (tried > 1 ? " (tried \(tried) times)" : "")
                 }
             }
-            return nil
         }
         if let outcome = failure {
             log("""
