@@ -59,15 +59,17 @@ public enum FlowSummary {
         return text
     }
 
+    /// Value types whose printed form never changes once stored.
+    private static let settledTypes: [Any.Type] = [
+        Int.self, Int64.self, Double.self, Float.self, Bool.self, String.self, Date.self, [Int].self, [String].self, [Double].self,
+    ]
+
     /// Whether `value` prints the same later as now, so its summary line can be written when the
     /// summary is: numbers, strings, booleans, dates, and lists and maps of them (a class
     /// instance could change meanwhile). Looks at each element of a list, never formats one.
     static func isSettled(_ value: Any, depth: Int = 0) -> Bool {
         let type = type(of: value)
-        if type == Int.self || type == String.self || type == Double.self || type == Bool.self || type == [Int].self
-            || type == [String].self || type == Date.self || type == Int64.self || type == Float.self || type == [Double].self {
-            return true
-        }
+        if settledTypes.contains(where: { $0 == type }) { return true }
         guard depth < 3 else { return false }
         if type == [Any].self {
             return (value as! [Any]).allSatisfy { isSettled($0, depth: depth + 1) }

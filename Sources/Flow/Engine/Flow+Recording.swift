@@ -65,7 +65,7 @@ extension Flow {
         let limit = lineLimit
         lock.withLock {
             appendLocked(FlowLogEntry(time: Date(), describing: [storedBucket]) { values in
-                FlowSummary.bucketDump(title: title, bucket: values.values[0] as! [String: Any], limit: limit)
+                FlowSummary.bucketDump(title: title, bucket: values[0] as! [String: Any], limit: limit)
             })
         }
     }
@@ -78,10 +78,10 @@ extension Flow {
     private func applyLocked(key: String, value: Any, at time: Date) {
         let limit = retention?.maxLineLength
         let old = storedBucket[key]
-        let line: @Sendable (FlowSettledValues) -> String = { values in
-            let new = FlowSummary.describe(values.values[0], limit: limit)
-            guard values.values.count > 1 else { return "[DataBucket] add for \(key): \(new)" }
-            return "[DataBucket] replace for \(key): \(FlowSummary.describe(values.values[1], limit: limit)) -> \(new)"
+        let line: @Sendable ([Any]) -> String = { values in
+            let new = FlowSummary.describe(values[0], limit: limit)
+            guard values.count > 1 else { return "[DataBucket] add for \(key): \(new)" }
+            return "[DataBucket] replace for \(key): \(FlowSummary.describe(values[1], limit: limit)) -> \(new)"
         }
         appendLocked(FlowLogEntry(time: time, describing: [value] + (old.map { [$0] } ?? []), line))
         storedBucket[key] = value
@@ -119,24 +119,4 @@ public struct FlowRemoteError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message }
-}
-
-/// Bucket values a summary line prints, carried to when it is written.
-struct FlowSettledValues: @unchecked Sendable {
-    // `@unchecked`: only values ``FlowSummary/isSettled(_:depth:)`` accepts are kept for later.
-    let values: [Any]
-}
-
-extension FlowLogEntry {
-    /// The line `make` writes of `values`: made when the summary is written if every value is
-    /// settled (``FlowSummary/isSettled(_:depth:)``), at once otherwise. A group's million-value
-    /// input and output lists cost nothing until a summary is printed.
-    init(time: Date, describing values: [Any], _ make: @escaping @Sendable (FlowSettledValues) -> String) {
-        let settled = FlowSettledValues(values: values)
-        if values.allSatisfy({ FlowSummary.isSettled($0) }) {
-            self.init(time: time, deferred: { make(settled) })
-        } else {
-            self.init(time: time, text: make(settled))
-        }
-    }
 }

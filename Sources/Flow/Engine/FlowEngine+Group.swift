@@ -129,13 +129,8 @@ extension FlowEngine {
             for var result in results {
                 running -= 1
                 result.attempt = 1
-                if case .cancelled = result.state {
-                    executor.cancelAll(in: inbox)
-                    return .cancelled
-                }
-                let tag = result.groupIndex.flatMap { tags.removeValue(forKey: $0) }
-                journalAccepted(result, tag: tag, at: id)
-                if let stop = accept(result, tag) {
+                result.groupTag = result.groupIndex.flatMap { tags.removeValue(forKey: $0) }
+                if let stop = settle(result, at: id, accept: accept) {
                     executor.cancelAll(in: inbox)
                     return stop
                 }
@@ -152,6 +147,10 @@ extension FlowEngine {
     /// makes an in-process group of small ops fast.
     ///
     /// - Parameters:
+    /// With `maxConcurrent` 1 the engine runs each element itself: no child task to hand results
+    /// over, and no thread to wake for each one.
+    ///
+    /// - Parameters:
     ///   - feed: the elements' tasks.
     ///   - accept: takes one finished element; returns the group's end when it must stop.
     private func runPulling(from feed: FlowGroupFeed, plan: FlowGroupPlan, resolvedPlan: FlowGroupPlan, id: FlowStepID,
@@ -160,18 +159,18 @@ extension FlowEngine {
         guard expected > 0 else { return nil }
         let renew = freshOperation(for: resolvedPlan)
         let policy = plan.policy
+        let runElement: @Sendable (FlowTask) async -> FlowTaskResult = { task in
+            var result = await execute(task, policy: policy, renew: renew)
+            result.groupTag = task.groupTag
+            return result
+        }
         if plan.maxConcurrent == 1 {
-            // One at a time: the engine runs each element itself, with no child task to hand
-            // results over (and no thread to wake for each one).
             while true {
                 if Task.isCancelled { return .cancelled }
                 guard let task = feed.next() else { return nil }
-                var result = await execute(task, policy: policy, renew: renew)
+                let result = await runElement(task)
                 if Task.isCancelled { return .cancelled }
-                if case .cancelled = result.state { return .cancelled }
-                result.groupTag = task.groupTag
-                journalAccepted(result, tag: result.groupTag, at: id)
-                if let stop = accept(result, result.groupTag) { return stop }
+                if let stop = settle(result, at: id, accept: accept) { return stop }
             }
         }
         let inbox = FlowResultInbox()
@@ -179,8 +178,7 @@ extension FlowEngine {
             for _ in 0..<min(plan.maxConcurrent, expected) {
                 group.addTask {
                     while !Task.isCancelled, let task = await feed.nextWhenJudged() {
-                        var result = await execute(task, policy: policy, renew: renew)
-                        result.groupTag = task.groupTag
+                        let result = await runElement(task)
                         if result.state.isSuccess {
                             inbox.deliver(result)
                         } else {
@@ -205,12 +203,7 @@ extension FlowEngine {
                 }
                 for result in results {
                     received += 1
-                    if case .cancelled = result.state {
-                        stopAll()
-                        return .cancelled
-                    }
-                    journalAccepted(result, tag: result.groupTag, at: id)
-                    if let stop = accept(result, result.groupTag) {
+                    if let stop = settle(result, at: id, accept: accept) {
                         stopAll()
                         return stop
                     }
@@ -219,6 +212,14 @@ extension FlowEngine {
             }
             return nil
         }
+    }
+
+    /// Takes one element's result: `.cancelled` for a cancelled one (which is not recorded), the
+    /// group's end when `accept` says so, `nil` to go on. The result reaches the journal first.
+    private func settle(_ result: FlowTaskResult, at id: FlowStepID, accept: (FlowTaskResult, String?) -> Outcome?) -> Outcome? {
+        if case .cancelled = result.state { return .cancelled }
+        journalAccepted(result, tag: result.groupTag, at: id)
+        return accept(result, result.groupTag)
     }
 
     /// The group's closing count and one line per failed element, in input order.

@@ -51,10 +51,8 @@ final class FlowGroupFeed: @unchecked Sendable {
     /// The next element's task, or `nil` when none is left or the feed is closed (the engine's
     /// side, which judges failures itself).
     func next() -> FlowTask? {
-        switch take(waitingForJudgement: false) {
-        case .task(let task): return task
-        case .wait, .none: return nil
-        }
+        guard case .element(let index, let mayHaveRunBefore) = take(waitingForJudgement: false) else { return nil }
+        return makeTask(index, mayHaveRunBefore: mayHaveRunBefore)
     }
 
     /// The next element's task for a child task that runs elements: waits while a failure is
@@ -63,7 +61,7 @@ final class FlowGroupFeed: @unchecked Sendable {
     func nextWhenJudged() async -> FlowTask? {
         while true {
             switch take(waitingForJudgement: true) {
-            case .task(let task): return task
+            case .element(let index, let mayHaveRunBefore): return makeTask(index, mayHaveRunBefore: mayHaveRunBefore)
             case .none: return nil
             case .wait:
                 await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
@@ -82,18 +80,19 @@ final class FlowGroupFeed: @unchecked Sendable {
         lock.withLock { body(&storage) }
     }
 
-    private enum Take {
-        case task(FlowTask)
+    /// Where the next element stands, decided under the lock; its task is made outside it.
+    private enum Slot {
+        case element(index: Int, mayHaveRunBefore: Bool)
         case wait
         case none
     }
 
-    private func take(waitingForJudgement: Bool) -> Take {
-        let taken: (index: Int, mayHaveRunBefore: Bool)?? = withState { state in
-            guard !state.closed else { return .some(nil) }
-            if waitingForJudgement, state.judging > 0 { return nil }
+    private func take(waitingForJudgement: Bool) -> Slot {
+        withState { state in
+            guard !state.closed else { return .none }
+            if waitingForJudgement, state.judging > 0 { return .wait }
             while state.next < elements.count, !replayed.isEmpty, replayed[state.next] { state.next += 1 }
-            guard state.next < elements.count else { return .some(nil) }
+            guard state.next < elements.count else { return .none }
             let index = state.next
             if let journal, index > state.mayStartThrough {
                 // Under the lock: no element starts before the journal has it.
@@ -101,13 +100,14 @@ final class FlowGroupFeed: @unchecked Sendable {
                 journal.mayStart(at: id, through: state.mayStartThrough)
             }
             state.next += 1
-            return .some((index, index <= startedBefore))
+            return .element(index: index, mayHaveRunBefore: index <= startedBefore)
         }
-        guard let taken else { return .wait }
-        guard let taken else { return .none }
-        var task = Self.task(plan, index: taken.index, element: elements[taken.index])
-        task.mayHaveRunBefore = taken.mayHaveRunBefore
-        return .task(task)
+    }
+
+    private func makeTask(_ index: Int, mayHaveRunBefore: Bool) -> FlowTask {
+        var task = Self.task(plan, index: index, element: elements[index])
+        task.mayHaveRunBefore = mayHaveRunBefore
+        return task
     }
 
     /// Hands a failed element's result over (`deliver`): until the engine has judged it

@@ -1,0 +1,96 @@
+import Foundation
+
+/// One summary line.
+public struct FlowLogEntry: Sendable, Hashable {
+    /// When it happened.
+    public var time: Date
+    /// The text after the time stamp, for example `[SimplePrintOp] WillStart`.
+    public var text: String {
+        get {
+            switch content {
+            case .text(let text): return text
+            case .deferred(let text): return text.text
+            }
+        }
+        set { content = .text(newValue) }
+    }
+    /// The group element the line belongs to, if any.
+    var element: FlowElementMark?
+    private var content: Content
+
+    private enum Content: Sendable {
+        case text(String)
+        case deferred(FlowDeferredText)
+    }
+
+    /// Creates a line.
+    public init(time: Date, text: String) {
+        self.time = time
+        content = .text(text)
+    }
+
+    init(time: Date, text: String, element: FlowElementMark?) {
+        self.time = time
+        content = .text(text)
+        self.element = element
+    }
+
+    /// A line whose text is made the first time it is read (a summary printed, a line
+    /// streamed): for lines that print bucket values that cannot change meanwhile.
+    init(time: Date, deferred make: @escaping @Sendable () -> String) {
+        self.time = time
+        content = .deferred(FlowDeferredText(make))
+    }
+
+    public static func == (lhs: FlowLogEntry, rhs: FlowLogEntry) -> Bool {
+        lhs.time == rhs.time && lhs.text == rhs.text && lhs.element == rhs.element
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(time)
+        hasher.combine(text)
+        hasher.combine(element)
+    }
+}
+
+/// A summary line's text, made once, when it is first read.
+final class FlowDeferredText: @unchecked Sendable {
+    // `@unchecked`: both are read and written under `lock`.
+    private let lock = NSLock()
+    private var made: String?
+    private var make: (@Sendable () -> String)?
+
+    init(_ make: @escaping @Sendable () -> String) {
+        self.make = make
+    }
+
+    var text: String {
+        lock.withLock {
+            if let made { return made }
+            let text = make?() ?? ""
+            made = text
+            make = nil
+            return text
+        }
+    }
+}
+
+/// Bucket values a summary line prints, carried to when it is written.
+struct FlowSettledValues: @unchecked Sendable {
+    // `@unchecked`: only values ``FlowSummary/isSettled(_:depth:)`` accepts are kept for later.
+    let values: [Any]
+}
+
+extension FlowLogEntry {
+    /// The line `make` writes of `values`: made when the summary is written if every value is
+    /// settled (``FlowSummary/isSettled(_:depth:)``), at once otherwise. A group's million-value
+    /// input and output lists cost nothing until a summary is printed.
+    init(time: Date, describing values: [Any], _ make: @escaping @Sendable ([Any]) -> String) {
+        guard values.allSatisfy({ FlowSummary.isSettled($0) }) else {
+            self.init(time: time, text: make(values))
+            return
+        }
+        let settled = FlowSettledValues(values: values)
+        self.init(time: time, deferred: { make(settled.values) })
+    }
+}
