@@ -125,7 +125,11 @@ final class ChildProcess: @unchecked Sendable {
             kill()
             return nil
         }
-        await waitForStreamsToClose(timeout: 2)
+        // Up to 10 s: on a loaded machine reading the pipes can lag well behind the exit, and a
+        // test that read stdout too early saw a summary cut off mid-line (CondensedSummaryTests,
+        // once, in a clean-clone CI run). A stream closes at its end, so a normal exit waits
+        // only as long as the reading takes.
+        await waitForStreamsToClose(timeout: 10)
         return termination
     }
 
