@@ -36,7 +36,9 @@ final class SummaryFile: @unchecked Sendable {
         let second = Int(entry.time.timeIntervalSince1970.rounded(.down))
         if second != stampSecond {
             stampSecond = second
-            stamp = formatter.string(from: entry.time)
+            // The whole second, as `FlowSummary.lineText` writes it: a time a hair before the
+            // next second must not read as the next one here and this one there.
+            stamp = formatter.string(from: Date(timeIntervalSince1970: Double(second)))
         }
         put(stamp)
         put(" ")

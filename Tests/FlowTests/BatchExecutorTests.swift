@@ -64,11 +64,11 @@ private final class RecordingBatchExecutor: FlowBatchExecutor, @unchecked Sendab
         let registry = probeRegistry(probe) { item in item.hasPrefix("fail") ? 5 : 300 }
         let executor = RecordingBatchExecutor(registry: registry)
         let flow = groupFlow(items: ["a", "b", "fail1", "c", "d", "e"], registry: registry, maxConcurrent: 4).setExecutor(executor)
-        let start = ContinuousClock.now
         await flow.run()
         #expect(!flow.isSuccess)
+        // What still ran was cancelled (a timed bound here could not tell: the whole group takes
+        // 0.6 s either way, and a loaded machine took 5.7 s).
         #expect(executor.cancelled == 1)
-        #expect(ContinuousClock.now - start < .seconds(5))
         #expect(flow.generateSummary().contains("[Group] not allow failure in group. stop immediately."))
     }
 

@@ -27,7 +27,8 @@ public enum FlowSummary {
     ///   - entry: the line.
     ///   - formatter: a ``timeFormatter(timeZone:)``.
     public static func lineText(_ entry: FlowLogEntry, formatter: DateFormatter) -> String {
-        formatter.string(from: entry.time) + " " + entry.text + "\n"
+        // Whole seconds, cut, not rounded: the same stamp a streamed summary file writes.
+        formatter.string(from: Date(timeIntervalSince1970: entry.time.timeIntervalSince1970.rounded(.down))) + " " + entry.text + "\n"
     }
 
     /// The summary's last lines: the flow's result and the closing line.
