@@ -43,10 +43,13 @@ case "zmq":
 default:
     break
 }
+// `flow-bench [N [LIMIT...]]`: groups of N elements (default 10,000) at each maxConcurrent LIMIT
+// (default 1, 3 and 64); one limit alone is handy under a profiler.
 let elements = arguments.first.flatMap(Int.init) ?? 10_000
+let chosenLimits = arguments.dropFirst().compactMap(Int.init)
 let rounds = 5
 print("in-process group of \(elements) trivial ops (median of \(rounds) runs)")
-for limit in [1, 3, 64] {
+for limit in chosenLimits.isEmpty ? [1, 3, 64] : chosenLimits {
     var rates: [Double] = []
     for _ in 0..<rounds {
         let (seconds, ok) = await measureGroup(elements: elements, maxConcurrent: limit)

@@ -9,6 +9,7 @@ public struct FlowLogEntry: Sendable, Hashable {
         get {
             switch content {
             case .text(let text): return text
+            case .labelled(let label, let rest): return label + " " + rest
             case .deferred(let text): return text.text
             }
         }
@@ -20,6 +21,8 @@ public struct FlowLogEntry: Sendable, Hashable {
 
     private enum Content: Sendable {
         case text(String)
+        /// An op's line: its label (shared by all its lines), a space, and the rest.
+        case labelled(String, String)
         case deferred(FlowDeferredText)
     }
 
@@ -32,6 +35,14 @@ public struct FlowLogEntry: Sendable, Hashable {
     init(time: Date, text: String, element: FlowElementMark?) {
         self.time = time
         content = .text(text)
+        self.element = element
+    }
+
+    /// An op's line, `label` and `rest` joined by a space when it is read: the label is made once
+    /// for all of an op's lines, and no line is copied together while the op runs.
+    init(time: Date, label: String, rest: String, element: FlowElementMark?) {
+        self.time = time
+        content = .labelled(label, rest)
         self.element = element
     }
 

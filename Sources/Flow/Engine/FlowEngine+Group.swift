@@ -36,6 +36,8 @@ extension FlowEngine {
         var outputs = [Any](repeating: FlowMissingOutput.marker, count: total)
         journal?.groupStarted(at: id, total: total)
         let groupMark = (number: flow.nextGroupNumber(), size: total)
+        flow.reserveSummary(forGroupOf: total)
+        let reportsProgress = flow.hasProgressHandler
 
         /// Takes one finished element into the summary, the counts and the outputs; returns the
         /// group's end when it is one failure past its budget.
@@ -48,7 +50,7 @@ extension FlowEngine {
                 retriedElements += 1
             }
             if !result.state.isSuccess { failures.append((result, tag)) }
-            flow.progress(.groupElementFinished(record, done: done, failed: failures.count, total: total))
+            if reportsProgress { flow.progress(.groupElementFinished(record, done: done, failed: failures.count, total: total)) }
             // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
             if result.state.isSuccess, let index = result.groupIndex, let output = result.groupOutput { outputs[index] = output }
             guard failures.count > failureLimit else { return nil }

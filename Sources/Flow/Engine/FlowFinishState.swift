@@ -32,4 +32,13 @@ public enum FlowFinishState: Sendable, Hashable {
         case .cancelled: return "cancelled"
         }
     }
+
+    /// `DidFinish: ` and ``summaryText``: the end of an op's last summary line.
+    var didFinishText: String {
+        switch self {
+        case .successfully: return "DidFinish: successfully"
+        case .cancelled: return "DidFinish: cancelled"
+        default: return "DidFinish: " + summaryText
+        }
+    }
 }

@@ -12,6 +12,8 @@ final class FlowOperationContext: @unchecked Sendable {
     var isFinished = false
     let startedAt = Date()
     var onFinish: ((FlowFinishState, (any Error)?) -> Void)?
+    /// How the run ended, once it has.
+    var outcome: (FlowFinishState, (any Error)?)?
 
     init(bucket: [String: Any], groupTag: String?, attempt: Int = 1, retry: FlowRetryPolicy = .none) {
         self.bucket = bucket
@@ -24,9 +26,21 @@ final class FlowOperationContext: @unchecked Sendable {
 /// Builds the bracketed tag the summary puts before an op's lines.
 enum FlowLabel {
     static func make(name: String, tag: String?, worker: String?) -> String {
-        var label = "[" + name
-        if let tag, !tag.isEmpty { label += " " + tag }
-        if let worker, !worker.isEmpty { label += " @ " + worker }
-        return label + "]"
+        let tag = tag ?? "", worker = worker ?? ""
+        // Made in one buffer: a group makes one label per element.
+        var label = ""
+        label.reserveCapacity(name.utf8.count + tag.utf8.count + worker.utf8.count + 6)
+        label.append("[")
+        label.append(name)
+        if !tag.isEmpty {
+            label.append(" ")
+            label.append(tag)
+        }
+        if !worker.isEmpty {
+            label.append(" @ ")
+            label.append(worker)
+        }
+        label.append("]")
+        return label
     }
 }
