@@ -133,6 +133,7 @@ let package = Package(
         .testTarget(name: "FlowStandardOpsTests", dependencies: [
             "FlowStandardOps", "Flow", "FlowTestSupport",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
         // The seed README's code, compiled in Swift 5 language mode (FlowTests compiles it in 6).
         .testTarget(
