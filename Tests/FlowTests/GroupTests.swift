@@ -209,3 +209,49 @@ import Testing
         #expect((flow.error as? TestFailure)?.item == "-5")
     }
 }
+
+/// Writes its input's type and value, to show what a group element arrived as.
+final class DescribeElementOp: FlowOperation, FlowOperationCreator, @unchecked Sendable {
+    static func create() -> FlowOperation { DescribeElementOp() }
+    override var primaryInputParamKey: String { "in" }
+    override var primaryOutputParamKey: String { "out" }
+    override func mainLogic() {
+        guard let value: Any = getData(name: "in") else { return finishWithError(error: FlowDataError.insufficientInputData("in")) }
+        setData(name: "out", value: "\(type(of: value)) \(value)")
+        finishSuccessfully()
+    }
+}
+
+@Suite struct GroupInputListTests {
+    func describe(_ items: Any) async -> [String]? {
+        let flow = Flow()
+            .setDataBucket(dataBucket: ["items": items])
+            .addGrouped(operationCreator: DescribeElementOp.self, dispatcher: FlowArrayGroupDispatcher(
+                inputKey: "items", outputKey: "results", maxConcurrentOperationCount: 2))
+        await flow.run()
+        #expect(flow.isSuccess, "\(flow.logEntries.map(\.text))")
+        let results = flow.dataBucket["results"] as? [String]
+        #expect(results != nil, "\(flow.dataBucket) \(flow.logEntries.map(\.text))")
+        return results
+    }
+
+    /// Typed lists are read without being cast to `[Any]` first: each element still arrives as
+    /// itself, in order (and not wrapped in an `Optional`, as elements were before).
+    @Test func typedAndMixedListsGiveTheirElementsAsThemselves() async {
+        #expect(await describe([3, 1, 2]) == ["Int 3", "Int 1", "Int 2"])
+        #expect(await describe(["b", "a"]) == ["String b", "String a"])
+        #expect(await describe([1.5, 2.0]) == ["Double 1.5", "Double 2.0"])
+        #expect(await describe([7, "x", 2.5] as [Any]) == ["Int 7", "String x", "Double 2.5"])
+        #expect(await describe([Int64(5), Int64(6)]) == ["Int64 5", "Int64 6"])
+    }
+
+    @Test func aValueThatIsNotAListFailsTheGroup() async {
+        let flow = Flow()
+            .setDataBucket(dataBucket: ["items": 5])
+            .addGrouped(operationCreator: DescribeElementOp.self, dispatcher: FlowArrayGroupDispatcher(
+                inputKey: "items", outputKey: "results", maxConcurrentOperationCount: 2))
+        await flow.run()
+        #expect(!flow.isSuccess)
+        #expect(flow.logEntries.map(\.text).contains { $0.contains("please make sure the input data: <items> is not empty") }, "\(flow.logEntries.map(\.text))")
+    }
+}

@@ -59,8 +59,9 @@ extension Flow {
     func reserveSummary(forGroupOf size: Int) {
         lock.withLock {
             guard retention == nil else { return }
-            Self.reserve(&entries, more: 2 * size)
-            Self.reserve(&records, more: size)
+            // A few more lines than two an element: the group's own, and the bucket change after.
+            Self.reserve(&entries, more: 2 * size + 64)
+            Self.reserve(&records, more: size + 8)
         }
     }
 

@@ -6,7 +6,7 @@ extension FlowEngine {
     /// collected in input order. Failures beyond the step's budget (`allowFailure`, `maxFailures`)
     /// stop it.
     func runGroup(_ plan: FlowGroupPlan, id: FlowStepID) async -> Outcome? {
-        guard let elements = flow.dataBucket[plan.inputKey] as? [Any], !elements.isEmpty else {
+        guard let elements = FlowGroupElements(flow.dataBucket[plan.inputKey]), !elements.isEmpty else {
             flow.log(message: "[FlowArrayGroupDispatcher] group created: 0")
             flow.log(message: "[Group] no operation to run for group; please make sure the input data: <\(plan.inputKey)> is not empty")
             return .failed(FlowError.emptyGroupInput(key: plan.inputKey))

@@ -117,8 +117,10 @@ public struct FlowLocalExecutor: FlowExecutor {
         }
         var result: FlowTaskResult
         if let index = task.groupIndex {
+            // The element itself: `groupElement as Any` would hand the op an `Optional` around it.
+            let element: Any = task.groupElement ?? (Optional<Any>.none as Any)
             result = await FlowOperationRunner.runGroupElement(
-                operation, element: task.groupElement as Any, index: index, groupTag: task.groupTag ?? "", attempt: task.operationAttempt,
+                operation, element: element, index: index, groupTag: task.groupTag ?? "", attempt: task.operationAttempt,
                 retry: task.retry)
         } else {
             result = await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag, attempt: task.operationAttempt,

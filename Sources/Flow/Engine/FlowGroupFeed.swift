@@ -10,7 +10,7 @@ final class FlowGroupFeed: @unchecked Sendable {
     // `@unchecked`: the elements and the plan are read-only once made; everything that changes is
     // behind `lock`.
     private let plan: FlowGroupPlan
-    private let elements: [Any]
+    private let elements: FlowGroupElements
     private let replayed: [Bool]
     private let journal: (any FlowJournal)?
     private let id: FlowStepID
@@ -36,7 +36,7 @@ final class FlowGroupFeed: @unchecked Sendable {
     ///   - replayed: per element, whether an earlier life of the run finished it (empty: none did).
     ///   - journal: the run's journal, told how far elements may have started.
     ///   - id: the group's step.
-    init(plan: FlowGroupPlan, elements: [Any], replayed: [Bool], journal: (any FlowJournal)?, id: FlowStepID) {
+    init(plan: FlowGroupPlan, elements: FlowGroupElements, replayed: [Bool], journal: (any FlowJournal)?, id: FlowStepID) {
         self.plan = plan
         self.elements = elements
         self.replayed = replayed
