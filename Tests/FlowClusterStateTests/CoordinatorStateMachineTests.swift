@@ -383,3 +383,74 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(machine.workers[beta] != nil)
     }
 }
+
+/// A group whose tasks the engine hands over ahead of need (its lookahead): the machine runs at
+/// most the group's limit of them, refills a freed slot at once, and starts none after a failure
+/// until the engine resumes the group.
+@Suite struct CoordinatorGroupLimitTests {
+    let group = TaskGroupLimit(id: 7, limit: 2)
+
+    func machine(with ids: ClosedRange<UInt64>) -> Machine {
+        var machine = Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(5), maxAttempts: 3))
+        _ = machine.receive(ready("w1", slots: 4), from: alpha, now: at(0))
+        for id in ids { machine.submit(task(id), waiter: id, group: group) }
+        return machine
+    }
+
+    @Test func runsAtMostTheLimitAndRefillsAFreedSlotWithoutWaitingForTheEngine() {
+        var machine = machine(with: 1...5)
+        // The worker has 4 free slots; the group may run 2.
+        #expect(sent(machine.dispatch(now: at(0))) == [alpha: [1, 2]])
+        #expect(machine.runningCount == 2)
+        _ = machine.receive(.result([result(1)]), from: alpha, now: at(0.1))
+        // No batching window: the next task is already here, and leaves in the same turn.
+        #expect(sent(machine.dispatch(now: at(0.1))) == [alpha: [3]])
+        #expect(machine.runningCount == 2)
+    }
+
+    @Test func aFailureHoldsTheGroupUntilTheEngineResumesIt() {
+        var machine = machine(with: 1...5)
+        _ = machine.dispatch(now: at(0))
+        let failed = machine.receive(.result([result(1, state: .withError("boom"))]), from: alpha, now: at(0.1))
+        #expect(finished(failed).map(\.0) == [1])
+        #expect(sent(machine.dispatch(now: at(0.1))).isEmpty, "nothing of the group starts while the failure is judged")
+        #expect(sent(machine.dispatch(now: at(5))).isEmpty, "not even later")
+        machine.resume(group: group.id)
+        #expect(sent(machine.dispatch(now: at(5.1))) == [alpha: [3]])
+    }
+
+    @Test func aGroupGivenUpAfterAFailureLeavesNothingQueued() {
+        var machine = machine(with: 1...5)
+        _ = machine.dispatch(now: at(0))
+        _ = machine.receive(.result([result(1, state: .withError("boom"))]), from: alpha, now: at(0.1))
+        // The engine ends the group: the queued tasks finish cancelled, the running one keeps
+        // its slot until its result.
+        let cancelled = machine.cancel { (3...5).contains($0) || $0 == 2 }
+        #expect(Set(finished(cancelled).map(\.0)) == [2, 3, 4, 5])
+        #expect(finished(cancelled).allSatisfy { if case .cancelled = $0.1.state { true } else { false } })
+        #expect(machine.queue.isEmpty)
+        #expect(machine.pausedGroups.isEmpty)
+    }
+
+    @Test func aLostWorkersTasksFreeTheGroupsSlotsAndRunAgain() {
+        var machine = machine(with: 1...3)
+        #expect(sent(machine.dispatch(now: at(0))) == [alpha: [1, 2]])
+        _ = machine.receive(ready("w2", slots: 4), from: beta, now: at(0.1))
+        _ = machine.sendFailed(to: alpha, reason: "gone", now: at(0.2))
+        #expect(machine.groupRunning[group.id] == nil)
+        // Lost tasks go first, and the group's limit still holds.
+        #expect(sent(machine.dispatch(now: at(0.2))) == [beta: [1, 2]])
+        #expect(machine.groupRunning[group.id] == 2)
+    }
+
+    @Test func tasksWithoutAGroupStillWaitTheBatchingWindowForTheEngine() {
+        var machine = Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(5), maxAttempts: 3))
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        machine.submit(task(1), waiter: 1)
+        machine.submit(task(2), waiter: 2)
+        _ = machine.dispatch(now: at(0))
+        _ = machine.receive(.result([result(1)]), from: alpha, now: at(0.1))
+        #expect(sent(machine.dispatch(now: at(0.1))).isEmpty, "held for the engine's submission")
+        #expect(sent(machine.dispatch(now: at(0.2))) == [alpha: [2]])
+    }
+}

@@ -11,9 +11,20 @@ private final class RecordingBatchExecutor: FlowBatchExecutor, @unchecked Sendab
     private(set) var batchSizes: [Int] = []
     private(set) var oneByOne = 0
     private(set) var cancelled = 0
+    private(set) var resumed: [UInt64] = []
+    private(set) var limits: [Int?] = []
+    /// What ``lookahead(for:maxConcurrent:)`` says.
+    let ahead: Int
 
-    init(registry: FlowOperationRegistry) {
+    init(registry: FlowOperationRegistry, lookahead: Int = 0) {
         local = FlowLocalExecutor(registry: registry)
+        ahead = lookahead
+    }
+
+    func lookahead(for task: FlowTask, maxConcurrent: Int) -> Int { ahead }
+
+    func resume(_ inbox: FlowResultInbox) {
+        lock.withLock { resumed.append(inbox.id) }
     }
 
     func execute(_ task: FlowTask) async -> FlowTaskResult {
@@ -28,6 +39,7 @@ private final class RecordingBatchExecutor: FlowBatchExecutor, @unchecked Sendab
         let started = tasks.map { task in Task { inbox.deliver(await local.execute(task)) } }
         lock.withLock {
             batchSizes.append(tasks.count)
+            limits.append(inbox.concurrencyLimit)
             running += started
         }
     }
@@ -70,6 +82,39 @@ private final class RecordingBatchExecutor: FlowBatchExecutor, @unchecked Sendab
         // 0.6 s either way, and a loaded machine took 5.7 s).
         #expect(executor.cancelled == 1)
         #expect(flow.generateSummary().contains("[Group] not allow failure in group. stop immediately."))
+    }
+
+    /// An executor with a lookahead is handed that many tasks beyond `maxConcurrent` (it keeps
+    /// to the limit itself), and is told to go on after each burst with a failure the group
+    /// tolerates.
+    @Test func anExecutorWithALookaheadIsHandedMoreAndResumedAfterToleratedFailures() async {
+        let probe = ConcurrencyProbe()
+        let registry = probeRegistry(probe) { item in item.hasPrefix("fail") ? 1 : 20 }
+        let executor = RecordingBatchExecutor(registry: registry, lookahead: 3)
+        let items = (0..<20).map { $0 % 7 == 3 ? "fail\($0)" : "i\($0)" }
+        let flow = Flow(definition: FlowDefinition(name: "budget", bucket: [:], steps: [
+            .group(FlowGroupStep(op: "EchoOp", input: "items", output: "results", maxConcurrent: 4, maxFailures: .count(5))),
+        ]), registry: registry).setDataBucket(dataBucket: ["items": items]).setExecutor(executor)
+        await flow.run()
+        #expect(flow.isSuccess, "\(String(describing: flow.error))")
+        #expect(executor.batchSizes.first == 7, "4 that may run and 3 ahead: \(executor.batchSizes)")
+        #expect(executor.batchSizes.reduce(0, +) == 20)
+        #expect(Set(executor.limits) == [4], "each inbox says the group's limit")
+        #expect((1...3).contains(executor.resumed.count), "one resume per burst with a failure: \(executor.resumed)")
+        #expect(Set(executor.resumed).count == 1, "all for the group's one inbox")
+    }
+
+    @Test func withoutALookaheadTheEngineHandsOverNoMoreThanTheLimitAndNeverResumes() async {
+        let probe = ConcurrencyProbe()
+        let registry = probeRegistry(probe) { item in item.hasPrefix("fail") ? 1 : 5 }
+        let executor = RecordingBatchExecutor(registry: registry)
+        let items = (0..<12).map { $0 == 3 ? "fail\($0)" : "i\($0)" }
+        let flow = groupFlow(items: items, registry: registry, maxConcurrent: 4, allowFailure: true).setExecutor(executor)
+        await flow.run()
+        #expect(flow.isSuccess)
+        #expect(executor.batchSizes.first == 4)
+        #expect(executor.limits.allSatisfy { $0 == nil })
+        #expect(executor.resumed.isEmpty)
     }
 
     @Test func aGroupWithRetriesGoesThroughExecuteOneByOne() async {

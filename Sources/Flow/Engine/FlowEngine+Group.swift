@@ -76,13 +76,15 @@ extension FlowEngine {
         let feed = FlowGroupFeed(plan: resolvedPlan, elements: elements, replayed: replayed, journal: journal, id: id)
 
         // Elements tried once go to an executor that takes batches without a Swift task each.
-        let batch: (any FlowBatchExecutor)? = {
+        let batch: (executor: any FlowBatchExecutor, lookahead: Int)? = {
             guard let batch = executor as? any FlowBatchExecutor, plan.policy.retry.attempts <= 1 else { return nil }
-            return batch.canSubmit(FlowGroupFeed.task(resolvedPlan, index: 0, element: elements[0])) ? batch : nil
+            let first = FlowGroupFeed.task(resolvedPlan, index: 0, element: elements[0])
+            guard batch.canSubmit(first) else { return nil }
+            return (batch, max(0, batch.lookahead(for: first, maxConcurrent: plan.maxConcurrent)))
         }()
         let stop: Outcome?
         if let batch {
-            stop = await runBatched(on: batch, plan: plan, id: id, feed: feed, accept: accept)
+            stop = await runBatched(on: batch.executor, lookahead: batch.lookahead, plan: plan, id: id, feed: feed, accept: accept)
         } else {
             stop = await runPulling(from: feed, plan: plan, resolvedPlan: resolvedPlan, id: id, accept: accept)
         }
@@ -104,14 +106,16 @@ extension FlowEngine {
     /// - Parameters:
     ///   - feed: the elements' tasks.
     ///   - accept: takes one finished element; returns the group's end when it must stop.
-    private func runBatched(on executor: any FlowBatchExecutor, plan: FlowGroupPlan, id: FlowStepID,
+    private func runBatched(on executor: any FlowBatchExecutor, lookahead: Int, plan: FlowGroupPlan, id: FlowStepID,
                             feed: FlowGroupFeed, accept: (FlowTaskResult, String?) -> Outcome?) async -> Outcome? {
-        let inbox = FlowResultInbox()
+        // With a lookahead the executor holds a few tasks more than may run, and keeps to
+        // `maxConcurrent` itself.
+        let inbox = FlowResultInbox(concurrencyLimit: lookahead > 0 ? plan.maxConcurrent : nil)
         var tags: [Int: String] = [:]
         var running = 0
         func refill() {
             var tasks: [FlowTask] = []
-            while running + tasks.count < plan.maxConcurrent, var task = feed.next() {
+            while running + tasks.count < plan.maxConcurrent + lookahead, var task = feed.next() {
                 task.timeLimit = plan.policy.timeout
                 task.retry = plan.policy.retry
                 if let index = task.groupIndex, let tag = task.groupTag { tags[index] = tag }
@@ -128,6 +132,7 @@ extension FlowEngine {
                 executor.cancelAll(in: inbox)
                 return .cancelled
             }
+            var judgedFailure = false
             for var result in results {
                 running -= 1
                 result.attempt = 1
@@ -136,7 +141,10 @@ extension FlowEngine {
                     executor.cancelAll(in: inbox)
                     return stop
                 }
+                if !result.state.isSuccess { judgedFailure = true }
             }
+            // The failures did not end the group: the tasks held ahead may start.
+            if judgedFailure, lookahead > 0 { executor.resume(inbox) }
             refill()
         }
         return nil

@@ -1,15 +1,31 @@
 import Foundation
+import Synchronization
 
 /// Where a ``FlowBatchExecutor`` puts the results of the tasks it was handed, from any thread, and
 /// where the engine takes them in batches: one wake-up for however many arrived meanwhile.
 public final class FlowResultInbox: @unchecked Sendable {
+    private static let ids = Atomic<UInt64>(0)
+
+    /// This inbox's number, unique in the process: an executor can key its own state on it.
+    public let id: UInt64
+    /// With a ``FlowBatchExecutor/lookahead(for:maxConcurrent:)``: how many of this inbox's tasks
+    /// may run at once (the group's `maxConcurrent`); `nil` when the engine hands over no more
+    /// tasks than that anyway.
+    public let concurrencyLimit: Int?
+
     private let lock = NSLock()
     private var results: [FlowTaskResult] = []
     private var waiting: CheckedContinuation<[FlowTaskResult], Never>?
     private var closed = false
 
     /// An empty inbox.
-    public init() {}
+    ///
+    /// - Parameter concurrencyLimit: how many of its tasks may run at once, when the engine hands
+    ///   over more than that.
+    public init(concurrencyLimit: Int? = nil) {
+        id = Self.ids.wrappingAdd(1, ordering: .relaxed).newValue
+        self.concurrencyLimit = concurrencyLimit
+    }
 
     /// Hands over one task's result.
     public func deliver(_ result: FlowTaskResult) {
@@ -66,4 +82,23 @@ public protocol FlowBatchExecutor: FlowExecutor {
     /// Gives up every task handed over with `inbox` that has no result yet: each ends as cancelled
     /// (its result still arrives in the inbox, or none does once the run is stopping).
     func cancelAll(in inbox: FlowResultInbox)
+
+    /// How many tasks like `task`, beyond the group's `maxConcurrent`, the engine may hand over
+    /// ahead of need, so that a finished task's place is taken without waiting for the engine.
+    /// An executor that says more than 0 (the default) runs at most the inbox's
+    /// ``FlowResultInbox/concurrencyLimit`` of its tasks at once, and starts none of them after
+    /// one failed until the engine calls ``resume(_:)`` (the failure may end the group).
+    func lookahead(for task: FlowTask, maxConcurrent: Int) -> Int
+
+    /// The engine has judged a failed result of `inbox` and the group goes on: its tasks handed
+    /// over ahead may start again.
+    func resume(_ inbox: FlowResultInbox)
+}
+
+extension FlowBatchExecutor {
+    /// None: the engine hands over no more than `maxConcurrent` tasks at a time.
+    public func lookahead(for task: FlowTask, maxConcurrent: Int) -> Int { 0 }
+
+    /// Nothing to do for an executor that takes no tasks ahead.
+    public func resume(_ inbox: FlowResultInbox) {}
 }

@@ -72,9 +72,13 @@ struct CoordinatorIOLoop {
                 actions += machine.tick(now: now)
                 nextTick = now + tickInterval
             }
-            // The status first: performing the actions resumes the engine's waiters, and a run
+            // Tasks waiting for the slots just freed leave first: handing results back to the
+            // engine wakes its task, which took 0.1 ms before they left (400 × 25 ms on 16 slots).
+            let dispatched = machine.dispatch(now: now)
+            // The status next: performing the actions resumes the engine's waiters, and a run
             // that ends then must not see the tasks it just got back as still running.
             publishStatus(of: machine)
+            perform(dispatched, on: router, machine: &machine)
             perform(actions, on: router, machine: &machine)
             perform(machine.dispatch(now: now), on: router, machine: &machine)
             publishStatus(of: machine)
@@ -108,8 +112,9 @@ struct CoordinatorIOLoop {
         var actions: [Machine.Action] = []
         for command in commands {
             switch command {
-            case .submit(let task, let waiter, let avoid): machine.submit(task, waiter: waiter, avoid: avoid)
+            case .submit(let task, let waiter, let avoid): machine.submit(task, waiter: waiter, avoid: avoid, group: waiter.groupLimit)
             case .cancelInbox(let inbox): actions += machine.cancel { $0.belongs(to: inbox) }
+            case .resumeGroup(let id): machine.resume(group: id)
             case .cancel(let taskID): actions += machine.cancel(taskID: taskID)
             }
         }

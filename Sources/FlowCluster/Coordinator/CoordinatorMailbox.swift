@@ -12,6 +12,8 @@ final class CoordinatorMailbox: Sendable {
         case cancel(UInt64)
         /// Every task handed over with this inbox that is not finished yet.
         case cancelInbox(FlowResultInbox)
+        /// The engine judged a failure of this inbox's group and the group goes on.
+        case resumeGroup(UInt64)
     }
 
     enum PostOutcome: Sendable {

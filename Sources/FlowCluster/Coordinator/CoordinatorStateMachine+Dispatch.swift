@@ -26,6 +26,10 @@ extension CoordinatorStateMachine {
         var kept: [UInt64] = []
         for taskID in queue {
             guard var record = tasks[taskID] else { continue }
+            if let group = record.group, pausedGroups.contains(group.id) || groupRunning[group.id, default: 0] >= group.limit {
+                kept.append(taskID)
+                continue
+            }
             // The worker with the most free slots that offers the op, preferring one that has not
             // failed this task before; rotation breaks ties.
             var best: Data?
@@ -43,6 +47,7 @@ extension CoordinatorStateMachine {
                 continue
             }
             workers[peer]?.inFlight.insert(taskID)
+            if let group = record.group { groupRunning[group.id, default: 0] += 1 }
             record.worker = peer
             record.sentAt = now
             record.unofferedSince = nil

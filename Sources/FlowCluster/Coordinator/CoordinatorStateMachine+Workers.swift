@@ -40,6 +40,7 @@ extension CoordinatorStateMachine {
         var requeued: [UInt64] = []
         for taskID in worker.inFlight.sorted() {
             guard var record = tasks[taskID] else { continue }
+            releaseGroupSlot(of: record)
             guard let waiter = record.waiter else {
                 tasks[taskID] = nil
                 continue
@@ -86,6 +87,7 @@ extension CoordinatorStateMachine {
             return [.report(.discardedResult(worker: workerName, taskID: result.taskID, attempt: result.attempt, reason: reason))]
         }
         workers[peer]?.inFlight.remove(result.taskID)
+        releaseGroupSlot(of: record)
         guard let waiter = record.waiter else {
             tasks[result.taskID] = nil
             return []
@@ -106,16 +108,25 @@ extension CoordinatorStateMachine {
             let text = "worker \(workerName) answered with element index \(result.elementIndex.map(String.init) ?? "none"), "
                 + "but the task was \(expectedIndex.map { "element \($0)" } ?? "a serial op")"
             holdUntil = holdUntil ?? now + configuration.batchWindow
-            return finish(waiter, .failure(ClusterError.protocolViolation(text), wire: record.task))
+            return finishInGroup(record, waiter, .failure(ClusterError.protocolViolation(text), wire: record.task))
         }
         holdUntil = holdUntil ?? now + configuration.batchWindow
-        return finish(waiter, FlowTaskResult(wire: result, operationName: record.task.op, worker: workerName))
+        return finishInGroup(record, waiter, FlowTaskResult(wire: result, operationName: record.task.op, worker: workerName))
     }
 
     /// Hands a task's outcome back; the engine may submit a task in its place, which dispatch
     /// briefly waits for so that they leave together.
     mutating func finish(_ waiter: Waiter, _ result: FlowTaskResult) -> [Action] {
         expectedSubmissions += 1
+        return [.finish(waiter, result)]
+    }
+
+    /// ``finish(_:_:)`` for a task that ran; a group whose tasks were handed over ahead needs no
+    /// wait for the engine (the next one is queued already), and a failure pauses it until the
+    /// engine has judged it.
+    private mutating func finishInGroup(_ record: TaskRecord, _ waiter: Waiter, _ result: FlowTaskResult) -> [Action] {
+        guard let group = record.group else { return finish(waiter, result) }
+        if !result.state.isSuccess { pausedGroups.insert(group.id) }
         return [.finish(waiter, result)]
     }
 }
@@ -127,3 +138,4 @@ extension Duration {
         return String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
     }
 }
+

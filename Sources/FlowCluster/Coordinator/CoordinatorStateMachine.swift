@@ -70,6 +70,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         var unofferedSince: Instant?
         /// Workers that failed an earlier try of it (a retry): another worker gets it when one can.
         var avoid: Set<String> = []
+        /// The group it belongs to, when its tasks were handed over ahead of need.
+        var group: TaskGroupLimit?
     }
 
     let configuration: Configuration
@@ -82,6 +84,10 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var expectedSubmissions = 0
     var holdUntil: Instant?
     var rotation = 0
+    /// Tasks of each group with a limit that are on workers now.
+    var groupRunning: [UInt64: Int] = [:]
+    /// Groups with a failed task the engine has not judged yet: none of their tasks starts.
+    var pausedGroups: Set<UInt64> = []
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -100,10 +106,25 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
 
     /// A task to run: queued; ``dispatch(now:)`` sends it, to a worker not in `avoid` when one can
     /// take it.
-    mutating func submit(_ task: WireTask, waiter: Waiter, avoid: Set<String> = []) {
-        tasks[task.taskID] = TaskRecord(task: task, waiter: waiter, avoid: avoid)
+    ///
+    /// - Parameter group: its group, when the engine hands that group's tasks over ahead of need:
+    ///   at most its limit of them run at once.
+    mutating func submit(_ task: WireTask, waiter: Waiter, avoid: Set<String> = [], group: TaskGroupLimit? = nil) {
+        tasks[task.taskID] = TaskRecord(task: task, waiter: waiter, avoid: avoid, group: group)
         queue.append(task.taskID)
         expectedSubmissions = max(0, expectedSubmissions - 1)
+    }
+
+    /// The engine judged a failed task of the group and the group goes on: its tasks may start
+    /// again.
+    mutating func resume(group id: UInt64) {
+        pausedGroups.remove(id)
+    }
+
+    /// A task of a group with a limit left its worker (a result, a lost worker).
+    mutating func releaseGroupSlot(of record: TaskRecord) {
+        guard let group = record.group, let running = groupRunning[group.id] else { return }
+        groupRunning[group.id] = running > 1 ? running - 1 : nil
     }
 
     /// The engine no longer wants a task's result: it finishes as cancelled now.
@@ -124,6 +145,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         var dequeued: Set<UInt64> = []
         for taskID in taskIDs {
             guard let record = tasks[taskID], let waiter = record.waiter else { continue }
+            // A group given up (ended by a failure, or cancelled) is paused no longer.
+            if let group = record.group { pausedGroups.remove(group.id) }
             if record.worker == nil {
                 tasks[taskID] = nil
                 dequeued.insert(taskID)
@@ -196,6 +219,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         workers = [:]
         tasks = [:]
         queue = []
+        groupRunning = [:]
+        pausedGroups = []
         return actions
     }
 }

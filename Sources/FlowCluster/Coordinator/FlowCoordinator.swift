@@ -267,6 +267,21 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         }
     }
 
+    /// Up to 16 tasks of a group handed over ahead (at most `maxConcurrent`), so that the I/O
+    /// thread starts the next one the moment a worker returns one, without waiting for the engine
+    /// to take the result and submit: that wait was a third of a freed slot's idle time, 0.23-0.27
+    /// ms of 0.75 (400 × 25 ms tasks on 16 slots). None for ops whose input the coordinator
+    /// prepares (`source: coordinator` reads whole files), which would then sit in memory early.
+    public func lookahead(for task: FlowTask, maxConcurrent: Int) -> Int {
+        guard configuration.registry.entry(named: task.registeredOperation.name)?.prepareInput == nil else { return 0 }
+        return min(maxConcurrent, 16)
+    }
+
+    /// Lets the tasks of `inbox` held after a failure start again.
+    public func resume(_ inbox: FlowResultInbox) {
+        if case .queued(true) = mailbox.post(.resumeGroup(inbox.id)) { wakeup.signal() }
+    }
+
     /// Cancels every task handed over with `inbox` that has no result yet.
     public func cancelAll(in inbox: FlowResultInbox) {
         if case .queued(true) = mailbox.post(.cancelInbox(inbox)) { wakeup.signal() }

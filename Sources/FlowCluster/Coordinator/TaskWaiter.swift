@@ -23,6 +23,12 @@ enum TaskWaiter: Sendable {
         }
     }
 
+    /// The group limit of an inbox whose tasks are handed over ahead of need.
+    var groupLimit: TaskGroupLimit? {
+        guard case .inbox(let inbox, _, _) = self, let limit = inbox.concurrencyLimit else { return nil }
+        return TaskGroupLimit(id: inbox.id, limit: limit)
+    }
+
     /// Whether this waiter is `inbox`.
     func belongs(to inbox: FlowResultInbox) -> Bool {
         if case .inbox(let own, _, _) = self { return own === inbox }
