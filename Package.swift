@@ -150,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "FlowClusterTests",
             dependencies: [
-                "FlowCluster", "Flow", "FlowWire", "ZeroMQ", "FlowStandardOps", "FlowTestSupport",
+                "FlowCluster", "Flow", "FlowWire", "ZeroMQ", "FlowStandardOps", "FlowTestSupport", "FlowJournal",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 "flow-coordinator", "flow-worker", "custom-worker-example", "blueprint-on-cluster-example",

@@ -11,7 +11,9 @@ import Synchronization
 
 /// A run's journal: one SQLite file (WAL mode) holding the flow as it was started, every result
 /// the engine accepted, and how the run ended. `flow-coordinator resume` reads it to go on where
-/// the run stopped.
+/// the run stopped. While the run goes on, how far each step may have started is appended to a
+/// notes file next to it (``StartMarkFile``, `<journal>-started`), folded into the `started`
+/// table when the run ends or is resumed.
 ///
 /// Results are kept in memory as they are accepted and written in batches by a thread of the
 /// journal's own, at most ``flushInterval`` after they were accepted, in transactions of at most
@@ -44,6 +46,11 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     private let replay: [String: [Int: FlowJournalRecord]]
     /// Per step, the highest element index earlier lives of the run said may have started.
     private let startedBefore: [String: Int]
+    /// Where `mayStart` notes go (``StartMarkFile``); `nil` when it could not be opened, and they
+    /// are rows of the `started` table at once.
+    private let marks: StartMarkFile?
+    /// The notes this life of the run appended, folded into the `started` table at the end.
+    private let appendedMarks = Mutex<[String: Int]>([:])
     private let buffer = Mutex(Buffer())
     private let flushed = Mutex<(any Error)?>(nil)
     /// Wakes the flushing thread early: at the end of the run.
@@ -59,6 +66,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     private init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: [String: [Int: FlowJournalRecord]],
                  startedBefore: [String: Int] = [:]) {
         self.path = path
+        // Emptied: a new run has no notes, and a resumed one folded them into its table.
+        marks = StartMarkFile(journal: path, truncating: true)
         self.database = database
         self.info = info
         runID = info.runID
@@ -145,7 +154,13 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                 }
                 let stored = try readStored(db, path: path)
                 let replay = try readResults(db, retryFailed: retryFailed)
-                let started = try readStarts(db)
+                // The notes an earlier life appended and did not fold in (it crashed) count too,
+                // and are folded in now.
+                var started = try readStarts(db)
+                for (step, through) in StartMarkFile.read(journal: path) {
+                    started[step] = max(started[step] ?? through, through)
+                    try db.cachedStatement(sql: Self.startedUpsert).execute(arguments: [step, through])
+                }
                 let resumes = info.resumes + 1
                 try db.execute(sql: "UPDATE run SET state = ?, finished_at = NULL, exit_code = NULL, pid = ?, host = ?, resumes = ?",
                                arguments: [RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName, resumes])
@@ -204,8 +219,14 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
 
     public func mayStart(at step: FlowStepID, through index: Int) {
         // Written at once, not batched: an element must never start before its start is on disk.
-        // One statement, prepared once, in SQLite's autocommit mode: a transaction of its own
-        // without GRDB's BEGIN and COMMIT around it (a serial step pays this on every run).
+        // Appended to the notes file (one system call, as safe against a crash as a commit); the
+        // row comes at the end of the run, or from a resume after a crash.
+        if let marks, marks.append(step: step.path, through: index) {
+            appendedMarks.withLock { $0[step.path] = max($0[step.path] ?? index, index) }
+            return
+        }
+        // No notes file: one statement, prepared once, in SQLite's autocommit mode: a
+        // transaction of its own without GRDB's BEGIN and COMMIT around it.
         do {
             try database.writeWithoutTransaction { db in
                 try db.cachedStatement(sql: Self.startedUpsert).execute(arguments: [step.path, index])
@@ -240,11 +261,17 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         while buffer.withLock({ !$0.finished }) { usleep(200) }
         do {
             try flush()
+            let appended = appendedMarks.withLock { $0 }
             try database.write { db in
+                for (step, through) in appended {
+                    try db.cachedStatement(sql: Self.startedUpsert).execute(arguments: [step, through])
+                }
                 try db.execute(sql: "UPDATE run SET state = ?, finished_at = ?, exit_code = ?",
                                arguments: [state.rawValue, Date().timeIntervalSince1970, Int(exitCode)])
             }
             try database.close()
+            // Folded in: the notes file is no longer needed.
+            StartMarkFile.remove(journal: path)
         } catch {
             throw RunJournalError(path: path, Self.describe(error))
         }
