@@ -48,6 +48,16 @@ extension RunJournal {
         return started
     }
 
+    /// Writes the notes in the journal's ``StartMarkFile`` into the `started` table (at the end
+    /// of a run, or on resuming one that crashed) and returns them.
+    static func foldStartMarks(_ db: Database, journal: String) throws -> [String: Int] {
+        let marks = StartMarkFile.read(journal: journal)
+        for (step, through) in marks {
+            try db.cachedStatement(sql: startedUpsert).execute(arguments: [step, through])
+        }
+        return marks
+    }
+
     static func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.label = "flow-journal"

@@ -17,23 +17,15 @@ import Synchronization
 ///
 /// Results are kept in memory as they are accepted and written in batches by a thread of the
 /// journal's own, at most ``flushInterval`` after they were accepted, in transactions of at most
-/// 512 results, so the engine never waits for the disk (its `mayStart` writes wait at most for
-/// one such transaction). With `synchronous = NORMAL` a committed
+/// 512 results, so the engine never waits for the disk. With `synchronous = NORMAL` a committed
 /// batch survives the coordinator's crash (it is in the WAL file the moment it commits); a power
 /// loss can take the last batches committed before it, never the file's consistency. What the
 /// journal lost runs again on resume: delivery is at least once.
 public final class RunJournal: FlowJournal, @unchecked Sendable {
-    /// The file format this version writes (SQLite `user_version`); it reads this one and the
-    /// older ones. Format 2 moved the flow and its starting bucket to a table of their own.
-    public static let formatVersion = 2
-    /// Marks a Flow journal among SQLite files (`application_id`, "FLOW").
-    static let applicationID: Int32 = 0x464C_4F57
     /// The longest an accepted result waits in memory before it is written.
     public static let flushInterval = Duration.milliseconds(100)
     /// Results written in one transaction at most.
     static let flushChunk = 512
-    /// Records how far a step's elements may have started.
-    static let startedUpsert = "INSERT INTO started (step, through) VALUES (?, ?) ON CONFLICT (step) DO UPDATE SET through = max(through, excluded.through)"
 
     /// The run's id.
     public let runID: String
@@ -49,8 +41,6 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     /// Where `mayStart` notes go (``StartMarkFile``); `nil` when it could not be opened, and they
     /// are rows of the `started` table at once.
     private let marks: StartMarkFile?
-    /// The notes this life of the run appended, folded into the `started` table at the end.
-    private let appendedMarks = Mutex<[String: Int]>([:])
     private let buffer = Mutex(Buffer())
     private let flushed = Mutex<(any Error)?>(nil)
     /// Wakes the flushing thread early: at the end of the run.
@@ -107,21 +97,7 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         do {
             let database = try DatabaseQueue(path: path, configuration: configuration())
             try database.write { db in
-                try db.execute(sql: """
-                    PRAGMA application_id = \(applicationID);
-                    PRAGMA user_version = \(formatVersion);
-                    CREATE TABLE run (
-                        id TEXT NOT NULL, flow_name TEXT NOT NULL, flow_file TEXT NOT NULL, flow_text TEXT NOT NULL,
-                        bucket BLOB NOT NULL, started_at REAL NOT NULL, finished_at REAL, state TEXT NOT NULL,
-                        exit_code INTEGER, pid INTEGER NOT NULL, host TEXT NOT NULL, resumes INTEGER NOT NULL DEFAULT 0);
-                    CREATE TABLE run_input (flow_text TEXT NOT NULL, bucket BLOB NOT NULL);
-                    CREATE TABLE step (id TEXT PRIMARY KEY, total INTEGER NOT NULL);
-                    CREATE TABLE started (step TEXT PRIMARY KEY, through INTEGER NOT NULL);
-                    CREATE TABLE result (
-                        seq INTEGER PRIMARY KEY AUTOINCREMENT, step TEXT NOT NULL, element INTEGER, ok INTEGER NOT NULL,
-                        worker TEXT, started_at REAL NOT NULL, finished_at REAL NOT NULL, record BLOB NOT NULL);
-                    CREATE INDEX result_step ON result (step, element);
-                    """)
+                try db.execute(sql: schema)
                 // The flow and its bucket (megabytes for a million-value bucket) have a table of
                 // their own: updating the run's state then never copies them.
                 try db.execute(
@@ -154,12 +130,10 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                 }
                 let stored = try readStored(db, path: path)
                 let replay = try readResults(db, retryFailed: retryFailed)
-                // The notes an earlier life appended and did not fold in (it crashed) count too,
-                // and are folded in now.
+                // The notes an earlier life appended and did not fold in (it crashed) count too.
                 var started = try readStarts(db)
-                for (step, through) in StartMarkFile.read(journal: path) {
+                for (step, through) in try foldStartMarks(db, journal: path) {
                     started[step] = max(started[step] ?? through, through)
-                    try db.cachedStatement(sql: Self.startedUpsert).execute(arguments: [step, through])
                 }
                 let resumes = info.resumes + 1
                 try db.execute(sql: "UPDATE run SET state = ?, finished_at = NULL, exit_code = NULL, pid = ?, host = ?, resumes = ?",
@@ -221,10 +195,7 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         // Written at once, not batched: an element must never start before its start is on disk.
         // Appended to the notes file (one system call, as safe against a crash as a commit); the
         // row comes at the end of the run, or from a resume after a crash.
-        if let marks, marks.append(step: step.path, through: index) {
-            appendedMarks.withLock { $0[step.path] = max($0[step.path] ?? index, index) }
-            return
-        }
+        if let marks, marks.append(step: step.path, through: index) { return }
         // No notes file: one statement, prepared once, in SQLite's autocommit mode: a
         // transaction of its own without GRDB's BEGIN and COMMIT around it.
         do {
@@ -261,11 +232,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         while buffer.withLock({ !$0.finished }) { usleep(200) }
         do {
             try flush()
-            let appended = appendedMarks.withLock { $0 }
             try database.write { db in
-                for (step, through) in appended {
-                    try db.cachedStatement(sql: Self.startedUpsert).execute(arguments: [step, through])
-                }
+                _ = try Self.foldStartMarks(db, journal: path)
                 try db.execute(sql: "UPDATE run SET state = ?, finished_at = ?, exit_code = ?",
                                arguments: [state.rawValue, Date().timeIntervalSince1970, Int(exitCode)])
             }
@@ -300,8 +268,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
             return (buffer.results, buffer.groups)
         }
         guard !results.isEmpty || !groups.isEmpty else { return }
-        // In transactions of at most `flushChunk` results: the engine's `mayStart` writes wait
-        // for the one in progress, not for a whole batch of a busy run.
+        // In transactions of at most `flushChunk` results: a `mayStart` that has no notes file
+        // to append to waits for the one in progress, not for a whole batch of a busy run.
         var start = 0
         repeat {
             let end = min(results.count, start + Self.flushChunk)

@@ -156,7 +156,6 @@ extension FlowEngine {
     /// per element, and the engine wakes once per burst of results, not once per result: what
     /// makes an in-process group of small ops fast.
     ///
-    /// - Parameters:
     /// With `maxConcurrent` 1 the engine runs each element itself: no child task to hand results
     /// over, and no thread to wake for each one.
     ///

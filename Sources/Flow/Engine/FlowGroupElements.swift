@@ -13,8 +13,6 @@ struct FlowGroupElements: @unchecked Sendable {
     }
 
     private let storage: Storage
-    /// How many elements there are.
-    let count: Int
 
     /// The elements of a bucket value that is an array, `nil` for anything else.
     init?(_ value: Any?) {
@@ -22,18 +20,25 @@ struct FlowGroupElements: @unchecked Sendable {
         // Exact types only: `as? [Int]` would convert an `[Any]` of integers element by element.
         let type = type(of: value)
         if type == [Int].self {
-            let list = value as! [Int]
-            (storage, count) = (.integers(list), list.count)
+            storage = .integers(value as! [Int])
         } else if type == [String].self {
-            let list = value as! [String]
-            (storage, count) = (.strings(list), list.count)
+            storage = .strings(value as! [String])
         } else if type == [Double].self {
-            let list = value as! [Double]
-            (storage, count) = (.doubles(list), list.count)
+            storage = .doubles(value as! [Double])
         } else if let list = value as? [Any] {
-            (storage, count) = (.values(list), list.count)
+            storage = .values(list)
         } else {
             return nil
+        }
+    }
+
+    /// How many elements there are.
+    var count: Int {
+        switch storage {
+        case .integers(let list): return list.count
+        case .strings(let list): return list.count
+        case .doubles(let list): return list.count
+        case .values(let list): return list.count
         }
     }
 

@@ -77,10 +77,16 @@ public enum FlowOperationRunner {
                                    seedState: .finished(.withError(error)))
             }
         }
+        let result: ((FlowFinishState, (any Error)?)) -> FlowTaskResult = { outcome in
+            let (events, finalBucket) = operation.lock.withLock { (context.events, context.bucket) }
+            return FlowTaskResult(
+                operationName: operation.operationName, state: outcome.0, error: outcome.1, events: events,
+                bucket: finalBucket, startedAt: context.startedAt, finishedAt: Date(), worker: nil
+            )
+        }
         // An op that says its mainLogic never blocks runs it right here. When it has finished by
         // the time mainLogic returns, the run is over: no continuation, no cancellation handler,
         // no thread hand-off (a third of a trivial op's cost in an in-process group).
-        var outcome: (FlowFinishState, (any Error)?)?
         var started = false
         if operation.runsMainLogicInline, !Task.isCancelled {
             let alreadyCancelled = operation.lock.withLock {
@@ -90,43 +96,36 @@ public enum FlowOperationRunner {
             if !alreadyCancelled {
                 started = true
                 body()
-                outcome = operation.lock.withLock { context.outcome }
+                if let outcome = operation.lock.withLock({ context.outcome }) { return result(outcome) }
             }
         }
-        if outcome == nil {
-            // It runs on a Dispatch thread, or it was started above and finishes later (an async
-            // op): wait for it, and cancel it if the calling task is cancelled meanwhile.
-            let started = started
-            outcome = await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<(FlowFinishState, (any Error)?), Never>) in
-                    let (alreadyCancelled, finished) = operation.lock.withLock {
-                        operation.context = context
-                        if let finished = context.outcome { return (false, Optional(finished)) }
-                        context.onFinish = { state, error in continuation.resume(returning: (state, error)) }
-                        return (operation.cancelled, nil)
-                    }
-                    if let finished {
-                        continuation.resume(returning: finished)
-                        return
-                    }
-                    // Started: it finishes by itself, or `cancelRun` (below) ends it.
-                    if started { return }
-                    if alreadyCancelled || Task.isCancelled {
-                        operation.complete(state: .cancelled, error: CancellationError(), seedState: .finished(.withError(CancellationError())))
-                        return
-                    }
-                    if operation.runsMainLogicInline { body() } else { DispatchQueue.global().async(execute: body) }
+        // It runs on a Dispatch thread, or it was started above and finishes later (an async op):
+        // wait for it, and cancel it if the calling task is cancelled meanwhile.
+        let startedInline = started
+        let outcome: (FlowFinishState, (any Error)?) = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<(FlowFinishState, (any Error)?), Never>) in
+                let (alreadyCancelled, finished) = operation.lock.withLock {
+                    operation.context = context
+                    if let finished = context.outcome { return (false, Optional(finished)) }
+                    context.onFinish = { state, error in continuation.resume(returning: (state, error)) }
+                    return (operation.cancelled, nil)
                 }
-            } onCancel: {
-                operation.cancelRun()
+                if let finished {
+                    continuation.resume(returning: finished)
+                    return
+                }
+                // Started: it finishes by itself, or `cancelRun` (below) ends it.
+                if startedInline { return }
+                if alreadyCancelled || Task.isCancelled {
+                    operation.complete(state: .cancelled, error: CancellationError(), seedState: .finished(.withError(CancellationError())))
+                    return
+                }
+                if operation.runsMainLogicInline { body() } else { DispatchQueue.global().async(execute: body) }
             }
+        } onCancel: {
+            operation.cancelRun()
         }
-        let finish = outcome ?? (.cancelled, CancellationError())
-        let (events, finalBucket) = operation.lock.withLock { (context.events, context.bucket) }
-        return FlowTaskResult(
-            operationName: operation.operationName, state: finish.0, error: finish.1, events: events,
-            bucket: finalBucket, startedAt: context.startedAt, finishedAt: Date(), worker: nil
-        )
+        return result(outcome)
     }
 
     /// Runs one group element: the op gets `[primaryInputParamKey: element]` as its bucket, and

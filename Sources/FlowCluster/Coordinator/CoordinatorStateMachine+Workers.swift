@@ -138,4 +138,3 @@ extension Duration {
         return String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
     }
 }
-
