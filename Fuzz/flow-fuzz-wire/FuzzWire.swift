@@ -57,6 +57,8 @@ enum WireSeeds {
             ])),
             ("heartbeat", .heartbeat),
             ("disconnect", .disconnect(reason: "worker stopping")),
+            ("recall", .recall([8, 9])),
+            ("returned", .returned([WireTaskReference(taskID: 8, attempt: 2), WireTaskReference(taskID: 9, attempt: 1)])),
         ]
     }
 

@@ -44,6 +44,15 @@ public enum WireCodec {
             break
         case .disconnect(let reason):
             writer.writeString(reason)
+        case .recall(let ids):
+            writer.writeVarint(UInt64(ids.count))
+            for id in ids { writer.writeUInt64(id) }
+        case .returned(let tasks):
+            writer.writeVarint(UInt64(tasks.count))
+            for task in tasks {
+                writer.writeUInt64(task.taskID)
+                writer.writeUInt32(task.attempt)
+            }
         }
     }
 
@@ -109,6 +118,21 @@ public enum WireCodec {
             return .heartbeat
         case .disconnect:
             return .disconnect(reason: try reader.readString("reason"))
+        case .recall:
+            let count = try readBatchCount(minimumElementSize: 8, "recall count", &reader)
+            var ids: [UInt64] = []
+            ids.reserveCapacity(count)
+            for _ in 0..<count { ids.append(try reader.readUInt64("task id")) }
+            return .recall(ids)
+        case .returned:
+            let count = try readBatchCount(minimumElementSize: WireTaskReference.encodedSize, "returned count", &reader)
+            var tasks: [WireTaskReference] = []
+            tasks.reserveCapacity(count)
+            for _ in 0..<count {
+                let id = try reader.readUInt64("task id")
+                tasks.append(WireTaskReference(taskID: id, attempt: try reader.readUInt32("attempt")))
+            }
+            return .returned(tasks)
         }
     }
 
@@ -156,6 +180,8 @@ public enum WireCodec {
         case .result(let results): return 8 + results.reduce(0) { $0 + 64 + $1.events.count * 48 }
         case .heartbeat: return 0
         case .disconnect(let reason): return reason.utf8.count + 10
+        case .recall(let ids): return 10 + ids.count * 8
+        case .returned(let tasks): return 10 + tasks.count * WireTaskReference.encodedSize
         }
     }
 }

@@ -10,6 +10,10 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
     case heartbeat = 0x04
     /// The sender is leaving, or refuses the receiver. Both directions.
     case disconnect = 0x05
+    /// Give back these queued tasks if they have not started. Coordinator to worker.
+    case recall = 0x06
+    /// Tasks given back unrun. Worker to coordinator.
+    case returned = 0x07
 
     /// The command's name as the spec writes it (`READY`, `TASK`, …).
     public var description: String {
@@ -19,6 +23,8 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
         case .result: return "RESULT"
         case .heartbeat: return "HEARTBEAT"
         case .disconnect: return "DISCONNECT"
+        case .recall: return "RECALL"
+        case .returned: return "RETURNED"
         }
     }
 
@@ -33,8 +39,8 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
     /// - Returns: `true` when the spec allows that role to send the command.
     public func canBeSent(by role: WirePeerRole) -> Bool {
         switch self {
-        case .ready, .result: return role == .worker
-        case .task: return role == .coordinator
+        case .ready, .result, .returned: return role == .worker
+        case .task, .recall: return role == .coordinator
         case .heartbeat, .disconnect: return true
         }
     }

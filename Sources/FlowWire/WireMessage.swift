@@ -10,6 +10,12 @@ public enum WireMessage: Sendable, Hashable {
     case heartbeat
     /// The sender is leaving, or does not know the receiver. Both directions.
     case disconnect(reason: String)
+    /// Queued tasks the coordinator wants back if they have not started. Coordinator to worker, to
+    /// a worker that announced ``WireReady/Feature/queue``; never an empty list.
+    case recall([UInt64])
+    /// Queued tasks the worker gives back unrun (after a RECALL, or because a task of its failed).
+    /// Worker to coordinator; never an empty list.
+    case returned([WireTaskReference])
 
     /// The message's command byte.
     public var command: WireCommand {
@@ -19,6 +25,8 @@ public enum WireMessage: Sendable, Hashable {
         case .result: return .result
         case .heartbeat: return .heartbeat
         case .disconnect: return .disconnect
+        case .recall: return .recall
+        case .returned: return .returned
         }
     }
 }
@@ -33,6 +41,25 @@ extension WireMessage: CustomStringConvertible {
         case .result(let results): return "RESULT ×\(results.count)"
         case .heartbeat: return "HEARTBEAT"
         case .disconnect(let reason): return "DISCONNECT \(reason)"
+        case .recall(let ids): return "RECALL ×\(ids.count)"
+        case .returned(let tasks): return "RETURNED ×\(tasks.count)"
         }
     }
+}
+
+/// One dispatch of a task: its id and attempt, as a RETURNED names the tasks it gives back.
+public struct WireTaskReference: Sendable, Hashable {
+    /// The task's id, from its TASK.
+    public var taskID: UInt64
+    /// The attempt, from its TASK.
+    public var attempt: UInt32
+
+    /// Creates a reference.
+    public init(taskID: UInt64, attempt: UInt32) {
+        self.taskID = taskID
+        self.attempt = attempt
+    }
+
+    /// Bytes of one reference on the wire.
+    static let encodedSize = 8 + 4
 }

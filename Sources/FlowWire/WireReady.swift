@@ -37,6 +37,10 @@ extension WireReady {
         public static let operationAttempt: UInt32 = 1 << 0
         /// Bit 1: the worker reads a TASK's retry policy (flags bit 2) and gives it to the op.
         public static let retryPolicy: UInt32 = 1 << 1
+        /// Bit 2: the worker queues up to its slot count of tasks beyond its free slots, starts
+        /// them in arrival order as slots free, gives them back unrun (RETURNED) when one of its
+        /// tasks fails or the coordinator sends RECALL.
+        public static let queue: UInt32 = 1 << 2
     }
 
     /// Appends the body fields in spec order.

@@ -437,10 +437,10 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(sent(machine.dispatch(now: at(0))) == [alpha: [1, 2]])
         _ = machine.receive(ready("w2", slots: 4), from: beta, now: at(0.1))
         _ = machine.sendFailed(to: alpha, reason: "gone", now: at(0.2))
-        #expect(machine.groupRunning[group.id] == nil)
+        #expect(machine.groupBound[group.id] == nil)
         // Lost tasks go first, and the group's limit still holds.
         #expect(sent(machine.dispatch(now: at(0.2))) == [beta: [1, 2]])
-        #expect(machine.groupRunning[group.id] == 2)
+        #expect(machine.groupBound[group.id] == 2)
     }
 
     @Test func tasksWithoutAGroupStillWaitTheBatchingWindowForTheEngine() {
@@ -452,5 +452,120 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         _ = machine.receive(.result([result(1)]), from: alpha, now: at(0.1))
         #expect(sent(machine.dispatch(now: at(0.1))).isEmpty, "held for the engine's submission")
         #expect(sent(machine.dispatch(now: at(0.2))) == [alpha: [2]])
+    }
+}
+
+/// Worker queues (feature bit 2, PROTOCOL.md §8.2): a group's tasks handed over ahead wait on a
+/// worker that keeps a queue when no slot is free, so the worker refills a freed slot itself; the
+/// group's limit still bounds what runs, and a failure or a cancel takes queued tasks back.
+@Suite struct CoordinatorWorkerQueueTests {
+    let group = TaskGroupLimit(id: 9, limit: 2)
+    let queueing = WireReady.Feature.queue
+
+    private func recalls(_ actions: [Machine.Action]) -> [Data: [UInt64]] {
+        var byPeer: [Data: [UInt64]] = [:]
+        for case .send(let peer, .recall(let ids)) in actions { byPeer[peer, default: []] += ids }
+        return byPeer
+    }
+
+    /// One worker with 2 slots that queues, the group (limit 2) of tasks 1...6 submitted and sent.
+    private func queued() -> (Machine, [Data: [UInt64]]) {
+        var machine = Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(5), maxAttempts: 3))
+        _ = machine.receive(ready("w1", slots: 2, features: queueing), from: alpha, now: at(0))
+        for id in UInt64(1)...6 { machine.submit(task(id), waiter: id, group: group) }
+        let first = sent(machine.dispatch(now: at(0)))
+        return (machine, first)
+    }
+
+    @Test func aGroupFillsTheSlotsThenTheQueueAndAFreedPlaceIsRefilled() {
+        var (machine, first) = queued()
+        #expect(first == [alpha: [1, 2, 3, 4]], "2 run, 2 wait in the worker's queue")
+        #expect(machine.runningCount == 2)
+        #expect(machine.queuedOnWorkers == 2)
+        _ = machine.receive(.result([result(1)]), from: alpha, now: at(0.1))
+        #expect(sent(machine.dispatch(now: at(0.1))) == [alpha: [5]], "the queue is topped up in the same turn")
+    }
+
+    @Test func aWorkerThatDoesNotQueueGetsNoMoreThanItsSlots() {
+        var machine = Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(5), maxAttempts: 3))
+        _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(0))
+        for id in UInt64(1)...6 { machine.submit(task(id), waiter: id, group: TaskGroupLimit(id: 9, limit: 16)) }
+        #expect(sent(machine.dispatch(now: at(0))) == [alpha: [1, 2]])
+    }
+
+    @Test func tasksWithoutAGroupAreNeverQueued() {
+        var machine = Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(5), maxAttempts: 3))
+        _ = machine.receive(ready("w1", slots: 2, features: queueing), from: alpha, now: at(0))
+        for id in UInt64(1)...4 { machine.submit(task(id), waiter: id) }
+        #expect(sent(machine.dispatch(now: at(0))) == [alpha: [1, 2]])
+    }
+
+    @Test func theGroupsLimitBoundsWhatCanRunWhateverWaitsInQueues() {
+        // A limit below the slots: queueing would let more run at once, so nothing is queued.
+        var below = Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(5), maxAttempts: 3))
+        _ = below.receive(ready("w1", slots: 4, features: queueing), from: alpha, now: at(0))
+        for id in UInt64(1)...6 { below.submit(task(id), waiter: id, group: group) }
+        #expect(sent(below.dispatch(now: at(0))) == [alpha: [1, 2]])
+
+        // Two workers of 2 slots, limit 3: 2 on one and 1 on the other can run; more may wait only
+        // behind the group's own tasks on the first, never on the second, where they could start.
+        var split = Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(5), maxAttempts: 3))
+        _ = split.receive(ready("w1", slots: 2, features: queueing), from: alpha, now: at(0))
+        _ = split.receive(ready("w2", slots: 2, features: queueing), from: beta, now: at(0))
+        let three = TaskGroupLimit(id: 9, limit: 3)
+        for id in UInt64(1)...8 { split.submit(task(id), waiter: id, group: three) }
+        let sentTo = sent(split.dispatch(now: at(0)))
+        #expect(sentTo.values.map(\.count).sorted() == [1, 4], "\(sentTo)")
+        #expect(split.groupBound[three.id] == 3)
+        #expect(split.runningCount == 3)
+    }
+
+    @Test func aFailureRecallsTheGroupsTasksAndWhatComesBackRunsAfterTheEngineResumes() {
+        var (machine, _) = queued()
+        let failed = machine.receive(.result([result(1, state: .withError("boom"))]), from: alpha, now: at(0.1))
+        #expect(recalls(failed) == [alpha: [2, 3, 4]], "the worker holds more than its slots: any of them may wait")
+        #expect(sent(machine.dispatch(now: at(0.1))).isEmpty, "the group is paused")
+        // The worker gives back the two that waited (2 runs already).
+        let back = machine.receive(.returned([WireTaskReference(taskID: 3, attempt: 1), WireTaskReference(taskID: 4, attempt: 1)]),
+                                   from: alpha, now: at(0.2))
+        #expect(finished(back).isEmpty, "a returned task is no outcome")
+        #expect(machine.queue.prefix(2) == [3, 4], "back to the front of the queue")
+        #expect(machine.workers[alpha]?.inFlight == [2])
+        #expect(machine.tasks[3]?.task.attempt == 2, "a new dispatch")
+        #expect(machine.tasks[3]?.losses == 0, "no loss counted")
+        #expect(machine.workers[alpha]?.stopping == false, "a worker that gives back is not stopping")
+        #expect(sent(machine.dispatch(now: at(0.3))).isEmpty, "still paused")
+        machine.resume(group: group.id)
+        let again = taskMessages(machine.dispatch(now: at(0.4)))
+        #expect(again.flatMap { $0.map(\.taskID) } == [3, 4, 5])
+        #expect(again.flatMap { $0.map(\.attempt) } == [2, 2, 1])
+    }
+
+    @Test func aCancelledGroupIsRecalledAndWhatComesBackIsForgotten() {
+        var (machine, _) = queued()
+        let cancelled = machine.cancel { $0 >= 3 }
+        #expect(recalls(cancelled) == [alpha: [3, 4]])
+        #expect(Set(finished(cancelled).map(\.0)) == [3, 4, 5, 6])
+        _ = machine.receive(.returned([WireTaskReference(taskID: 4, attempt: 1)]), from: alpha, now: at(0.1))
+        #expect(machine.tasks[4] == nil)
+        #expect(machine.workers[alpha]?.inFlight == [1, 2, 3])
+        #expect(machine.queue.isEmpty)
+    }
+
+    @Test func aReturnedReferenceOfAnotherAttemptOrWorkerIsDiscarded() {
+        var (machine, _) = queued()
+        _ = machine.receive(ready("w2", slots: 2, features: queueing), from: beta, now: at(0))
+        let wrongAttempt = machine.receive(.returned([WireTaskReference(taskID: 3, attempt: 5)]), from: alpha, now: at(0.1))
+        let wrongWorker = machine.receive(.returned([WireTaskReference(taskID: 4, attempt: 1)]), from: beta, now: at(0.1))
+        #expect(reports(wrongAttempt).contains { if case .discardedResult(_, 3, 5, .otherAttempt(current: 1)) = $0 { true } else { false } })
+        #expect(reports(wrongWorker).contains { if case .discardedResult(_, 4, 1, .runsElsewhere) = $0 { true } else { false } })
+        #expect(machine.workers[alpha]?.inFlight == [1, 2, 3, 4])
+    }
+
+    @Test func aRecallFromAWorkerIsUnexpected() {
+        var (machine, _) = queued()
+        let actions = machine.receive(.recall([1]), from: alpha, now: at(0.1))
+        #expect(reports(actions).contains { if case .unexpectedMessage(_, "RECALL") = $0 { true } else { false } })
+        #expect(machine.workers[alpha]?.inFlight.count == 4)
     }
 }

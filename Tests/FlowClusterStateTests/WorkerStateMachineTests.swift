@@ -334,8 +334,9 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         _ = machine.received(.heartbeat, now: at(2.9))
         #expect(results(machine.tick(now: at(2.9), date: date)).isEmpty)
         let freed = machine.tick(now: at(3.05), date: date)
-        #expect(started(freed).map(\.1.taskID) == [2], "the slot frees for the queued task")
+        #expect(started(freed).isEmpty, "a failure: the queued task goes back to the coordinator (WorkerQueueTests)")
         #expect(results(machine.flush(now: at(3.05))).map(\.finishState) == [.withError("time limit of 2 s exceeded")])
+        #expect(started(machine.received(.task([task(3)]), now: at(3.1))).map(\.1.taskID) == [3], "the slot is free")
         // The op finally returns: nothing more is sent for it.
         _ = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(4))
         #expect(results(machine.flush(now: at(4))).isEmpty)
@@ -347,5 +348,75 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(machine.receivedMalformed("truncated", now: at(2.5)).count == 1)
         #expect(machine.receivedMalformed("truncated", now: at(2.6)).isEmpty)
         #expect(!machine.tick(now: at(3.5), date: date).contains { if case .reconnect = $0 { true } else { false } })
+    }
+}
+
+/// The worker's queue (feature bit 2, PROTOCOL.md §8.2): up to `slots` tasks wait beyond the
+/// slots without a warning, start as slots free, and go back to the coordinator unrun (RETURNED)
+/// when a task fails or a RECALL names them.
+@Suite struct WorkerQueueTests {
+    private func returned(_ actions: [WorkerMachine.Action]) -> [WireTaskReference] {
+        sent(actions).flatMap { if case .returned(let references) = $0 { return references } else { return [] } }
+    }
+
+    @Test func aQueueOfUpToTheSlotCountIsNoViolation() {
+        var machine = machine(slots: 2)
+        _ = machine.connected(now: at(0))
+        let actions = machine.received(.task([task(1), task(2), task(3), task(4)]), now: at(0.1))
+        #expect(started(actions).map(\.1.taskID) == [1, 2])
+        #expect(machine.backlog.map(\.taskID) == [3, 4])
+        #expect(logs(actions).filter { $0.level == .warning }.isEmpty, "\(actions)")
+        let beyond = machine.received(.task([task(5)]), now: at(0.2))
+        #expect(logs(beyond).filter { $0.level == .warning }.count == 1, "a third queued task is beyond the queue")
+    }
+
+    @Test func aRecallGivesBackOnlyTheNamedTasksStillQueued() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        var second = task(2)
+        second.attempt = 3
+        _ = machine.received(.task([task(1), second, task(3)]), now: at(0.1))
+        // 1 runs, 2 and 3 wait; 1 cannot be given back, 99 is not here.
+        #expect(machine.received(.recall([1, 2, 99]), now: at(0.2)).isEmpty)
+        #expect(machine.backlog.map(\.taskID) == [3])
+        #expect(returned(machine.flush(now: at(0.2))) == [WireTaskReference(taskID: 2, attempt: 3)])
+        #expect(returned(machine.flush(now: at(0.3))).isEmpty, "never an empty RETURNED")
+    }
+
+    @Test func aFailedTaskSendsItsResultThenGivesTheWholeQueueBackAndStartsNothing() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1), task(2), task(3)]), now: at(0.1)))
+        let failure = WireResult(taskID: 1, attempt: 1, finishState: .withError("boom"), startedAt: date, finishedAt: date,
+                                 elementIndex: 1)
+        let after = machine.finished(run: runs[0].0, result: failure, now: at(0.2))
+        #expect(started(after).isEmpty, "nothing starts after a failure: the coordinator judges it first")
+        #expect(machine.backlog.isEmpty)
+        let flushed = sent(machine.flush(now: at(0.2)))
+        #expect(flushed.map(\.command) == [.result, .returned], "the failure first, then what it gave back")
+        #expect(returned(flushed.map { .send($0) }).map(\.taskID) == [2, 3])
+    }
+
+    @Test func aTaskAnsweredForAtItsTimeLimitAlsoGivesTheQueueBack() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        _ = machine.received(.task([task(1, limit: 100), task(2)]), now: at(0))
+        #expect(cancelled(machine.tick(now: at(0.2), date: date)).count == 1, "stopped at its limit")
+        _ = machine.received(.heartbeat, now: at(1.0))
+        // The op ignores the cancel: past the grace the machine answers for it.
+        let answered = machine.tick(now: at(1.3), date: date)
+        #expect(started(answered).isEmpty, "nothing starts after a failure")
+        let flushed = sent(machine.flush(now: at(1.3)))
+        #expect(flushed.map(\.command) == [.result, .returned])
+        #expect(returned(flushed.map { .send($0) }).map(\.taskID) == [2])
+    }
+
+    @Test func aSuccessStartsTheNextQueuedTaskAtOnce() {
+        var machine = machine(slots: 1)
+        _ = machine.connected(now: at(0))
+        let runs = started(machine.received(.task([task(1), task(2)]), now: at(0.1)))
+        let next = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(0.2))
+        #expect(started(next).map(\.1.taskID) == [2])
+        #expect(returned(machine.flush(now: at(0.2))).isEmpty)
     }
 }

@@ -107,6 +107,67 @@ import Testing
         #expect(conversation.exit == .exit(0), "\(conversation.stderr)")
     }
 
+    /// The worker's queue (PROTOCOL.md §8.2) in a real process: it announces it, starts a queued
+    /// task when a slot frees, gives a recalled one back unrun, and gives back its whole queue
+    /// after a failure, its RESULT first.
+    @Test func aRealWorkerQueuesGivesARecalledTaskBackAndItsQueueAfterAFailure() async throws {
+        let scope = try ClusterScope()
+        defer { scope.finish() }
+        let conversation = try await onOwnThread { () throws -> Conversation in
+            let coordinator = try RawCoordinator()
+            defer { coordinator.close() }
+            let worker = try scope.worker(connect: coordinator.endpoint, name: "queueing", concurrency: 2)
+            var conversation = Conversation()
+            conversation.ready = try coordinator.next(timeout: .seconds(20))
+            guard case .ready = conversation.ready else { return conversation }
+            let start = ContinuousClock.now
+            func element(_ id: UInt64, op: String = "SleepOp", ms: Int) -> WireTask {
+                WireTask(taskID: id, op: op, parameters: ["ms": .integer(Int64(ms))], groupElement: .integer(Int64(id)), elementIndex: Int(id))
+            }
+            // 1 and 7 run 600 ms; 2 and 3 wait in the queue (as many as the slots); 2 is recalled.
+            try coordinator.send(.task([element(1, ms: 600), element(7, ms: 600), element(2, ms: 10), element(3, ms: 10)]))
+            try coordinator.send(.recall([2]))
+            var received = try coordinator.collect(timeout: .seconds(10)) { received in
+                received.flatMap { entry -> [WireResult] in if case .result(let results) = entry.message { results } else { [] } }.count >= 3
+            }.received
+            // 4 fails at once (no such op) beside 8: 5 and 6, queued behind them, come back unrun.
+            try coordinator.send(.task([element(4, op: "NoSuchOp", ms: 0), element(8, ms: 600), element(5, ms: 10), element(6, ms: 10)]))
+            received += try coordinator.collect(timeout: .seconds(10)) { received in
+                received.contains { if case .returned(let references) = $0.message { references.contains { $0.taskID == 5 } } else { false } }
+            }.received
+            conversation.received = received.map { ($0.message, $0.at - start) }
+            worker.send(SIGTERM)
+            conversation.exit = Self.waitForExit(worker, coordinator: coordinator)
+            conversation.stderr = worker.stderr
+            return conversation
+        }
+        guard case .ready(let ready)? = conversation.ready else {
+            Issue.record("the worker never said READY\n\(conversation.stderr)")
+            return
+        }
+        #expect(ready.features & WireReady.Feature.queue != 0, "the worker announces its queue")
+        let order = conversation.received.flatMap { entry -> [String] in
+            switch entry.message {
+            case .result(let results): return results.map { "result \($0.taskID)" }
+            case .returned(let references): return references.map { "returned \($0.taskID)" }
+            default: return []
+            }
+        }
+        let context = "\(order)\n\(conversation.stderr)"
+        #expect(order.first == "returned 2", "the recalled task comes back before anything ends: \(context)")
+        #expect(!order.contains("result 2"), "a task given back never runs: \(context)")
+        #expect(Set(order.prefix(4)) == ["returned 2", "result 1", "result 7", "result 3"], "\(context)")
+        #expect(order.firstIndex(of: "result 3").map { $0 > min(order.firstIndex(of: "result 1") ?? 9, order.firstIndex(of: "result 7") ?? 9) } == true,
+                "the queued task starts when a slot frees: \(context)")
+        let failure = try #require(order.firstIndex(of: "result 4"), "\(context)")
+        #expect(Array(order[(failure + 1)...].prefix(2)).sorted() == ["returned 5", "returned 6"], "the failure first, then the queue: \(context)")
+        #expect(!order.contains("result 5") && !order.contains("result 6"), "\(context)")
+        let results = conversation.results
+        #expect(results.first { $0.result.taskID == 3 }?.result.finishState == .successfully)
+        #expect(results.first { $0.result.taskID == 4 }.map { !$0.result.finishState.isSuccess } == true)
+        #expect(!conversation.stderr.contains("wait for a slot"), "a queue within the slot count is no violation\n\(conversation.stderr)")
+    }
+
     /// Waits (heartbeating, at most 5 s) for the worker to exit; SIGKILLs it otherwise.
     static func waitForExit(_ worker: ChildProcess, coordinator: RawCoordinator) -> ChildProcess.Termination? {
         _ = try? coordinator.collect(timeout: .seconds(5)) { _ in !worker.isRunning }

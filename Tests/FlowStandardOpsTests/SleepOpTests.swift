@@ -26,7 +26,9 @@ struct SleepOpTests {
         await flow.waitUntilFinished()
 
         #expect(!flow.isSuccess)
-        #expect(Date().timeIntervalSince(started) < 5)
+        // Far below the op's 30 s, with room for a loaded machine (a full suite run once took
+        // 7.8 s from start to end here, most of it before the cancel).
+        #expect(Date().timeIntervalSince(started) < 20)
     }
 
     @Test func negativeWaitIsRejected() {

@@ -128,10 +128,12 @@ struct WireBodyRejectionTests {
         expectRejection(task(parameters: "02 0365cc8100 02c3a900"), .invalidMap)
     }
 
-    @Test("empty TASK and RESULT batches are rejected")
+    @Test("empty TASK, RESULT, RECALL and RETURNED batches are rejected")
     func emptyBatches() {
         expectRejection(frames(0x02, body: [0x00]), .emptyBatch)
         expectRejection(frames(0x03, body: [0x00]), .emptyBatch)
+        expectRejection(frames(0x06, body: [0x00]), .emptyBatch)
+        expectRejection(frames(0x07, body: [0x00]), .emptyBatch)
     }
 
     @Test("a READY with no slots is rejected")

@@ -15,7 +15,7 @@ struct WireGoldenBytesTests {
     @Test("frame 0 is FLOW01 and frame 1 the command byte")
     func framesMatchSpec() {
         #expect(hexString(WireCodec.protocolFrame) == "464c4f573031")
-        #expect(WireCommand.allCases.map(\.rawValue) == [0x01, 0x02, 0x03, 0x04, 0x05])
+        #expect(WireCommand.allCases.map(\.rawValue) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07])
         #expect(WireValueTag.allCases.map(\.rawValue) == Array(0x00...0x09))
     }
 
@@ -73,6 +73,12 @@ struct WireGoldenBytesTests {
             isPermanent: true
         )
         try expectBody(.result([forbidden]), "01  0800000000000000  02000000  05 01 78  0000000000000000  0000000000000000  00  01 03")
+    }
+
+    @Test("RECALL and RETURNED examples")
+    func recallAndReturnedExamples() throws {
+        try expectBody(.recall([7, 9]), "02  0700000000000000  0900000000000000")
+        try expectBody(.returned([WireTaskReference(taskID: 9, attempt: 2)]), "01  0900000000000000  02000000")
     }
 
     @Test("DISCONNECT example")

@@ -152,6 +152,8 @@ struct WireMessageRoundTripTests {
         #expect(WireCommand.ready.canBeSent(by: .worker) && !WireCommand.ready.canBeSent(by: .coordinator))
         #expect(WireCommand.result.canBeSent(by: .worker) && !WireCommand.result.canBeSent(by: .coordinator))
         #expect(WireCommand.task.canBeSent(by: .coordinator) && !WireCommand.task.canBeSent(by: .worker))
+        #expect(WireCommand.recall.canBeSent(by: .coordinator) && !WireCommand.recall.canBeSent(by: .worker))
+        #expect(WireCommand.returned.canBeSent(by: .worker) && !WireCommand.returned.canBeSent(by: .coordinator))
         for command in [WireCommand.heartbeat, .disconnect] {
             #expect(command.canBeSent(by: .worker) && command.canBeSent(by: .coordinator))
         }

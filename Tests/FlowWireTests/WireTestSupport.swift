@@ -118,6 +118,8 @@ let sampleMessages: [WireMessage] = [
     .result([sampleResult(), WireResult(taskID: 43, attempt: 2, finishState: .successfully, startedAt: wireDate(0), finishedAt: wireDate(1))]),
     .heartbeat,
     .disconnect(reason: "shutting down"),
+    .recall([42, 43, .max]),
+    .returned([WireTaskReference(taskID: 42, attempt: 1), WireTaskReference(taskID: .max, attempt: .max)]),
 ]
 
 /// A small deterministic random number generator (SplitMix64), so fuzz runs repeat exactly.

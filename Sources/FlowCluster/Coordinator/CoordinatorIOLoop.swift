@@ -105,7 +105,7 @@ struct CoordinatorIOLoop {
     private func publishStatus(of machine: Machine) {
         mailbox.status = FlowCoordinator.Status(
             workers: machine.workerCount, slots: machine.workers.values.reduce(0) { $0 + $1.slots },
-            running: machine.runningCount, queued: machine.queue.count)
+            running: machine.runningCount, queued: machine.queue.count + machine.queuedOnWorkers)
     }
 
     private func apply(_ commands: [CoordinatorMailbox.Command], to machine: inout Machine) -> [Machine.Action] {

@@ -26,18 +26,28 @@ extension CoordinatorStateMachine {
         var kept: [UInt64] = []
         for taskID in queue {
             guard var record = tasks[taskID] else { continue }
-            if let group = record.group, pausedGroups.contains(group.id) || groupRunning[group.id, default: 0] >= group.limit {
+            if let group = record.group, pausedGroups.contains(group.id) {
                 kept.append(taskID)
                 continue
             }
-            // The worker with the most free slots that offers the op, preferring one that has not
-            // failed this task before; rotation breaks ties.
+            // The worker that offers the op with the most free slots, preferring one that has not
+            // failed this task before; rotation breaks ties. With no free slot anywhere, a task
+            // of a group may wait in the queue of a worker that keeps one (§8.2), the shortest.
             var best: Data?
-            var bestScore = (fresh: false, free: 0)
+            var bestScore = (fresh: 0, free: 0, room: 0)
             for peer in peers {
-                guard let worker = workers[peer], !worker.stopping, worker.ops.contains(record.task.op), worker.free > 0 else { continue }
-                let score = (fresh: !record.avoid.contains(worker.name), free: worker.free)
-                if best == nil || (score.fresh && !bestScore.fresh) || (score.fresh == bestScore.fresh && score.free > bestScore.free) {
+                guard let worker = workers[peer], !worker.stopping, worker.ops.contains(record.task.op) else { continue }
+                let free = worker.free > 0
+                if !free, record.group == nil || worker.queued >= worker.queueDepth { continue }
+                // The group's bound must stay within its limit: a free slot would raise it, and so
+                // would a queue place on a worker with fewer of the group's tasks than slots.
+                if let group = record.group, groupBound[group.id, default: 0] >= group.limit,
+                   free || worker.groupTasks[group.id, default: 0] < worker.slots {
+                    continue
+                }
+                let score = (fresh: record.avoid.contains(worker.name) ? 0 : 1, free: free ? 1 : 0,
+                             room: free ? worker.free : worker.queueDepth - worker.queued)
+                if best == nil || score > bestScore {
                     best = peer
                     bestScore = score
                 }
@@ -46,8 +56,10 @@ extension CoordinatorStateMachine {
                 kept.append(taskID)
                 continue
             }
-            workers[peer]?.inFlight.insert(taskID)
-            if let group = record.group { groupRunning[group.id, default: 0] += 1 }
+            // In place: a copy of the worker taken out and put back would copy its in-flight set.
+            if workers[peer]?.take(taskID, group: record.group?.id) == true, let group = record.group {
+                groupBound[group.id, default: 0] += 1
+            }
             record.worker = peer
             record.sentAt = now
             record.unofferedSince = nil

@@ -34,13 +34,13 @@ extension CoordinatorStateMachine {
     /// with the next attempt number, and each such loss counts toward `maxAttempts`. Each of them
     /// is reported (``ClusterEvent/taskLost(worker:op:element:attempt:ranFor:)``) for the timeline.
     mutating func remove(_ peer: Data, reason: RemovalReason, now: Instant) -> [Action] {
-        guard let worker = workers.removeValue(forKey: peer) else { return [] }
+        guard var worker = workers.removeValue(forKey: peer) else { return [] }
         var actions: [Action] = []
         var lost: [Action] = []
         var requeued: [UInt64] = []
         for taskID in worker.inFlight.sorted() {
             guard var record = tasks[taskID] else { continue }
-            releaseGroupSlot(of: record)
+            if worker.release(taskID, group: record.group?.id), let group = record.group { lowerBound(of: group.id) }
             guard let waiter = record.waiter else {
                 tasks[taskID] = nil
                 continue
@@ -86,8 +86,7 @@ extension CoordinatorStateMachine {
             }
             return [.report(.discardedResult(worker: workerName, taskID: result.taskID, attempt: result.attempt, reason: reason))]
         }
-        workers[peer]?.inFlight.remove(result.taskID)
-        releaseGroupSlot(of: record)
+        release(record, from: peer)
         guard let waiter = record.waiter else {
             tasks[result.taskID] = nil
             return []
@@ -123,11 +122,44 @@ extension CoordinatorStateMachine {
 
     /// ``finish(_:_:)`` for a task that ran; a group whose tasks were handed over ahead needs no
     /// wait for the engine (the next one is queued already), and a failure pauses it until the
-    /// engine has judged it.
+    /// engine has judged it: the group's tasks that may wait in worker queues are recalled.
     private mutating func finishInGroup(_ record: TaskRecord, _ waiter: Waiter, _ result: FlowTaskResult) -> [Action] {
         guard let group = record.group else { return finish(waiter, result) }
-        if !result.state.isSuccess { pausedGroups.insert(group.id) }
-        return [.finish(waiter, result)]
+        guard !result.state.isSuccess else { return [.finish(waiter, result)] }
+        pausedGroups.insert(group.id)
+        let onWorkers = tasks.compactMap { id, other in other.group?.id == group.id && other.worker != nil ? id : nil }
+        return recall(onWorkers) + [.finish(waiter, result)]
+    }
+
+    /// Queued tasks a worker gave back unrun (RETURNED, §8.2): each goes back to the front of the
+    /// queue with the next attempt number, counting no loss; one the engine no longer wants is
+    /// forgotten. A reference to a task not in flight there with that attempt is discarded.
+    mutating func takeBack(_ references: [WireTaskReference], from peer: Data) -> [Action] {
+        let workerName = workers[peer]?.name ?? "?"
+        var actions: [Action] = []
+        var requeued: [UInt64] = []
+        for reference in references {
+            guard var record = tasks[reference.taskID], record.worker == peer, record.task.attempt == reference.attempt else {
+                let reason: ClusterEvent.DiscardReason = tasks[reference.taskID].map {
+                    $0.task.attempt != reference.attempt ? .otherAttempt(current: $0.task.attempt) : .runsElsewhere
+                } ?? .notInFlight
+                actions.append(.report(.discardedResult(worker: workerName, taskID: reference.taskID, attempt: reference.attempt,
+                                                        reason: reason)))
+                continue
+            }
+            release(record, from: peer)
+            guard record.waiter != nil else {
+                tasks[reference.taskID] = nil
+                continue
+            }
+            record.worker = nil
+            record.sentAt = nil
+            record.task.attempt += 1
+            tasks[reference.taskID] = record
+            requeued.append(reference.taskID)
+        }
+        queue.insert(contentsOf: requeued, at: 0)
+        return actions
     }
 }
 

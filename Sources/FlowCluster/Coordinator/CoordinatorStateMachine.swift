@@ -53,6 +53,30 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         /// The feature bits of its READY.
         var features: UInt32 = 0
         var free: Int { slots - inFlight.count }
+        /// Tasks it may hold beyond its slots, waiting in its queue (feature bit 2, §8.2).
+        var queueDepth: Int { features & WireReady.Feature.queue != 0 ? slots : 0 }
+        /// Tasks in flight on it that wait in its queue rather than run (at least).
+        var queued: Int { max(0, inFlight.count - slots) }
+        /// How many tasks of each group with a limit are in flight on it.
+        var groupTasks: [UInt64: Int] = [:]
+
+        /// Takes a task; says whether the task raises its group's bound (it can run here at once:
+        /// fewer of the group's tasks than slots were here).
+        mutating func take(_ taskID: UInt64, group: UInt64?) -> Bool {
+            inFlight.insert(taskID)
+            guard let group else { return false }
+            let count = groupTasks[group, default: 0]
+            groupTasks[group] = count + 1
+            return count < slots
+        }
+
+        /// A task left; says whether that lowers its group's bound.
+        mutating func release(_ taskID: UInt64, group: UInt64?) -> Bool {
+            inFlight.remove(taskID)
+            guard let group, let count = groupTasks[group] else { return false }
+            groupTasks[group] = count > 1 ? count - 1 : nil
+            return count <= slots
+        }
     }
 
     /// A task the engine is waiting for, or one in flight that the engine no longer wants.
@@ -84,8 +108,11 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var expectedSubmissions = 0
     var holdUntil: Instant?
     var rotation = 0
-    /// Tasks of each group with a limit that are on workers now.
-    var groupRunning: [UInt64: Int] = [:]
+    /// For each group with a limit, at most how many of its tasks can be running now: a worker
+    /// runs at most its slots, so of a group's `n` tasks in flight on a worker with `s` slots at
+    /// most `min(s, n)` run, the rest wait in its queue (§8.2). This is the sum of that over the
+    /// workers; a task of the group is sent only while it stays within the group's limit.
+    var groupBound: [UInt64: Int] = [:]
     /// Groups with a failed task the engine has not judged yet: none of their tasks starts.
     var pausedGroups: Set<UInt64> = []
 
@@ -96,8 +123,11 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     /// How many workers are connected.
     var workerCount: Int { workers.count }
 
-    /// How many tasks are running on workers.
-    var runningCount: Int { workers.values.reduce(0) { $0 + $1.inFlight.count } }
+    /// How many tasks are running on workers (in flight and not waiting in a worker's queue).
+    var runningCount: Int { workers.values.reduce(0) { $0 + min($1.slots, $1.inFlight.count) } }
+
+    /// How many tasks wait in workers' queues (sent, not yet running).
+    var queuedOnWorkers: Int { workers.values.reduce(0) { $0 + $1.queued } }
 
     /// When the shell must call ``dispatch(now:)`` again even if nothing happens.
     var nextDeadline: Instant? { queue.isEmpty ? nil : holdUntil }
@@ -121,10 +151,18 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         pausedGroups.remove(id)
     }
 
-    /// A task of a group with a limit left its worker (a result, a lost worker).
-    mutating func releaseGroupSlot(of record: TaskRecord) {
-        guard let group = record.group, let running = groupRunning[group.id] else { return }
-        groupRunning[group.id] = running > 1 ? running - 1 : nil
+    /// A task left its worker (a result, given back): its place there frees, and its group's
+    /// bound may fall.
+    mutating func release(_ record: TaskRecord, from peer: Data) {
+        let taskID = record.task.taskID
+        guard workers[peer]?.release(taskID, group: record.group?.id) == true, let group = record.group else { return }
+        lowerBound(of: group.id)
+    }
+
+    /// One task of the group fewer can run.
+    mutating func lowerBound(of group: UInt64) {
+        guard let bound = groupBound[group] else { return }
+        groupBound[group] = bound > 1 ? bound - 1 : nil
     }
 
     /// The engine no longer wants a task's result: it finishes as cancelled now.
@@ -138,11 +176,13 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         cancel(taskIDs: tasks.compactMap { id, record in record.waiter.map(matches) == true ? id : nil })
     }
 
-    /// Finishes each task as cancelled: one still queued leaves the queue; one running keeps its
-    /// worker's slot until its RESULT comes, which is then dropped.
+    /// Finishes each task as cancelled: one still queued leaves the queue; one on a worker keeps
+    /// its worker's slot until its RESULT comes, which is then dropped, and is recalled in case it
+    /// waits in the worker's queue.
     private mutating func cancel(taskIDs: [UInt64]) -> [Action] {
         var actions: [Action] = []
         var dequeued: Set<UInt64> = []
+        var onWorkers: [UInt64] = []
         for taskID in taskIDs {
             guard let record = tasks[taskID], let waiter = record.waiter else { continue }
             // A group given up (ended by a failure, or cancelled) is paused no longer.
@@ -152,11 +192,23 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
                 dequeued.insert(taskID)
             } else {
                 tasks[taskID]?.waiter = nil
+                onWorkers.append(taskID)
             }
             actions.append(.finish(waiter, .cancelled(wire: record.task)))
         }
         if !dequeued.isEmpty { queue.removeAll { dequeued.contains($0) } }
-        return actions
+        return recall(onWorkers) + actions
+    }
+
+    /// RECALLs for those of the tasks that may wait in a worker's queue: the ones on a worker that
+    /// queues and holds more than its slots (§8.2). One that already started just finishes.
+    func recall(_ taskIDs: [UInt64]) -> [Action] {
+        var byPeer: [Data: [UInt64]] = [:]
+        for taskID in taskIDs {
+            guard let peer = tasks[taskID]?.worker, let worker = workers[peer], worker.queued > 0 else { continue }
+            byPeer[peer, default: []].append(taskID)
+        }
+        return byPeer.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .send(to: $0, .recall(byPeer[$0]!.sorted())) }
     }
 
     /// A message from a peer, already decoded.
@@ -181,12 +233,14 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
             return remove(peer, reason: .reregistered, now: now) + register(ready, peer: peer, now: now)
         case .result(let results):
             return results.flatMap { accept($0, from: peer, now: now) }
+        case .returned(let references):
+            return takeBack(references, from: peer)
         case .heartbeat:
             return []
         case .disconnect(let reason):
             return remove(peer, reason: .left(reason), now: now)
-        case .task:
-            return [.report(.unexpectedMessage(worker: worker.name, command: "TASK"))]
+        case .task, .recall:
+            return [.report(.unexpectedMessage(worker: worker.name, command: message.command.description))]
         }
     }
 
@@ -219,7 +273,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         workers = [:]
         tasks = [:]
         queue = []
-        groupRunning = [:]
+        groupBound = [:]
         pausedGroups = []
         return actions
     }

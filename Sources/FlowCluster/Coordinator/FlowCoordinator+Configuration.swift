@@ -58,7 +58,7 @@ extension FlowCoordinator {
         public var slots: Int
         /// Tasks running on workers.
         public var running: Int
-        /// Tasks waiting for a worker.
+        /// Tasks waiting to start: for a worker, or in a worker's queue.
         public var queued: Int
     }
 }

@@ -27,7 +27,7 @@ struct WorkerIOLoop {
     }
 
     private var ready: WireReady {
-        WireReady(workerName: configuration.name, features: WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy, slotCount: UInt32(configuration.concurrency), ops: registry.names,
+        WireReady(workerName: configuration.name, features: WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | WireReady.Feature.queue, slotCount: UInt32(configuration.concurrency), ops: registry.names,
                   hostname: ProcessInfo.processInfo.hostName, processID: UInt32(ProcessInfo.processInfo.processIdentifier),
                   heartbeatIntervalMilliseconds: UInt32(max(1, (configuration.heartbeatInterval.seconds * 1000).rounded())))
     }

@@ -4,7 +4,8 @@ import Foundation
 import Logging
 
 extension WorkerStateMachine {
-    /// Starts what fits in the free slots and queues the rest; a draining worker gives every task
+    /// Starts what fits in the free slots and queues the rest (up to `slots` more is the protocol's
+    /// queue, §8.2; beyond that a coordinator bug, logged); a draining worker gives every task
     /// back as `cancelled`, so the coordinator runs it elsewhere (§8.8).
     mutating func accept(_ tasks: [WireTask], now: Instant) -> [Action] {
         if isDraining {
@@ -23,11 +24,27 @@ extension WorkerStateMachine {
                 queued += 1
             }
         }
-        if queued > 0 {
-            // §8.2: a coordinator bug; queued, never dropped.
-            actions.append(.log(.warning, "the coordinator sent \(queued) task(s) beyond the \(configuration.slots) free slots: queued", [:]))
+        if backlog.count > configuration.slots, queued > 0 {
+            // §8.2: the queue holds up to `slots` more; beyond that a coordinator bug, still
+            // queued, never dropped.
+            actions.append(.log(.warning, "\(backlog.count) task(s) wait for a slot, more than the \(configuration.slots) "
+                + "the coordinator may queue here: queued", [:]))
         }
         return actions
+    }
+
+    /// Gives back the queued tasks that match, unrun: they leave in the next RETURNED.
+    mutating func giveBack(where matches: (WireTask) -> Bool) {
+        guard !backlog.isEmpty else { return }
+        var kept: [WireTask] = []
+        for task in backlog {
+            if matches(task) {
+                returned.append(WireTaskReference(taskID: task.taskID, attempt: task.attempt))
+            } else {
+                kept.append(task)
+            }
+        }
+        backlog = kept
     }
 
     mutating func start(_ task: WireTask, now: Instant) -> Action {
@@ -58,6 +75,7 @@ extension WorkerStateMachine {
         runningCount = 0
         backlog = []
         outbox = []
+        returned = []
         var actions: [Action] = abandoned.map { .cancel(run: $0) }
         if abandoned.isEmpty {
             actions.append(.log(quietWhenIdle ? .info : .warning, reason, [:]))

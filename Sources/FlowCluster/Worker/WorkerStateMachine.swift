@@ -9,7 +9,8 @@ import Logging
 /// stop, log). ``FlowWorker`` is the thin ZeroMQ shell that performs them.
 ///
 /// Rules it keeps: READY first on every connection; at most `slots` tasks run, more wait in a
-/// backlog; finished results leave together in one RESULT; a HEARTBEAT when nothing else was sent
+/// backlog, which goes back to the coordinator unrun (RETURNED) when a task fails, and any of it a
+/// RECALL names; finished results leave together in one RESULT; a HEARTBEAT when nothing else was sent
 /// for an interval; a coordinator silent for `liveness` intervals, or one that says DISCONNECT,
 /// ends the registration: its tasks are cancelled and their results dropped (a new registration
 /// generation); a task past its time limit is cancelled and answered with `time limit of … exceeded`
@@ -68,6 +69,8 @@ struct WorkerStateMachine: Sendable {
     var timedRuns = 0
     var backlog: [WireTask] = []
     var outbox: [WireResult] = []
+    /// Queued tasks given back unrun, sent after `outbox` in one RETURNED.
+    var returned: [WireTaskReference] = []
     var isConnected = false
     var isDraining = false
     var isStopped = false
@@ -109,6 +112,9 @@ struct WorkerStateMachine: Sendable {
         switch message {
         case .task(let tasks):
             return accept(tasks, now: now)
+        case .recall(let ids):
+            giveBack { ids.contains($0.taskID) }
+            return []
         case .heartbeat:
             return []
         case .disconnect(let reason):
@@ -120,7 +126,7 @@ struct WorkerStateMachine: Sendable {
             actions.append(.log(.info, "registering again", [:]))
             lastSent = now
             return actions + [.send(.ready(configuration.ready))]
-        case .ready, .result:
+        case .ready, .result, .returned:
             return [.log(.warning, "unexpected \(message.command) from the coordinator: dropped", [:])]
         }
     }
@@ -148,6 +154,9 @@ struct WorkerStateMachine: Sendable {
             result = Self.timeLimitResult(run.task, events: result.events, startedAt: result.startedAt, finishedAt: result.finishedAt)
         }
         outbox.append(result)
+        // A failure may end its group: what waits here goes back to the coordinator, which
+        // starts none of the group's tasks until the failure is judged (§8.2).
+        if !result.finishState.isSuccess { giveBack { _ in true } }
         return startFromBacklog(now: now)
     }
 
@@ -181,6 +190,8 @@ struct WorkerStateMachine: Sendable {
                 outbox.append(Self.timeLimitResult(run.task, events: [], startedAt: date, finishedAt: date))
                 actions.append(.log(.warning, "a task did not stop within \(configuration.stopGrace) of its time limit: answered for it",
                                     Self.metadata(run.task)))
+                // A failure like any other: the queue goes back first (see `finished`).
+                giveBack { _ in true }
                 actions += startFromBacklog(now: now)
             } else {
                 runs[id]?.stoppedAt = now
@@ -218,6 +229,11 @@ struct WorkerStateMachine: Sendable {
         if !outbox.isEmpty {
             actions.append(.send(.result(outbox)))
             outbox = []
+            lastSent = now
+        }
+        if !returned.isEmpty {
+            actions.append(.send(.returned(returned)))
+            returned = []
             lastSent = now
         }
         if isDraining && runningCount == 0 {
