@@ -25,27 +25,40 @@ import Testing
         }
     }
 
-    @Test func aTaskPastItsTimeLimitIsStoppedAndAnsweredWithTheLimitLongBeforeTheOpWouldEnd() async throws {
+    /// Starts a real worker against a ``RawCoordinator`` and, once it said READY, runs `script`
+    /// (on a thread of its own), which returns what it received, timed from when it began; then
+    /// stops the worker with SIGTERM and keeps its exit and stderr.
+    static func converse(name: String, concurrency: Int,
+                         _ script: @escaping @Sendable (RawCoordinator) throws -> [(message: WireMessage, at: ContinuousClock.Instant)])
+        async throws -> Conversation {
         let scope = try ClusterScope()
         defer { scope.finish() }
-        let conversation = try await onOwnThread { () throws -> Conversation in
+        return try await onOwnThread { () throws -> Conversation in
             let coordinator = try RawCoordinator()
             defer { coordinator.close() }
-            let worker = try scope.worker(connect: coordinator.endpoint, name: "limited", concurrency: 1)
+            let worker = try scope.worker(connect: coordinator.endpoint, name: name, concurrency: concurrency)
             var conversation = Conversation()
             conversation.ready = try coordinator.next(timeout: .seconds(20))
-            guard case .ready = conversation.ready else { return conversation }
-            let sentAt = ContinuousClock.now
-            try coordinator.send(.task([WireTask(taskID: 7, op: "SleepOp", parameters: ["ms": 5000], groupElement: "a",
-                                                 elementIndex: 3, timeLimitMilliseconds: 300)]))
-            let (received, _) = try coordinator.collect(timeout: .seconds(4.5)) { received in
-                received.contains { if case .result = $0.message { true } else { false } }
+            guard case .ready = conversation.ready else {
+                conversation.stderr = worker.stderr
+                return conversation
             }
-            conversation.received = received.map { ($0.message, $0.at - sentAt) }
+            let start = ContinuousClock.now
+            conversation.received = try script(coordinator).map { ($0.message, $0.at - start) }
             worker.send(SIGTERM)
             conversation.exit = Self.waitForExit(worker, coordinator: coordinator)
             conversation.stderr = worker.stderr
             return conversation
+        }
+    }
+
+    @Test func aTaskPastItsTimeLimitIsStoppedAndAnsweredWithTheLimitLongBeforeTheOpWouldEnd() async throws {
+        let conversation = try await Self.converse(name: "limited", concurrency: 1) { coordinator in
+            try coordinator.send(.task([WireTask(taskID: 7, op: "SleepOp", parameters: ["ms": 5000], groupElement: "a",
+                                                 elementIndex: 3, timeLimitMilliseconds: 300)]))
+            return try coordinator.collect(timeout: .seconds(4.5)) { received in
+                received.contains { if case .result = $0.message { true } else { false } }
+            }.received
         }
         guard case .ready(let ready)? = conversation.ready else {
             Issue.record("the worker never said READY\n\(conversation.stderr)")
@@ -111,16 +124,7 @@ import Testing
     /// task when a slot frees, gives a recalled one back unrun, and gives back its whole queue
     /// after a failure, its RESULT first.
     @Test func aRealWorkerQueuesGivesARecalledTaskBackAndItsQueueAfterAFailure() async throws {
-        let scope = try ClusterScope()
-        defer { scope.finish() }
-        let conversation = try await onOwnThread { () throws -> Conversation in
-            let coordinator = try RawCoordinator()
-            defer { coordinator.close() }
-            let worker = try scope.worker(connect: coordinator.endpoint, name: "queueing", concurrency: 2)
-            var conversation = Conversation()
-            conversation.ready = try coordinator.next(timeout: .seconds(20))
-            guard case .ready = conversation.ready else { return conversation }
-            let start = ContinuousClock.now
+        let conversation = try await Self.converse(name: "queueing", concurrency: 2) { coordinator in
             func element(_ id: UInt64, op: String = "SleepOp", ms: Int) -> WireTask {
                 WireTask(taskID: id, op: op, parameters: ["ms": .integer(Int64(ms))], groupElement: .integer(Int64(id)), elementIndex: Int(id))
             }
@@ -135,11 +139,7 @@ import Testing
             received += try coordinator.collect(timeout: .seconds(10)) { received in
                 received.contains { if case .returned(let references) = $0.message { references.contains { $0.taskID == 5 } } else { false } }
             }.received
-            conversation.received = received.map { ($0.message, $0.at - start) }
-            worker.send(SIGTERM)
-            conversation.exit = Self.waitForExit(worker, coordinator: coordinator)
-            conversation.stderr = worker.stderr
-            return conversation
+            return received
         }
         guard case .ready(let ready)? = conversation.ready else {
             Issue.record("the worker never said READY\n\(conversation.stderr)")
