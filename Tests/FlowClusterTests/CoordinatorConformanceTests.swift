@@ -116,6 +116,33 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// §8.2, worker queues: a worker that announces one gets a group's tasks beyond its slots
+        /// (never more than twice its slots); after a failure the coordinator RECALLs them, takes
+        /// back what the worker returns, and sends nothing more of the group the failure ended.
+        @Test func aWorkerThatQueuesGetsTasksBeyondItsSlotsAndAFailureRecallsThem() async throws {
+            try await withCluster { cluster in
+                let (coordinator, endpoint) = try await startCoordinator(cluster, Self.sleepGroup(12, maxConcurrent: 2, allowFailure: false))
+                let worker = try RawWorker(endpoint: endpoint, name: "queueing", slots: 2, ops: ["SleepOp"], features: WireReady.Feature.queue)
+                var tasks: [WireTask] = []
+                while tasks.count < 4, let more = try worker.nextTasks(timeout: 10) { tasks += more }
+                #expect(tasks.count == 4, "2 slots and 2 places in the queue: \(tasks.map(\.elementIndex))")
+                #expect(try worker.nextTasks(timeout: 0.3) == nil, "never more than twice the slots")
+                guard tasks.count == 4 else { return }
+                try worker.send(.result([RawWorker.result(for: tasks[0], state: .error("boom"))]))
+                var recalled: [UInt64]?
+                while recalled == nil, let message = try worker.next(timeout: 10) {
+                    if case .recall(let ids) = message { recalled = ids }
+                }
+                #expect(recalled.map(Set.init) == Set(tasks[1...].map(\.taskID)), "the worker holds more than its slots: any may wait")
+                try worker.send(.returned(tasks[2...].map { WireTaskReference(taskID: $0.taskID, attempt: $0.attempt) }))
+                try worker.send(.result([RawWorker.result(for: tasks[1])]))
+                let end = await coordinator.waitForExit(timeout: 20)
+                #expect(end == .exit(1), "\(coordinator.transcript)")
+                #expect(try worker.nextTasks(timeout: 0.2) == nil, "nothing of the failed group is sent again")
+                #expect(coordinator.stdout.contains("boom"), "\(coordinator.stdout)")
+            }
+        }
+
         @Test func onlySuccessfulOutputsAreCollectedAndDiscardsStayOutOfSightAtTheDefaultLevel() async throws {
             try await withCluster { cluster in
                 let file = try cluster.write("flow.yaml", Self.sleepGroup(3, maxConcurrent: 3, allowFailure: true))

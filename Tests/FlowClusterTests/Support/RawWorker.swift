@@ -22,13 +22,14 @@ final class RawWorker: @unchecked Sendable {
     /// - Parameters:
     ///   - heartbeatMilliseconds: the interval it announces; long by default, so the coordinator
     ///     does not declare it dead while a test thinks.
-    init(endpoint: String, name: String, slots: UInt32, ops: [String], heartbeatMilliseconds: UInt32 = 60_000) throws {
+    ///   - features: the READY's feature bits (``WireReady/Feature``).
+    init(endpoint: String, name: String, slots: UInt32, ops: [String], heartbeatMilliseconds: UInt32 = 60_000, features: UInt32 = 0) throws {
         self.name = name
         context = try ZMQContext()
         socket = try ZMQSocket(context: context, type: .dealer)
         try socket.set(.linger(milliseconds: 0), .sendTimeout(milliseconds: 1_000))
         try socket.connect(endpoint)
-        try send(.ready(WireReady(workerName: name, slotCount: slots, ops: ops, hostname: "raw", processID: 1,
+        try send(.ready(WireReady(workerName: name, features: features, slotCount: slots, ops: ops, hostname: "raw", processID: 1,
                                   heartbeatIntervalMilliseconds: heartbeatMilliseconds)))
     }
 
