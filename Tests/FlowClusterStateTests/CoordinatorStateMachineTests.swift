@@ -562,6 +562,52 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(machine.workers[alpha]?.inFlight == [1, 2, 3, 4])
     }
 
+    /// Work stealing: alpha holds the group's 4 tasks (2 wait in its queue); beta joins with
+    /// free slots and nothing is left to dispatch.
+    private func stealable(limit: Int) -> Machine {
+        var machine = Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(5), maxAttempts: 3))
+        _ = machine.receive(ready("w1", slots: 2, features: queueing), from: alpha, now: at(0))
+        for id in UInt64(1)...4 { machine.submit(task(id), waiter: id, group: TaskGroupLimit(id: 9, limit: limit)) }
+        _ = machine.dispatch(now: at(0))
+        _ = machine.receive(ready("w2", slots: 2, features: queueing), from: beta, now: at(0.1))
+        return machine
+    }
+
+    @Test func anIdleWorkerTakesOverTheNewestQueuedTasksAfterStealAfter() {
+        var machine = stealable(limit: 4)
+        #expect(machine.workers[alpha]?.inFlight.count == 4, "2 run, 2 wait")
+        #expect(recalls(machine.dispatch(now: at(0.1))).isEmpty, "not at once: the engine may still submit")
+        #expect(machine.nextDeadline == at(0.1) + .milliseconds(20), "the I/O loop wakes for it")
+        let recalled = machine.dispatch(now: at(0.13))
+        #expect(recalls(recalled) == [alpha: [3, 4]], "the newest, as many as beta has free slots")
+        #expect(recalls(machine.dispatch(now: at(0.2))).isEmpty, "once")
+        _ = machine.receive(.returned([3, 4].map { WireTaskReference(taskID: $0, attempt: 1) }), from: alpha, now: at(0.21))
+        #expect(sent(machine.dispatch(now: at(0.21))) == [beta: [3, 4]])
+        #expect(machine.stealing == 0)
+        #expect(machine.groupBound[9] == 4)
+    }
+
+    @Test func aTaskThatStartedBeforeTheRecallJustFinishes() {
+        var machine = stealable(limit: 4)
+        _ = machine.dispatch(now: at(0.1))
+        _ = machine.dispatch(now: at(0.13))
+        // 4 had started: alpha answers it with a RESULT, not RETURNED.
+        let done = machine.receive(.result([result(4)]), from: alpha, now: at(0.14))
+        #expect(completed(done) == [4])
+        #expect(machine.stealing == 1, "3 is still on its way back")
+        _ = machine.receive(.returned([WireTaskReference(taskID: 3, attempt: 1)]), from: alpha, now: at(0.15))
+        #expect(machine.stealing == 0)
+        #expect(sent(machine.dispatch(now: at(0.15))) == [beta: [3]])
+    }
+
+    @Test func nothingIsStolenThatTheIdleWorkerCouldNotStart() {
+        // Limit 2: alpha's 2 running tasks are the group's bound; beta could start none.
+        var machine = stealable(limit: 2)
+        _ = machine.dispatch(now: at(0.1))
+        #expect(recalls(machine.dispatch(now: at(0.5))).isEmpty)
+        #expect(machine.stealing == 0)
+    }
+
     @Test func aRecallFromAWorkerIsUnexpected() {
         var (machine, _) = queued()
         let actions = machine.receive(.recall([1]), from: alpha, now: at(0.1))

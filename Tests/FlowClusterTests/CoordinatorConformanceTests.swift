@@ -143,6 +143,34 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// §8.2, work stealing: with nothing left to dispatch, a worker with free slots takes over
+        /// what waits in another worker's queue: the coordinator RECALLs it there and sends what
+        /// comes back RETURNED to the idle worker.
+        @Test func anIdleWorkerTakesOverTasksWaitingInAnotherWorkersQueue() async throws {
+            try await withCluster { cluster in
+                let (coordinator, endpoint) = try await startCoordinator(cluster, Self.sleepGroup(4, maxConcurrent: 4, allowFailure: false))
+                let busy = try RawWorker(endpoint: endpoint, name: "busy", slots: 2, ops: ["SleepOp"], features: WireReady.Feature.queue)
+                var held: [WireTask] = []
+                while held.count < 4, let more = try busy.nextTasks(timeout: 10) { held += more }
+                #expect(held.count == 4, "2 slots and 2 places in the queue")
+                let idle = try RawWorker(endpoint: endpoint, name: "idle", slots: 2, ops: ["SleepOp"], features: WireReady.Feature.queue)
+                var recalled: [UInt64] = []
+                while recalled.isEmpty, let message = try busy.next(timeout: 10) {
+                    if case .recall(let ids) = message { recalled = ids }
+                }
+                #expect(recalled.count == 2 && Set(recalled).isSubset(of: held.map(\.taskID)), "\(recalled)")
+                let references = held.filter { recalled.contains($0.taskID) }.map { WireTaskReference(taskID: $0.taskID, attempt: $0.attempt) }
+                try busy.send(.returned(references))
+                let moved = try idle.nextTasks(timeout: 10) ?? []
+                #expect(Set(moved.map(\.taskID)) == Set(recalled), "what came back goes to the idle worker")
+                #expect(moved.allSatisfy { $0.attempt == 2 })
+                try busy.send(.result(held.filter { !recalled.contains($0.taskID) }.map { RawWorker.result(for: $0, output: $0.groupElement) }))
+                try idle.send(.result(moved.map { RawWorker.result(for: $0, output: $0.groupElement) }))
+                let end = await coordinator.waitForExit(timeout: 20)
+                #expect(end == .exit(0), "\(coordinator.transcript)")
+            }
+        }
+
         @Test func onlySuccessfulOutputsAreCollectedAndDiscardsStayOutOfSightAtTheDefaultLevel() async throws {
             try await withCluster { cluster in
                 let file = try cluster.write("flow.yaml", Self.sleepGroup(3, maxConcurrent: 3, allowFailure: true))

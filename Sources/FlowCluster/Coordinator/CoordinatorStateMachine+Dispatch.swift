@@ -15,7 +15,7 @@ extension CoordinatorStateMachine {
         }
         expectedSubmissions = 0
         holdUntil = nil
-        guard !queue.isEmpty, !workers.isEmpty else { return [] }
+        guard !queue.isEmpty, !workers.isEmpty else { return steal(now: now) }
         var peers = workers.keys.sorted { $0.lexicographicallyPrecedes($1) }
         let shift = rotation % peers.count
         peers = Array(peers[shift...] + peers[..<shift])
@@ -82,6 +82,54 @@ extension CoordinatorStateMachine {
             for task in batch where !task.isGroupElement {
                 actions.append(.report(.dispatched(op: task.op, worker: name)))
             }
+        }
+        return actions + steal(now: now)
+    }
+
+    /// Work stealing (§8.2): when a slot has been free for `stealAfter` with nothing to dispatch,
+    /// it takes over tasks that wait in another worker's queue, so the end of a group does not
+    /// wait behind one worker's queue while another idles. The newest tasks of the longest queues
+    /// (a worker starts its queue in arrival order) are recalled, at most as many as slots are
+    /// free, and only those an idle worker that offers their op could start at once (their
+    /// group's bound has room); what comes back RETURNED is dispatched again. One that started
+    /// meanwhile just runs.
+    mutating func steal(now: Instant) -> [Action] {
+        var free = -stealing
+        var holders: [(peer: Data, queued: Int)] = []
+        if queue.isEmpty {
+            for (peer, worker) in workers {
+                if !worker.stopping { free += max(0, worker.free) }
+                if worker.queued > 0 { holders.append((peer, worker.queued)) }
+            }
+        }
+        guard free > 0, !holders.isEmpty else {
+            idleSince = nil
+            return []
+        }
+        let since = idleSince ?? now
+        idleSince = since
+        guard now - since >= configuration.stealAfter else { return [] }
+        idleSince = nil
+        holders.sort { $0.queued != $1.queued ? $0.queued > $1.queued : $0.peer.lexicographicallyPrecedes($1.peer) }
+        var actions: [Action] = []
+        for holder in holders where free > 0 {
+            guard let inFlight = workers[holder.peer]?.inFlight else { continue }
+            let newest = inFlight.compactMap { id -> (UInt64, TaskRecord, Instant)? in
+                guard let record = tasks[id], record.group != nil, !record.stolen, let sentAt = record.sentAt else { return nil }
+                return (id, record, sentAt)
+            }.sorted { $0.2 != $1.2 ? $0.2 > $1.2 : $0.0 > $1.0 }.prefix(holder.queued)
+            var ids: [UInt64] = []
+            for (id, record, _) in newest where free > 0 {
+                guard let group = record.group, !pausedGroups.contains(group.id),
+                      groupBound[group.id, default: 0] < group.limit,
+                      workers.contains(where: { $0.key != holder.peer && !$0.value.stopping && $0.value.free > 0
+                                                  && $0.value.ops.contains(record.task.op) }) else { continue }
+                tasks[id]?.stolen = true
+                stealing += 1
+                free -= 1
+                ids.append(id)
+            }
+            if !ids.isEmpty { actions.append(.send(to: holder.peer, .recall(ids.sorted()))) }
         }
         return actions
     }

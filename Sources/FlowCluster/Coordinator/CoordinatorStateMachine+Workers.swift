@@ -41,6 +41,10 @@ extension CoordinatorStateMachine {
         for taskID in worker.inFlight.sorted() {
             guard var record = tasks[taskID] else { continue }
             if worker.release(taskID, group: record.group?.id), let group = record.group { lowerBound(of: group.id) }
+            if record.stolen {
+                stealing -= 1
+                record.stolen = false
+            }
             guard let waiter = record.waiter else {
                 tasks[taskID] = nil
                 continue
@@ -154,6 +158,7 @@ extension CoordinatorStateMachine {
             }
             record.worker = nil
             record.sentAt = nil
+            record.stolen = false
             record.task.attempt += 1
             tasks[reference.taskID] = record
             requeued.append(reference.taskID)

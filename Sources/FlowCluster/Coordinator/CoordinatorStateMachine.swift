@@ -29,6 +29,10 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         /// How long dispatch waits, after results were handed back, for the tasks the engine
         /// submits in their place, so they leave together in one TASK (§8.2).
         var batchWindow: Duration = .milliseconds(1)
+        /// How long a worker's slot stays free with nothing to dispatch, while tasks wait in
+        /// another worker's queue, before they are recalled to move (``steal(now:)``): long enough
+        /// that the engine's next tasks come first while a group goes on.
+        var stealAfter: Duration = .milliseconds(20)
     }
 
     /// What the shell must do.
@@ -96,6 +100,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         var avoid: Set<String> = []
         /// The group it belongs to, when its tasks were handed over ahead of need.
         var group: TaskGroupLimit?
+        /// A RECALL went out to move it to an idle worker (``steal()``); cleared when it leaves.
+        var stolen = false
     }
 
     let configuration: Configuration
@@ -115,6 +121,10 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var groupBound: [UInt64: Int] = [:]
     /// Groups with a failed task the engine has not judged yet: none of their tasks starts.
     var pausedGroups: Set<UInt64> = []
+    /// Tasks recalled to move them to an idle worker whose RETURNED (or RESULT) has not come yet.
+    var stealing = 0
+    /// Since when a slot is free with nothing to dispatch while tasks wait in a worker's queue.
+    var idleSince: Instant?
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -130,7 +140,10 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var queuedOnWorkers: Int { workers.values.reduce(0) { $0 + $1.queued } }
 
     /// When the shell must call ``dispatch(now:)`` again even if nothing happens.
-    var nextDeadline: Instant? { queue.isEmpty ? nil : holdUntil }
+    var nextDeadline: Instant? {
+        if queue.isEmpty { return idleSince.map { $0 + configuration.stealAfter } }
+        return holdUntil
+    }
 
     // MARK: Events
 
@@ -155,6 +168,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     /// bound may fall.
     mutating func release(_ record: TaskRecord, from peer: Data) {
         let taskID = record.task.taskID
+        if record.stolen { stealing -= 1 }
         guard workers[peer]?.release(taskID, group: record.group?.id) == true, let group = record.group else { return }
         lowerBound(of: group.id)
     }
@@ -275,6 +289,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         queue = []
         groupBound = [:]
         pausedGroups = []
+        stealing = 0
         return actions
     }
 }
