@@ -600,6 +600,18 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(sent(machine.dispatch(now: at(0.15))) == [beta: [3]])
     }
 
+    @Test func aRecalledTaskGivenBackByAStoppingWorkerIsNoLongerCountedAsOnItsWay() {
+        var machine = stealable(limit: 4)
+        _ = machine.dispatch(now: at(0.1))
+        #expect(recalls(machine.dispatch(now: at(0.13))) == [alpha: [3, 4]])
+        // alpha drains instead: it answers what it had not started `cancelled` (§8.8).
+        _ = machine.receive(.result([result(3, state: .cancelled), result(4, state: .cancelled)]), from: alpha, now: at(0.14))
+        #expect(machine.stealing == 0)
+        #expect(machine.tasks[3]?.stolen == false && machine.tasks[4]?.stolen == false,
+                "a requeued task must not count as recalled when it next leaves")
+        #expect(sent(machine.dispatch(now: at(0.14)))[beta].map(Set.init) == [3, 4], "beta takes them; alpha stops")
+    }
+
     @Test func nothingIsStolenThatTheIdleWorkerCouldNotStart() {
         // Limit 2: alpha's 2 running tasks are the group's bound; beta could start none.
         var machine = stealable(limit: 2)

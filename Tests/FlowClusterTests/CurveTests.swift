@@ -1,3 +1,4 @@
+import FlowTestSupport
 import Foundation
 import Testing
 
@@ -188,7 +189,9 @@ extension ClusterIntegrationTests {
                 let workerKey = try await Self.keygen(cluster, "flow-worker", "w.key")
                 let authorized = try cluster.write("authorized", "\(workerKey)\n")
                 let file = try cluster.write("secrets.yaml", Self.flow)
-                let port = Int.random(in: 40_000..<60_000)
+                // The kernel's pick of a free port: a random one in the ephemeral range was once
+                // taken by another test's connection ("Address already in use").
+                let port = try LoopbackPort.free()
                 let capture = cluster.path("capture.pcap")
                 let tcpdump = try cluster.startSystem("/usr/bin/env", ["tcpdump", "-i", "lo", "-U", "-w", capture, "tcp port \(port)"], label: "tcpdump")
                 #expect(await tcpdump.waitForStderr(containing: "listening on lo", timeout: 20), "\(tcpdump.transcript)")

@@ -34,17 +34,15 @@ extension CoordinatorStateMachine {
     /// with the next attempt number, and each such loss counts toward `maxAttempts`. Each of them
     /// is reported (``ClusterEvent/taskLost(worker:op:element:attempt:ranFor:)``) for the timeline.
     mutating func remove(_ peer: Data, reason: RemovalReason, now: Instant) -> [Action] {
-        guard var worker = workers.removeValue(forKey: peer) else { return [] }
+        guard let worker = workers[peer] else { return [] }
+        // Forgotten once its tasks are released from it.
+        defer { workers[peer] = nil }
         var actions: [Action] = []
         var lost: [Action] = []
         var requeued: [UInt64] = []
         for taskID in worker.inFlight.sorted() {
             guard var record = tasks[taskID] else { continue }
-            if worker.release(taskID, group: record.group?.id), let group = record.group { lowerBound(of: group.id) }
-            if record.stolen {
-                stealing -= 1
-                record.stolen = false
-            }
+            release(&record, from: peer)
             guard let waiter = record.waiter else {
                 tasks[taskID] = nil
                 continue
@@ -81,16 +79,9 @@ extension CoordinatorStateMachine {
     mutating func accept(_ result: WireResult, from peer: Data, now: Instant) -> [Action] {
         let workerName = workers[peer]?.name ?? "?"
         guard var record = tasks[result.taskID], record.worker == peer, record.task.attempt == result.attempt else {
-            let reason: ClusterEvent.DiscardReason
-            if let record = tasks[result.taskID] {
-                reason = record.task.attempt != result.attempt
-                    ? .otherAttempt(current: record.task.attempt) : .runsElsewhere
-            } else {
-                reason = .notInFlight
-            }
-            return [.report(.discardedResult(worker: workerName, taskID: result.taskID, attempt: result.attempt, reason: reason))]
+            return [discarded(taskID: result.taskID, attempt: result.attempt, from: peer)]
         }
-        release(record, from: peer)
+        release(&record, from: peer)
         guard let waiter = record.waiter else {
             tasks[result.taskID] = nil
             return []
@@ -139,26 +130,20 @@ extension CoordinatorStateMachine {
     /// queue with the next attempt number, counting no loss; one the engine no longer wants is
     /// forgotten. A reference to a task not in flight there with that attempt is discarded.
     mutating func takeBack(_ references: [WireTaskReference], from peer: Data) -> [Action] {
-        let workerName = workers[peer]?.name ?? "?"
         var actions: [Action] = []
         var requeued: [UInt64] = []
         for reference in references {
             guard var record = tasks[reference.taskID], record.worker == peer, record.task.attempt == reference.attempt else {
-                let reason: ClusterEvent.DiscardReason = tasks[reference.taskID].map {
-                    $0.task.attempt != reference.attempt ? .otherAttempt(current: $0.task.attempt) : .runsElsewhere
-                } ?? .notInFlight
-                actions.append(.report(.discardedResult(worker: workerName, taskID: reference.taskID, attempt: reference.attempt,
-                                                        reason: reason)))
+                actions.append(discarded(taskID: reference.taskID, attempt: reference.attempt, from: peer))
                 continue
             }
-            release(record, from: peer)
+            release(&record, from: peer)
             guard record.waiter != nil else {
                 tasks[reference.taskID] = nil
                 continue
             }
             record.worker = nil
             record.sentAt = nil
-            record.stolen = false
             record.task.attempt += 1
             tasks[reference.taskID] = record
             requeued.append(reference.taskID)

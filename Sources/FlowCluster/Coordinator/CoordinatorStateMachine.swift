@@ -164,19 +164,28 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         pausedGroups.remove(id)
     }
 
-    /// A task left its worker (a result, given back): its place there frees, and its group's
-    /// bound may fall.
-    mutating func release(_ record: TaskRecord, from peer: Data) {
-        let taskID = record.task.taskID
-        if record.stolen { stealing -= 1 }
-        guard workers[peer]?.release(taskID, group: record.group?.id) == true, let group = record.group else { return }
-        lowerBound(of: group.id)
+    /// A task left its worker (a result, given back, the worker lost): its place there frees,
+    /// its group's bound may fall, and a recall to move it is over.
+    mutating func release(_ record: inout TaskRecord, from peer: Data) {
+        if record.stolen {
+            stealing -= 1
+            record.stolen = false
+        }
+        guard workers[peer]?.release(record.task.taskID, group: record.group?.id) == true, let group = record.group,
+              let bound = groupBound[group.id] else { return }
+        groupBound[group.id] = bound > 1 ? bound - 1 : nil
     }
 
-    /// One task of the group fewer can run.
-    mutating func lowerBound(of group: UInt64) {
-        guard let bound = groupBound[group] else { return }
-        groupBound[group] = bound > 1 ? bound - 1 : nil
+    /// The report for a RESULT or RETURNED of a task that is not in flight on that worker with that
+    /// attempt (§8.4): discarded, saying why.
+    func discarded(taskID: UInt64, attempt: UInt32, from peer: Data) -> Action {
+        let reason: ClusterEvent.DiscardReason
+        if let record = tasks[taskID] {
+            reason = record.task.attempt != attempt ? .otherAttempt(current: record.task.attempt) : .runsElsewhere
+        } else {
+            reason = .notInFlight
+        }
+        return .report(.discardedResult(worker: workers[peer]?.name ?? "?", taskID: taskID, attempt: attempt, reason: reason))
     }
 
     /// The engine no longer wants a task's result: it finishes as cancelled now.

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A group whose tasks the engine hands over ahead of need (``Flow/FlowBatchExecutor``'s
 /// lookahead): the coordinator runs at most `limit` of them at once, and starts none after one
 /// failed until the engine says the group goes on.

@@ -33,6 +33,15 @@ extension WorkerStateMachine {
         return actions
     }
 
+    /// A run's slot freed with `result` to send: the next queued task starts, unless the run
+    /// failed. A failure may end its group, so what waits here goes back to the coordinator
+    /// (after the RESULT), which starts none of the group's tasks until it has judged it (§8.2).
+    mutating func answered(_ result: WireResult, now: Instant) -> [Action] {
+        outbox.append(result)
+        if !result.finishState.isSuccess { giveBack { _ in true } }
+        return startFromBacklog(now: now)
+    }
+
     /// Gives back the queued tasks that match, unrun: they leave in the next RETURNED.
     mutating func giveBack(where matches: (WireTask) -> Bool) {
         guard !backlog.isEmpty else { return }

@@ -153,11 +153,7 @@ struct WorkerStateMachine: Sendable {
         if run.stoppedAt != nil, !result.finishState.isSuccess {
             result = Self.timeLimitResult(run.task, events: result.events, startedAt: result.startedAt, finishedAt: result.finishedAt)
         }
-        outbox.append(result)
-        // A failure may end its group: what waits here goes back to the coordinator, which
-        // starts none of the group's tasks until the failure is judged (§8.2).
-        if !result.finishState.isSuccess { giveBack { _ in true } }
-        return startFromBacklog(now: now)
+        return answered(result, now: now)
     }
 
     /// Stop taking tasks; finish the running ones, then DISCONNECT and stop (§8.8).
@@ -187,12 +183,9 @@ struct WorkerStateMachine: Sendable {
                 runs[id] = nil
                 timedRuns -= 1
                 runningCount -= 1
-                outbox.append(Self.timeLimitResult(run.task, events: [], startedAt: date, finishedAt: date))
                 actions.append(.log(.warning, "a task did not stop within \(configuration.stopGrace) of its time limit: answered for it",
                                     Self.metadata(run.task)))
-                // A failure like any other: the queue goes back first (see `finished`).
-                giveBack { _ in true }
-                actions += startFromBacklog(now: now)
+                actions += answered(Self.timeLimitResult(run.task, events: [], startedAt: date, finishedAt: date), now: now)
             } else {
                 runs[id]?.stoppedAt = now
                 actions.append(.cancel(run: id))
