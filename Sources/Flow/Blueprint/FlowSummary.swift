@@ -7,8 +7,8 @@ public enum FlowSummary {
     /// - Parameters:
     ///   - entries: the lines.
     ///   - isSuccess: the flow's result.
-    ///   - timeZone: the zone the times are shown in (the local one by default).
-    public static func render(entries: [FlowLogEntry], isSuccess: Bool, timeZone: TimeZone = .current) -> String {
+    ///   - timeZone: the zone the times are shown in; `nil` (the default): the local one.
+    public static func render(entries: [FlowLogEntry], isSuccess: Bool, timeZone: TimeZone? = nil) -> String {
         let formatter = timeFormatter(timeZone: timeZone)
         var summary = header
         for entry in entries {
@@ -26,7 +26,7 @@ public enum FlowSummary {
     /// - Parameters:
     ///   - entry: the line.
     ///   - formatter: a ``timeFormatter(timeZone:)``.
-    public static func lineText(_ entry: FlowLogEntry, formatter: DateFormatter) -> String {
+    public static func lineText(_ entry: FlowLogEntry, formatter: FlowSummaryTimeStamp) -> String {
         // Whole seconds, cut, not rounded: the same stamp a streamed summary file writes.
         formatter.string(from: Date(timeIntervalSince1970: entry.time.timeIntervalSince1970.rounded(.down))) + " " + entry.text + "\n"
     }
@@ -43,12 +43,10 @@ public enum FlowSummary {
     }
 
     /// The seed's time stamp: `4:17:18 PM`.
-    public static func timeFormatter(timeZone: TimeZone = .current) -> DateFormatter {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = "h:mm:ss a"
-        return formatter
+    ///
+    /// - Parameter timeZone: the zone the times are shown in; `nil` (the default): the local one.
+    public static func timeFormatter(timeZone: TimeZone? = nil) -> FlowSummaryTimeStamp {
+        FlowSummaryTimeStamp(timeZone: timeZone)
     }
 
     /// `TITLE` then one `key: value` line per bucket entry, keys sorted so summaries compare.
