@@ -150,8 +150,8 @@ extension WireReader {
 
     private mutating func readValueMap(_ field: StaticString, enclosing: Int) throws(WireDecodingError) -> [String: FlowValue] {
         let count = try readCount(minimumElementSize: Self.minimumMapEntrySize, field)
-        var map: [String: FlowValue] = [:]
-        map.reserveCapacity(count)
+        // One allocation: `reserveCapacity` on an empty map first copies it, then resizes.
+        var map = [String: FlowValue](minimumCapacity: count)
         var previousKey: String?
         for _ in 0..<count {
             let keyStart = offset

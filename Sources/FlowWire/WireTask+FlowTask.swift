@@ -22,8 +22,7 @@ extension WireTask {
             self.init(taskID: taskID, op: name, displayTag: task.groupTag ?? "", parameters: parameters,
                       groupElement: element, elementIndex: index)
         } else {
-            var bucket: [String: FlowValue] = [:]
-            bucket.reserveCapacity(task.bucket.count)
+            var bucket = [String: FlowValue](minimumCapacity: task.bucket.count)
             for (key, value) in task.bucket {
                 guard let converted = FlowValue(any: value) else { throw .unsendable("bucket value <\(key)>", value: value) }
                 try WireEncodingError.checkDepth(converted, "bucket value <\(key)>")

@@ -40,8 +40,7 @@ enum FlowJSONValue {
             }
             return .array(values)
         case let map as [String: Any]:
-            var values: [String: FlowValue] = [:]
-            values.reserveCapacity(map.count)
+            var values = [String: FlowValue](minimumCapacity: map.count)
             for (key, element) in map {
                 guard let value = value(element) else { return nil }
                 values[key] = value

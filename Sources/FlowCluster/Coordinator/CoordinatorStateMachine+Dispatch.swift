@@ -57,7 +57,8 @@ extension CoordinatorStateMachine {
                 continue
             }
             // In place: a copy of the worker taken out and put back would copy its in-flight set.
-            if workers[peer]?.take(taskID, group: record.group?.id) == true, let group = record.group {
+            let groupID = record.group?.id
+            if withWorker(peer, { $0.take(taskID, group: groupID) }) == true, let group = record.group {
                 groupBound[group.id, default: 0] += 1
             }
             record.worker = peer
@@ -75,7 +76,7 @@ extension CoordinatorStateMachine {
         queue = kept
         var actions: [Action] = []
         for peer in order {
-            workers[peer]?.lastSent = now
+            withWorker(peer) { $0.lastSent = now }
             let batch = batches[peer]!
             actions.append(.send(to: peer, .task(batch)))
             let name = workers[peer]?.name ?? "?"
@@ -124,7 +125,7 @@ extension CoordinatorStateMachine {
                       groupBound[group.id, default: 0] < group.limit,
                       workers.contains(where: { $0.key != holder.peer && !$0.value.stopping && $0.value.free > 0
                                                   && $0.value.ops.contains(record.task.op) }) else { continue }
-                tasks[id]?.stolen = true
+                withTask(id) { $0.stolen = true }
                 stealing += 1
                 free -= 1
                 ids.append(id)

@@ -89,7 +89,7 @@ extension CoordinatorStateMachine {
         if case .cancelled = result.finishState {
             // §8.8: the worker is stopping and gave the task back; it runs elsewhere, and this
             // was no lost attempt.
-            workers[peer]?.stopping = true
+            withWorker(peer) { $0.stopping = true }
             record.worker = nil
             record.task.attempt += 1
             tasks[result.taskID] = record
