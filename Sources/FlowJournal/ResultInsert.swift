@@ -18,6 +18,17 @@ struct ResultInsert {
         statement = try db.cachedStatement(sql: Self.sql)
     }
 
+    /// Binds `text` with its length, from its own UTF-8 bytes: passing a `String` where C wants a
+    /// NUL-terminated string copies a short one to the heap first (perf: two allocations a row).
+    private static func bindText(_ text: String, at index: Int32, to handle: OpaquePointer?) {
+        var text = text
+        text.withUTF8 { bytes in
+            // A zero-length text still needs a non-null pointer to be text, not NULL.
+            let start = UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!
+            _ = sqlite3_bind_text(handle, index, start.assumingMemoryBound(to: CChar.self), Int32(bytes.count), transient)
+        }
+    }
+
     /// Inserts one row.
     ///
     /// - Throws: `DatabaseError` with SQLite's code and message when the insert fails.
@@ -26,10 +37,10 @@ struct ResultInsert {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
-        sqlite3_bind_text(handle, 1, step, -1, Self.transient)
+        Self.bindText(step, at: 1, to: handle)
         if let element { sqlite3_bind_int64(handle, 2, Int64(element)) } else { sqlite3_bind_null(handle, 2) }
         sqlite3_bind_int64(handle, 3, ok ? 1 : 0)
-        if let worker { sqlite3_bind_text(handle, 4, worker, -1, Self.transient) } else { sqlite3_bind_null(handle, 4) }
+        if let worker { Self.bindText(worker, at: 4, to: handle) } else { sqlite3_bind_null(handle, 4) }
         sqlite3_bind_double(handle, 5, started.timeIntervalSince1970)
         sqlite3_bind_double(handle, 6, finished.timeIntervalSince1970)
         record.withUnsafeBytes { bytes in
