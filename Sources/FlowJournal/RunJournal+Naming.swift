@@ -1,3 +1,4 @@
+import FlowWire
 import Foundation
 
 extension RunJournal {
@@ -18,13 +19,13 @@ extension RunJournal {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func padded(_ value: some BinaryInteger, _ width: Int, radix: Int = 10) -> String {
-            let text = String(value, radix: radix)
+        func padded(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
         let day = padded(parts.tm_year + 1900, 4) + padded(parts.tm_mon + 1, 2) + padded(parts.tm_mday, 2)
         let time = padded(parts.tm_hour, 2) + padded(parts.tm_min, 2) + padded(parts.tm_sec, 2)
-        let random = (0..<3).map { _ in padded(UInt8.random(in: 0...255), 2, radix: 16) }.joined()
+        let random = (0..<3).map { _ in UInt8.random(in: 0...255).hexDigits }.joined()
         return day + "-" + time + "-" + random
     }
 }

@@ -43,46 +43,6 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         case report(ClusterEvent)
     }
 
-    struct Worker: Sendable {
-        var name: String
-        var ops: Set<String>
-        var slots: Int
-        var inFlight: Set<UInt64> = []
-        var lastReceived: Instant
-        var lastSent: Instant
-        /// The worker's heartbeat interval (READY), which governs this connection.
-        var heartbeatInterval: Duration
-        /// It answered a task `cancelled` (§8.8): it is stopping and gets no more tasks.
-        var stopping = false
-        /// The feature bits of its READY.
-        var features: UInt32 = 0
-        var free: Int { slots - inFlight.count }
-        /// Tasks it may hold beyond its slots, waiting in its queue (feature bit 2, §8.2).
-        var queueDepth: Int { features & WireReady.Feature.queue != 0 ? slots : 0 }
-        /// Tasks in flight on it that wait in its queue rather than run (at least).
-        var queued: Int { max(0, inFlight.count - slots) }
-        /// How many tasks of each group with a limit are in flight on it.
-        var groupTasks: [UInt64: Int] = [:]
-
-        /// Takes a task; says whether the task raises its group's bound (it can run here at once:
-        /// fewer of the group's tasks than slots were here).
-        mutating func take(_ taskID: UInt64, group: UInt64?) -> Bool {
-            inFlight.insert(taskID)
-            guard let group else { return false }
-            let count = groupTasks[group, default: 0]
-            groupTasks[group] = count + 1
-            return count < slots
-        }
-
-        /// A task left; says whether that lowers its group's bound.
-        mutating func release(_ taskID: UInt64, group: UInt64?) -> Bool {
-            inFlight.remove(taskID)
-            guard let group, let count = groupTasks[group] else { return false }
-            groupTasks[group] = count > 1 ? count - 1 : nil
-            return count <= slots
-        }
-    }
-
     /// A task the engine is waiting for, or one in flight that the engine no longer wants.
     struct TaskRecord: Sendable {
         var task: WireTask
