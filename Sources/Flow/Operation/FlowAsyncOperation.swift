@@ -55,22 +55,28 @@ open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
     /// `true`: ``mainLogic()`` only starts the task that runs ``run()``.
     open override var runsMainLogicInline: Bool { true }
 
+    /// Starts a task that runs ``run()`` and finishes the op by how it ended. The runner that
+    /// flows and workers use does not come here: it awaits ``runToFinish()`` in its own task.
     public final override func mainLogic() {
         startWithAsynchronous()
-        let task = Task {
-            do {
-                try await self.run()
-                self.finishSuccessfully()
-            } catch FlowDataError.insufficientInputData(let message) {
-                self.finish(.withInsufficientInputData(message))
-            } catch FlowDataError.mismatchInputDataType(let message) {
-                self.finish(.withMismatchInputDataType(message))
-            } catch {
-                self.finishWithError(error: error)
-            }
-        }
+        let task = Task { await self.runToFinish() }
         lock.withLock { runningTask = task }
         if isCancelled { task.cancel() }
+    }
+
+    /// Runs ``run()`` in the calling task and finishes the op by how it ended: returning is
+    /// success, a ``FlowDataError`` the seed's data states, any other error `withError`.
+    func runToFinish() async {
+        do {
+            try await run()
+            finishSuccessfully()
+        } catch FlowDataError.insufficientInputData(let message) {
+            finish(.withInsufficientInputData(message))
+        } catch FlowDataError.mismatchInputDataType(let message) {
+            finish(.withMismatchInputDataType(message))
+        } catch {
+            finishWithError(error: error)
+        }
     }
 
     open override func didCancel() {

@@ -53,8 +53,10 @@ extension FlowOperation {
 public enum FlowOperationRunner {
     /// Runs one op against a bucket and returns what it did.
     ///
-    /// ``FlowOperation/mainLogic()`` runs on a Dispatch global queue thread. Cancelling the calling
-    /// task cancels the op (``FlowOperation/isCancelled`` turns true) and returns at once with
+    /// ``FlowOperation/mainLogic()`` runs on a Dispatch global queue thread (on the calling thread
+    /// for an op that says ``FlowOperation/runsMainLogicInline``); a ``FlowAsyncOperation``'s
+    /// ``FlowAsyncOperation/run()`` runs in the calling task. Cancelling the calling task cancels
+    /// the op (``FlowOperation/isCancelled`` turns true) and returns at once with
     /// ``FlowFinishState/cancelled``.
     ///
     /// - Parameters:
@@ -67,26 +69,16 @@ public enum FlowOperationRunner {
     /// - Returns: the finish state, the events in order, and the bucket as the op left it.
     public static func run(_ operation: FlowOperation, bucket: [String: Any], groupTag: String?, attempt: Int = 1,
                            retry: FlowRetryPolicy = .none) async -> FlowTaskResult {
-        let context = FlowOperationContext(bucket: bucket, groupTag: groupTag, attempt: attempt, retry: retry)
-        let body: @Sendable () -> Void = {
-            operation.mainLogic()
-            let unfinished = operation.lock.withLock { !context.isFinished && !context.isAsynchronous }
-            if unfinished {
-                let error = FlowError.operationDidNotFinish(operation: operation.operationName)
-                operation.complete(state: .withError(String(describing: error)), error: error,
-                                   seedState: .finished(.withError(error)))
-            }
-        }
-        let result: ((FlowFinishState, (any Error)?)) -> FlowTaskResult = { outcome in
-            let (events, finalBucket) = operation.lock.withLock { (context.events, context.bucket) }
-            return FlowTaskResult(
-                operationName: operation.operationName, state: outcome.0, error: outcome.1, events: events,
-                bucket: finalBucket, startedAt: context.startedAt, finishedAt: Date(), worker: nil
-            )
-        }
+        await run(operation, context: FlowOperationContext(bucket: bucket, groupTag: groupTag, attempt: attempt, retry: retry))
+    }
+
+    /// Runs `operation` against `context`, which this run owns.
+    private static func run(_ operation: FlowOperation, context: FlowOperationContext) async -> FlowTaskResult {
+        if let asyncOperation = operation as? FlowAsyncOperation { return await run(asyncOperation, context: context) }
         // An op that says its mainLogic never blocks runs it right here. When it has finished by
         // the time mainLogic returns, the run is over: no continuation, no cancellation handler,
-        // no thread hand-off (a third of a trivial op's cost in an in-process group).
+        // no thread hand-off (a third of a trivial op's cost in an in-process group), and no
+        // closure made for a hand-off that does not happen.
         var started = false
         if operation.runsMainLogicInline, !Task.isCancelled {
             let alreadyCancelled = operation.lock.withLock {
@@ -95,8 +87,8 @@ public enum FlowOperationRunner {
             }
             if !alreadyCancelled {
                 started = true
-                body()
-                if let outcome = operation.lock.withLock({ context.outcome }) { return result(outcome) }
+                runMainLogic(operation, context: context)
+                if let outcome = operation.lock.withLock({ context.outcome }) { return result(of: operation, context: context, outcome) }
             }
         }
         // It runs on a Dispatch thread, or it was started above and finishes later (an async op):
@@ -120,16 +112,67 @@ public enum FlowOperationRunner {
                     operation.complete(state: .cancelled, error: CancellationError(), seedState: .finished(.withError(CancellationError())))
                     return
                 }
-                if operation.runsMainLogicInline { body() } else { DispatchQueue.global().async(execute: body) }
+                if operation.runsMainLogicInline {
+                    runMainLogic(operation, context: context)
+                } else {
+                    DispatchQueue.global().async { runMainLogic(operation, context: context) }
+                }
             }
         } onCancel: {
             operation.cancelRun()
         }
-        return result(outcome)
+        return result(of: operation, context: context, outcome)
+    }
+
+    /// Runs an async op's ``FlowAsyncOperation/run()`` in the calling task, not in a task of its
+    /// own that the caller waits for: no task to make, no continuation, no thread hand-off when
+    /// it finishes (an op that does not suspend runs start to end on one thread). Cancelling the
+    /// calling task cancels the op as ``FlowOperation/cancelRun()`` does, which ends the run as
+    /// cancelled at once; ``FlowAsyncOperation/run()`` sees the task cancelled.
+    private static func run(_ operation: FlowAsyncOperation, context: FlowOperationContext) async -> FlowTaskResult {
+        let alreadyCancelled = operation.lock.withLock {
+            operation.context = context
+            return operation.cancelled
+        }
+        if alreadyCancelled || Task.isCancelled {
+            operation.complete(state: .cancelled, error: CancellationError(), seedState: .finished(.withError(CancellationError())))
+        } else {
+            operation.startWithAsynchronous()
+            await withTaskCancellationHandler {
+                await operation.runToFinish()
+            } onCancel: {
+                operation.cancelRun()
+            }
+        }
+        // `runToFinish` or `cancelRun` finished it; the fallback only keeps the type total.
+        let outcome = operation.lock.withLock { context.outcome } ?? (.cancelled, CancellationError())
+        return result(of: operation, context: context, outcome)
+    }
+
+    /// Calls the op's mainLogic, and fails the run when mainLogic neither finished it nor said it
+    /// goes on asynchronously.
+    private static func runMainLogic(_ operation: FlowOperation, context: FlowOperationContext) {
+        operation.mainLogic()
+        let unfinished = operation.lock.withLock { !context.isFinished && !context.isAsynchronous }
+        if unfinished {
+            let error = FlowError.operationDidNotFinish(operation: operation.operationName)
+            operation.complete(state: .withError(String(describing: error)), error: error, seedState: .finished(.withError(error)))
+        }
+    }
+
+    /// The finished run's result: the outcome, the events in order and the bucket as the op left it.
+    private static func result(of operation: FlowOperation, context: FlowOperationContext,
+                               _ outcome: (FlowFinishState, (any Error)?)) -> FlowTaskResult {
+        let (events, finalBucket) = operation.lock.withLock { (context.events, context.bucket) }
+        return FlowTaskResult(
+            operationName: operation.operationName, state: outcome.0, error: outcome.1, events: events,
+            bucket: finalBucket, startedAt: context.startedAt, finishedAt: Date(), worker: nil
+        )
     }
 
     /// Runs one group element: the op gets `[primaryInputParamKey: element]` as its bucket, and
-    /// the result carries the value it left at `primaryOutputParamKey`.
+    /// the result carries the value it left at `primaryOutputParamKey`. Its `setData` writes stay
+    /// in that bucket and are not among the result's events, as on a worker.
     ///
     /// - Parameters:
     ///   - operation: a fresh op instance.
@@ -140,10 +183,13 @@ public enum FlowOperationRunner {
     ///   - retry: the step's retry policy, as ``FlowOperation/retryPolicy`` tells the op.
     public static func runGroupElement(_ operation: FlowOperation, element: Any, index: Int, groupTag: String,
                                        attempt: Int = 1, retry: FlowRetryPolicy = .none) async -> FlowTaskResult {
-        // Room for the output too: the op's write then does not grow the dictionary.
-        var bucket = [String: Any](minimumCapacity: 2)
-        bucket[operation.primaryInputParamKey] = element
-        var result = await run(operation, bucket: bucket, groupTag: groupTag, attempt: attempt, retry: retry)
+        // The bucket is made inside the context, which alone holds it: the op's write then changes
+        // it in place instead of copying it, and it has room for the output too. Its writes are
+        // not recorded as events (the bucket is thrown away; only the output is collected).
+        let context = FlowOperationContext(bucket: [String: Any](minimumCapacity: 2), groupTag: groupTag, attempt: attempt,
+                                           retry: retry, recordsBucketWrites: false)
+        context.bucket[operation.primaryInputParamKey] = element
+        var result = await run(operation, context: context)
         result.groupIndex = index
         result.groupOutput = result.bucket[operation.primaryOutputParamKey]
         return result

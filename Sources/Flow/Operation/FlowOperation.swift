@@ -166,7 +166,9 @@ open class FlowOperation: @unchecked Sendable {
         lock.withLock {
             guard let context, !context.isFinished else { return }
             context.bucket[name] = value
-            context.events.append(FlowRecordedEvent(time: Date(), kind: .set(key: name, value: value)))
+            if context.recordsBucketWrites {
+                context.events.append(FlowRecordedEvent(time: Date(), kind: .set(key: name, value: value)))
+            }
         }
     }
 

@@ -8,6 +8,9 @@ final class FlowOperationContext: @unchecked Sendable {
     let attempt: Int
     let retry: FlowRetryPolicy
     var events: [FlowRecordedEvent] = []
+    /// Whether `setData` writes are recorded as events: not for a group element, whose bucket is
+    /// its own and thrown away (only its output is collected), in this process as on the wire.
+    let recordsBucketWrites: Bool
     var isAsynchronous = false
     var isFinished = false
     let startedAt = Date()
@@ -15,8 +18,10 @@ final class FlowOperationContext: @unchecked Sendable {
     /// How the run ended, once it has.
     var outcome: (FlowFinishState, (any Error)?)?
 
-    init(bucket: [String: Any], groupTag: String?, attempt: Int = 1, retry: FlowRetryPolicy = .none) {
+    init(bucket: [String: Any], groupTag: String?, attempt: Int = 1, retry: FlowRetryPolicy = .none,
+         recordsBucketWrites: Bool = true) {
         self.bucket = bucket
+        self.recordsBucketWrites = recordsBucketWrites
         self.groupTag = groupTag
         self.attempt = attempt
         self.retry = retry
