@@ -9,7 +9,7 @@ public struct FlowLogEntry: Sendable, Hashable {
         get {
             switch content {
             case .text(let text): return text
-            case .labelled(let label, let rest): return label + " " + rest
+            case .labelled(let label, let rest): return label.line(rest)
             case .deferred(let text): return text.text
             }
         }
@@ -21,8 +21,9 @@ public struct FlowLogEntry: Sendable, Hashable {
 
     private enum Content: Sendable {
         case text(String)
-        /// An op's line: its label (shared by all its lines), a space, and the rest.
-        case labelled(String, String)
+        /// An op's line: its label's parts (shared by all its lines), joined with the rest only
+        /// when the line is read.
+        case labelled(FlowLabel, String)
         case deferred(FlowDeferredText)
     }
 
@@ -38,9 +39,10 @@ public struct FlowLogEntry: Sendable, Hashable {
         self.element = element
     }
 
-    /// An op's line, `label` and `rest` joined by a space when it is read: the label is made once
-    /// for all of an op's lines, and no line is copied together while the op runs.
-    init(time: Date, label: String, rest: String, element: FlowElementMark?) {
+    /// An op's line, `label` and `rest` joined by a space when it is read: neither the label nor
+    /// the line is put together while the flow runs (a summary that is never printed never
+    /// makes them).
+    init(time: Date, label: FlowLabel, rest: String, element: FlowElementMark?) {
         self.time = time
         content = .labelled(label, rest)
         self.element = element

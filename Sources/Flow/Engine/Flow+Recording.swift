@@ -25,7 +25,7 @@ extension Flow {
                 if let mark { leaveOutLocked(group: mark.group, groupSize: mark.groupSize, finishedAt: result.finishedAt) }
                 return
             }
-            let label = FlowLabel.make(name: result.operationName, tag: tag, worker: result.worker)
+            let label = FlowLabel(name: result.operationName, tag: tag, worker: result.worker)
             appendLocked(FlowLogEntry(time: result.startedAt, label: label, rest: "WillStart", element: mark), kept: kept)
             for event in result.events {
                 switch event.kind {

@@ -28,24 +28,44 @@ final class FlowOperationContext: @unchecked Sendable {
     }
 }
 
-/// Builds the bracketed tag the summary puts before an op's lines.
-enum FlowLabel {
+/// The bracketed tag the summary puts before an op's lines, `[Name tag @ worker]`, kept as its
+/// parts until it is read.
+struct FlowLabel: Sendable {
+    let name: String
+    let tag: String?
+    let worker: String?
+
+    /// The tag, e.g. `[UploadFileOp 3f2a @ worker-2]`.
+    var text: String { Self.make(name: name, tag: tag, worker: worker) }
+
+    /// The tag, a space and `rest`, made in one buffer.
+    func line(_ rest: String) -> String {
+        var line = ""
+        line.reserveCapacity(name.utf8.count + (tag?.utf8.count ?? 0) + (worker?.utf8.count ?? 0) + rest.utf8.count + 7)
+        Self.append(name: name, tag: tag, worker: worker, to: &line)
+        line.append(" ")
+        line.append(rest)
+        return line
+    }
+
     static func make(name: String, tag: String?, worker: String?) -> String {
-        let tag = tag ?? "", worker = worker ?? ""
-        // Made in one buffer: a group makes one label per element.
         var label = ""
-        label.reserveCapacity(name.utf8.count + tag.utf8.count + worker.utf8.count + 6)
-        label.append("[")
-        label.append(name)
-        if !tag.isEmpty {
-            label.append(" ")
-            label.append(tag)
-        }
-        if !worker.isEmpty {
-            label.append(" @ ")
-            label.append(worker)
-        }
-        label.append("]")
+        label.reserveCapacity(name.utf8.count + (tag?.utf8.count ?? 0) + (worker?.utf8.count ?? 0) + 6)
+        append(name: name, tag: tag, worker: worker, to: &label)
         return label
+    }
+
+    private static func append(name: String, tag: String?, worker: String?, to text: inout String) {
+        text.append("[")
+        text.append(name)
+        if let tag, !tag.isEmpty {
+            text.append(" ")
+            text.append(tag)
+        }
+        if let worker, !worker.isEmpty {
+            text.append(" @ ")
+            text.append(worker)
+        }
+        text.append("]")
     }
 }
