@@ -26,10 +26,10 @@ public final class Flow: @unchecked Sendable {
     enum Phase { case idle, running, finished }
 
     let lock = NSLock()
-    var storedBucket: [String: Any] = [:]
+    @exclusivity(unchecked) var storedBucket: [String: Any] = [:]
     var storedIsSuccess = true
     var storedError: (any Error)?
-    var entries: [FlowLogEntry] = []
+    @exclusivity(unchecked) var entries: [FlowLogEntry] = []
     var blueprint = FlowBlueprint()
     var definitionNodes: [FlowPlanNode]?
     var willStartBlock: FlowWillStartBlock?
@@ -43,11 +43,11 @@ public final class Flow: @unchecked Sendable {
     var cancelRequested = false
     var finishWaiters: [CheckedContinuation<Void, Never>] = []
     var storedOutcome: FlowEngine.Outcome?
-    var records: [FlowOperationRecord] = []
-    var progressHandler: (@Sendable (FlowProgressEvent) -> Void)?
-    var retention: FlowElementRetention?
-    var summaryStream: (@Sendable (FlowLogEntry) -> Void)?
-    var leftOut: FlowLeftOutElements?
+    @exclusivity(unchecked) var records: [FlowOperationRecord] = []
+    @exclusivity(unchecked) var progressHandler: (@Sendable (FlowProgressEvent) -> Void)?
+    @exclusivity(unchecked) var retention: FlowElementRetention?
+    @exclusivity(unchecked) var summaryStream: (@Sendable (FlowLogEntry) -> Void)?
+    @exclusivity(unchecked) var leftOut: FlowLeftOutElements?
 
     /// The flow's name, shown by tools; the flow file's `flow:` for a loaded flow.
     public let name: String?

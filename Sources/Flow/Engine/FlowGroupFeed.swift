@@ -15,10 +15,11 @@ final class FlowGroupFeed: @unchecked Sendable {
     private let journal: (any FlowJournal)?
     private let id: FlowStepID
     private let startedBefore: Int
-    // An NSLock, as everywhere in the flow core: ThreadSanitizer sees through it (not through
-    // `Mutex`, whose futex it does not know), and the TSan pass covers this file.
-    private let lock = NSLock()
-    private var storage = State()
+    // A pthread mutex (FlowLock, adaptive: the child tasks and the engine take it in turn all the
+    // time): ThreadSanitizer sees through it (not through `Mutex`, whose futex it does not know),
+    // and the TSan pass covers this file.
+    private let lock = FlowLock()
+    @exclusivity(unchecked) private var storage = State()
 
     private struct State {
         var next = 0

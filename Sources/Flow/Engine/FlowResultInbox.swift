@@ -13,10 +13,10 @@ public final class FlowResultInbox: @unchecked Sendable {
     /// tasks than that anyway.
     public let concurrencyLimit: Int?
 
-    private let lock = NSLock()
-    private var results: [FlowTaskResult] = []
-    private var waiting: CheckedContinuation<[FlowTaskResult], Never>?
-    private var closed = false
+    private let lock = FlowLock()
+    @exclusivity(unchecked) private var results: [FlowTaskResult] = []
+    @exclusivity(unchecked) private var waiting: CheckedContinuation<[FlowTaskResult], Never>?
+    @exclusivity(unchecked) private var closed = false
 
     /// An empty inbox.
     ///

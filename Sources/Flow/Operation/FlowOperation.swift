@@ -46,14 +46,14 @@ open class FlowOperation: @unchecked Sendable {
             return made
         }
     }
-    private var storedIdentifier: String?
+    @exclusivity(unchecked) private var storedIdentifier: String?
     /// A display name; the type's name when `nil`.
-    public var name: String?
+    @exclusivity(unchecked) public var name: String?
 
     let lock = NSLock()
-    var context: FlowOperationContext?
-    var storedState = FlowOperationState.idle
-    var cancelled = false
+    @exclusivity(unchecked) var context: FlowOperationContext?
+    @exclusivity(unchecked) var storedState = FlowOperationState.idle
+    @exclusivity(unchecked) var cancelled = false
 
     /// Creates an op.
     public init() {}
@@ -191,7 +191,7 @@ open class FlowOperation: @unchecked Sendable {
 /// metatype `CustomStringConvertible`?) that cost more than a trivial op's own work.
 enum FlowTypeName {
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var names: [ObjectIdentifier: String] = [:]
+    @exclusivity(unchecked) nonisolated(unsafe) private static var names: [ObjectIdentifier: String] = [:]
 
     static func of(_ type: FlowOperation.Type) -> String {
         let key = ObjectIdentifier(type)

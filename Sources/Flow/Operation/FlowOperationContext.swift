@@ -3,20 +3,20 @@ import Foundation
 /// What one run of one op sees and records; guarded by the op's lock.
 /// Unchecked: every access happens under the owning op's lock.
 final class FlowOperationContext: @unchecked Sendable {
-    var bucket: [String: Any]
+    @exclusivity(unchecked) var bucket: [String: Any]
     let groupTag: String?
     let attempt: Int
     let retry: FlowRetryPolicy
-    var events: [FlowRecordedEvent] = []
+    @exclusivity(unchecked) var events: [FlowRecordedEvent] = []
     /// Whether `setData` writes are recorded as events: not for a group element, whose bucket is
     /// its own and thrown away (only its output is collected), in this process as on the wire.
     let recordsBucketWrites: Bool
-    var isAsynchronous = false
-    var isFinished = false
+    @exclusivity(unchecked) var isAsynchronous = false
+    @exclusivity(unchecked) var isFinished = false
     let startedAt = Date()
-    var onFinish: ((FlowFinishState, (any Error)?) -> Void)?
+    @exclusivity(unchecked) var onFinish: ((FlowFinishState, (any Error)?) -> Void)?
     /// How the run ended, once it has.
-    var outcome: (FlowFinishState, (any Error)?)?
+    @exclusivity(unchecked) var outcome: (FlowFinishState, (any Error)?)?
 
     init(bucket: [String: Any], groupTag: String?, attempt: Int = 1, retry: FlowRetryPolicy = .none,
          recordsBucketWrites: Bool = true) {
