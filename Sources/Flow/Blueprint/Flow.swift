@@ -25,7 +25,7 @@ public typealias FlowDidFinishBlock = (Flow) -> Void
 public final class Flow: @unchecked Sendable {
     enum Phase { case idle, running, finished }
 
-    let lock = NSLock()
+    let lock = FlowLock.make()
     @exclusivity(unchecked) var storedBucket: [String: Any] = [:]
     var storedIsSuccess = true
     var storedError: (any Error)?

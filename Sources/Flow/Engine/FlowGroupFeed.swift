@@ -18,7 +18,7 @@ final class FlowGroupFeed: @unchecked Sendable {
     // A pthread mutex (FlowLock, adaptive: the child tasks and the engine take it in turn all the
     // time): ThreadSanitizer sees through it (not through `Mutex`, whose futex it does not know),
     // and the TSan pass covers this file.
-    private let lock = FlowLock()
+    private let lock = FlowLock.make()
     @exclusivity(unchecked) private var storage = State()
 
     private struct State {

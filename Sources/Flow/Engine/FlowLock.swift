@@ -4,35 +4,39 @@ import Glibc
 import Darwin
 #endif
 
-/// A mutex for the engine's state that threads hand back and forth many times a millisecond (a
-/// group's feed and result inbox): on Linux an adaptive pthread mutex, which spins briefly
-/// before it sleeps, so two threads that take it in turn for a few instructions each do not
-/// go through the kernel every time (with `NSLock`, a plain mutex, a quarter of an in-process
-/// group's time at maxConcurrent 64 was futex calls). ThreadSanitizer sees it, as any pthread
-/// mutex.
-final class FlowLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        #if os(Linux)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        #endif
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+/// The flow core's mutex: on Linux an adaptive pthread mutex, which spins briefly before it
+/// sleeps, so two threads that take it in turn for a few instructions each (a group's feed and
+/// result inbox, handed between the engine and the tasks running elements) do not go through the
+/// kernel every time. With `NSLock`, a plain mutex, futex calls were a quarter of an in-process
+/// group's time at maxConcurrent 64. ThreadSanitizer sees it, as any pthread mutex.
+///
+/// The mutex lives in the object's own allocation (a `ManagedBuffer`, as NIO's locks do): one
+/// allocation per lock where `NSLock` makes two, and every op has one.
+final class FlowLock: ManagedBuffer<Void, pthread_mutex_t>, @unchecked Sendable {
+    /// A new, unlocked lock.
+    static func make() -> FlowLock {
+        let lock = unsafeDowncast(create(minimumCapacity: 1) { _ in () }, to: FlowLock.self)
+        lock.withUnsafeMutablePointerToElements { mutex in
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            #if os(Linux)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+            #endif
+            pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+        }
+        return lock
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
     }
 
     /// Runs `body` holding the lock.
+    @inline(__always)
     func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        withUnsafeMutablePointerToElements { _ = pthread_mutex_lock($0) }
+        defer { withUnsafeMutablePointerToElements { _ = pthread_mutex_unlock($0) } }
         return try body()
     }
 }

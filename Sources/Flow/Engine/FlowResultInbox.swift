@@ -13,7 +13,7 @@ public final class FlowResultInbox: @unchecked Sendable {
     /// tasks than that anyway.
     public let concurrencyLimit: Int?
 
-    private let lock = FlowLock()
+    private let lock = FlowLock.make()
     @exclusivity(unchecked) private var results: [FlowTaskResult] = []
     @exclusivity(unchecked) private var waiting: CheckedContinuation<[FlowTaskResult], Never>?
     @exclusivity(unchecked) private var closed = false

@@ -26,25 +26,29 @@ open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
     /// Reads a bucket value.
     ///
     /// - Throws: ``FlowDataError`` when the key is missing or holds another type.
+    @inlinable
     public func value<T>(_ key: String, as type: T.Type = T.self) throws -> T {
-        let stored: Any? = lock.withLock { context?.bucket[key] }
-        guard let stored else { throw FlowDataError.insufficientInputData(FlowDataError.missingMessage(key: key)) }
-        guard let typed = stored as? T else {
-            throw FlowDataError.mismatchInputDataType(FlowDataError.mismatchMessage(key: key, value: stored, expected: T.self))
-        }
-        return typed
+        // Inlinable for the same reason as `getData`: the cast is made for the caller's `T`.
+        let stored = storedValue(key)
+        if let stored, let typed = stored as? T { return typed }
+        throw readError(key, value: stored, expected: T.self)
     }
 
     /// Reads a bucket value that may be absent.
     ///
     /// - Throws: ``FlowDataError`` when the key holds another type.
+    @inlinable
     public func optionalValue<T>(_ key: String, as type: T.Type = T.self) throws -> T? {
-        let stored: Any? = lock.withLock { context?.bucket[key] }
-        guard let stored else { return nil }
-        guard let typed = stored as? T else {
-            throw FlowDataError.mismatchInputDataType(FlowDataError.mismatchMessage(key: key, value: stored, expected: T.self))
-        }
-        return typed
+        guard let stored = storedValue(key) else { return nil }
+        if let typed = stored as? T { return typed }
+        throw readError(key, value: stored, expected: T.self)
+    }
+
+    /// The error for a read of `key` that found nothing, or a value of another type.
+    @usableFromInline
+    final func readError(_ key: String, value: Any?, expected: Any.Type) -> FlowDataError {
+        guard let value else { return .insufficientInputData(FlowDataError.missingMessage(key: key)) }
+        return .mismatchInputDataType(FlowDataError.mismatchMessage(key: key, value: value, expected: expected))
     }
 
     /// Writes a bucket value (same as ``FlowOperation/setData(name:value:)``).

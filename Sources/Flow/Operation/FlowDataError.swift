@@ -19,7 +19,7 @@ public enum FlowDataError: Error, CustomStringConvertible, Sendable {
     }
 
     /// The seed's message for a value of the wrong type.
-    static func mismatchMessage<T>(key: String, value: Any, expected: T.Type) -> String {
-        "<\(key)> in data bucket is <\(value)> with type <\(type(of: value))>, but NOT type <\(T.self)>."
+    static func mismatchMessage(key: String, value: Any, expected: Any.Type) -> String {
+        "<\(key)> in data bucket is <\(value)> with type <\(type(of: value))>, but NOT type <\(expected)>."
     }
 }

@@ -170,6 +170,12 @@ public enum FlowOperationRunner {
         )
     }
 
+    /// An empty bucket with room for two keys, copied for each element: a copy takes its storage's
+    /// type from the template, where `Dictionary(minimumCapacity:)` looked it up in the runtime's
+    /// metadata tables every time (callgrind).
+    // An empty dictionary, never changed: copies of it are made, it is not written.
+    nonisolated(unsafe) private static let elementBucket = [String: Any](minimumCapacity: 2)
+
     /// Runs one group element: the op gets `[primaryInputParamKey: element]` as its bucket, and
     /// the result carries the value it left at `primaryOutputParamKey`. Its `setData` writes stay
     /// in that bucket and are not among the result's events, as on a worker.
@@ -186,7 +192,7 @@ public enum FlowOperationRunner {
         // The bucket is made inside the context, which alone holds it: the op's write then changes
         // it in place instead of copying it, and it has room for the output too. Its writes are
         // not recorded as events (the bucket is thrown away; only the output is collected).
-        let context = FlowOperationContext(bucket: [String: Any](minimumCapacity: 2), groupTag: groupTag, attempt: attempt,
+        let context = FlowOperationContext(bucket: elementBucket, groupTag: groupTag, attempt: attempt,
                                            retry: retry, recordsBucketWrites: false)
         context.bucket[operation.primaryInputParamKey] = element
         var result = await run(operation, context: context)

@@ -50,13 +50,17 @@ open class FlowOperation: @unchecked Sendable {
     /// A display name; the type's name when `nil`.
     @exclusivity(unchecked) public var name: String?
 
-    let lock = NSLock()
+    let lock = FlowLock.make()
     @exclusivity(unchecked) var context: FlowOperationContext?
     @exclusivity(unchecked) var storedState = FlowOperationState.idle
     @exclusivity(unchecked) var cancelled = false
+    /// The type's name, looked up once as the op is made (``operationName`` without a ``name``).
+    private let typeName: String
 
     /// Creates an op.
-    public init() {}
+    public init() {
+        typeName = FlowTypeName.of(type(of: self))
+    }
 
     /// The key under which a group puts this op's input element.
     open var primaryInputParamKey: String { "" }
@@ -109,7 +113,7 @@ open class FlowOperation: @unchecked Sendable {
 
     /// The name shown in the summary and used to find the op in a registry.
     public var operationName: String {
-        name ?? FlowTypeName.of(type(of: self))
+        name ?? typeName
     }
 
     /// Marks the op as asynchronous: call it at the end of ``mainLogic()`` after starting async work.
@@ -142,19 +146,32 @@ open class FlowOperation: @unchecked Sendable {
     ///   - name: the bucket key.
     ///   - isOptional: whether a missing or mistyped value is acceptable.
     /// - Returns: the value, or `nil`.
+    @inlinable
     public func getData<T>(name: String, isOptional: Bool = false) -> T? {
-        let value: Any? = lock.withLock { context?.bucket[name] }
+        // Inlinable, so that the cast is made for the caller's own `T`: unspecialized, this
+        // generic looked up `T?`'s metadata in the runtime's tables on every read.
+        let value = storedValue(name)
         if let value, let typed = value as? T {
             return typed
         }
-        if !isOptional {
-            if let value {
-                finish(.withMismatchInputDataType(FlowDataError.mismatchMessage(key: name, value: value, expected: T.self)))
-            } else {
-                finish(.withInsufficientInputData(FlowDataError.missingMessage(key: name)))
-            }
-        }
+        if !isOptional { failRead(name: name, value: value, expected: T.self) }
         return nil
+    }
+
+    /// The bucket's value for `name` while the op runs.
+    @usableFromInline
+    final func storedValue(_ name: String) -> Any? {
+        lock.withLock { context?.bucket[name] }
+    }
+
+    /// Finishes the op for a read of `name` that found nothing, or a value of another type.
+    @usableFromInline
+    final func failRead(name: String, value: Any?, expected: Any.Type) {
+        if let value {
+            finish(.withMismatchInputDataType(FlowDataError.mismatchMessage(key: name, value: value, expected: expected)))
+        } else {
+            finish(.withInsufficientInputData(FlowDataError.missingMessage(key: name)))
+        }
     }
 
     /// Writes a value to the op's data bucket (a group element's temporary bucket inside a group).
