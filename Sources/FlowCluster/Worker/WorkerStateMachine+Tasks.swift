@@ -45,7 +45,7 @@ extension WorkerStateMachine {
     /// Gives back the queued tasks that match, unrun: they leave in the next RETURNED.
     mutating func giveBack(where matches: (WireTask) -> Bool) {
         guard !backlog.isEmpty else { return }
-        var kept: [WireTask] = []
+        var kept: WorkerBacklog = []
         for task in backlog {
             if matches(task) {
                 returned.append(WireTaskReference(taskID: task.taskID, attempt: task.attempt))
@@ -67,8 +67,8 @@ extension WorkerStateMachine {
 
     mutating func startFromBacklog(now: Instant) -> [Action] {
         var actions: [Action] = []
-        while !isDraining, !backlog.isEmpty, runningCount < configuration.slots {
-            actions.append(start(backlog.removeFirst(), now: now))
+        while !isDraining, runningCount < configuration.slots, let task = backlog.popFirst() {
+            actions.append(start(task, now: now))
         }
         return actions
     }

@@ -67,7 +67,7 @@ struct WorkerStateMachine: Sendable {
     var runs: [UInt64: Run] = [:]
     /// How many of `runs` have a time limit: `tick` looks at the runs only when some do.
     var timedRuns = 0
-    var backlog: [WireTask] = []
+    var backlog: WorkerBacklog = []
     var outbox: [WireResult] = []
     /// Queued tasks given back unrun, sent after `outbox` in one RETURNED.
     var returned: [WireTaskReference] = []
