@@ -150,7 +150,10 @@ final class FlowGroupFeed: @unchecked Sendable {
         case .named(let opName, let parameters):
             (operation, name) = (.named(opName, parameters: parameters), opName)
         }
-        return FlowTask(operation: operation, bucket: [:], groupTag: FlowGroupTag.make(), groupIndex: index,
-                        groupElement: element, operationName: name, location: plan.location)
+        var task = FlowTask(operation: operation, bucket: [:], groupTag: FlowGroupTag.make(), groupIndex: index,
+                            groupElement: element, operationName: name, location: plan.location)
+        task.timeLimit = plan.policy.timeout
+        task.retry = plan.policy.retry
+        return task
     }
 }

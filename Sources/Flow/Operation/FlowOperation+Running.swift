@@ -87,8 +87,11 @@ public enum FlowOperationRunner {
             }
             if !alreadyCancelled {
                 started = true
-                runMainLogic(operation, context: context)
-                if let outcome = operation.lock.withLock({ context.outcome }) { return result(of: operation, context: context, outcome) }
+                operation.mainLogic()
+                // One look under the lock for the usual end: finished, with what it left.
+                if let finished = finishedRun(operation, context: context) { return result(of: operation, context: context, finished) }
+                failIfUnfinished(operation, context: context)
+                if let finished = finishedRun(operation, context: context) { return result(of: operation, context: context, finished) }
             }
         }
         // It runs on a Dispatch thread, or it was started above and finishes later (an async op):
@@ -153,6 +156,12 @@ public enum FlowOperationRunner {
     /// goes on asynchronously.
     private static func runMainLogic(_ operation: FlowOperation, context: FlowOperationContext) {
         operation.mainLogic()
+        failIfUnfinished(operation, context: context)
+    }
+
+    /// Fails the run when mainLogic returned without finishing it or saying it goes on
+    /// asynchronously.
+    private static func failIfUnfinished(_ operation: FlowOperation, context: FlowOperationContext) {
         let unfinished = operation.lock.withLock { !context.isFinished && !context.isAsynchronous }
         if unfinished {
             let error = FlowError.operationDidNotFinish(operation: operation.operationName)
@@ -160,13 +169,27 @@ public enum FlowOperationRunner {
         }
     }
 
+    /// How a finished run ended and what the op left, read together; `nil` while it runs.
+    private typealias FinishedRun = (outcome: (FlowFinishState, (any Error)?), events: [FlowRecordedEvent], bucket: [String: Any])
+
+    private static func finishedRun(_ operation: FlowOperation, context: FlowOperationContext) -> FinishedRun? {
+        operation.lock.withLock {
+            guard let outcome = context.outcome else { return nil }
+            return (outcome, context.events, context.bucket)
+        }
+    }
+
     /// The finished run's result: the outcome, the events in order and the bucket as the op left it.
     private static func result(of operation: FlowOperation, context: FlowOperationContext,
                                _ outcome: (FlowFinishState, (any Error)?)) -> FlowTaskResult {
         let (events, finalBucket) = operation.lock.withLock { (context.events, context.bucket) }
-        return FlowTaskResult(
-            operationName: operation.operationName, state: outcome.0, error: outcome.1, events: events,
-            bucket: finalBucket, startedAt: context.startedAt, finishedAt: Date(), worker: nil
+        return result(of: operation, context: context, (outcome, events, finalBucket))
+    }
+
+    private static func result(of operation: FlowOperation, context: FlowOperationContext, _ finished: FinishedRun) -> FlowTaskResult {
+        FlowTaskResult(
+            operationName: operation.operationName, state: finished.outcome.0, error: finished.outcome.1, events: finished.events,
+            bucket: finished.bucket, startedAt: context.startedAt, finishedAt: Date(), worker: nil
         )
     }
 
