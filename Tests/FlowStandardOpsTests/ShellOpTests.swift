@@ -32,15 +32,14 @@ struct ShellOpTests {
     func timeLimitKillsTheProgramAndEveryChildOfIt(viaShell: Bool) async throws {
         let seconds = viaShell ? "31.25" : "31.5"
         let command: FlowValue = viaShell ? .string("sleep \(seconds); echo never") : ["sleep", .string(seconds)]
-        let started = Date()
 
         let flow = await runFlow(steps: [step("ShellOp", ["command": command, "shell": .bool(viaShell), "timeout": 1])])
 
-        let elapsed = Date().timeIntervalSince(started)
         #expect(!flow.isSuccess)
         #expect(flow.errorText.contains("time limit of 1 s exceeded"), "\(flow.errorText)")
-        // Far below the program's own 30 s: the limit killed it (a loose bound, the machine is shared).
-        #expect(elapsed < 15, "took \(elapsed) s")
+        // The limit ended it: the program would have finished and printed "never" in 31 s. (No
+        // upper bound on the time: the suite shares two cores, and a loaded run took 15 s.)
+        #expect(flow.dataBucket["output"] == nil)
         #expect(flow.lines.contains { $0.contains("time limit of 1 s exceeded") && !$0.contains("DidFinish") })
         #expect(livingProcesses(withArguments: ["sleep", seconds]).isEmpty, "sleep \(seconds) is still running")
     }
@@ -51,18 +50,16 @@ struct ShellOpTests {
 
         let elapsed = Date().timeIntervalSince(started)
         #expect(flow.errorText.contains("time limit of 0.5 s exceeded"), "\(flow.errorText)")
-        // At least the 2 s grace after SIGTERM, and far below the program's own 31.75 s.
-        #expect(elapsed >= 2.0 && elapsed < 15, "took \(elapsed) s")
+        // At least the 2 s grace after SIGTERM; that it was killed, not left, is checked below.
+        #expect(elapsed >= 2.0, "took \(elapsed) s")
         #expect(livingProcesses(withArguments: ["sleep", "31.75"]).isEmpty, "sleep 31.75 is still running")
     }
 
     @Test func whatTheProgramLeavesInTheBackgroundNeitherHoldsTheOpNorOutlivesIt() async throws {
-        let started = Date()
         let result = try await runOperation("ShellOp", ["command": "sleep 32.5 & echo started", "shell": true, "timeout": 20])
 
         #expect(result.state == .successfully, "\(result.state)")
         #expect(result.bucket["output"] as? String == "started")
-        #expect(Date().timeIntervalSince(started) < 15)
         // Killed before the op returned; a SIGKILL takes a moment to land on a busy machine.
         try await waitUntilGone(["sleep", "32.5"])
         #expect(livingProcesses(withArguments: ["sleep", "32.5"]).isEmpty, "sleep 32.5 is still running")
@@ -93,7 +90,9 @@ struct ShellOpTests {
         await flow.waitUntilFinished()
 
         #expect(!flow.isSuccess)
-        #expect(Date().timeIntervalSince(started) < 15)
+        // Ended, not waited for: the program alone runs 33.5 s. (Not a speed bound: a loaded run
+        // of the suite took 15 s here.)
+        #expect(Date().timeIntervalSince(started) < 30)
         // The op ends at once; the SIGTERM sent on cancelling takes a moment to land on a busy machine.
         try await waitUntilGone(["sleep", "33.5"])
         try await waitUntilGone(["sleep", "33.25"])
@@ -122,7 +121,6 @@ struct ShellOpTests {
     }
 
     @Test func stepTimeLimitStopsTheProgramAndCountsAsTransient() async throws {
-        let started = Date()
         let flow = await runFlow(steps: [
             .operation(FlowOperationStep(op: "ShellOp", parameters: ["command": ["sleep", "33.75"]],
                                          retry: FlowRetryPolicy(attempts: 2, delay: .milliseconds(10)), timeout: .milliseconds(300))),
@@ -130,7 +128,6 @@ struct ShellOpTests {
 
         #expect(!flow.isSuccess)
         #expect(flow.lines.contains { $0.contains("attempt 1 of 2 failed") && $0.contains("time limit") }, "\(flow.lines)")
-        #expect(Date().timeIntervalSince(started) < 15)
         #expect(livingProcesses(withArguments: ["sleep", "33.75"]).isEmpty, "sleep 33.75 is still running")
     }
 
