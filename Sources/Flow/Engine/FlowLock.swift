@@ -7,8 +7,8 @@ import Darwin
 /// The flow core's mutex: on Linux an adaptive pthread mutex, which spins briefly before it
 /// sleeps, so two threads that take it in turn for a few instructions each (a group's feed and
 /// result inbox, handed between the engine and the tasks running elements) do not go through the
-/// kernel every time. With `NSLock`, a plain mutex, futex calls were a quarter of an in-process
-/// group's time at maxConcurrent 64. ThreadSanitizer sees it, as any pthread mutex.
+/// kernel every time. With `NSLock`, a plain mutex, futex calls were about a sixth of an
+/// in-process group's time at maxConcurrent 64 (perf). ThreadSanitizer sees it, as any pthread mutex.
 ///
 /// The mutex lives in the object's own allocation (a `ManagedBuffer`, as NIO's locks do): one
 /// allocation per lock where `NSLock` makes two, and every op has one.

@@ -31,7 +31,7 @@ open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
         // Inlinable for the same reason as `getData`: the cast is made for the caller's `T`.
         let stored = storedValue(key)
         if let stored, let typed = stored as? T { return typed }
-        throw readError(key, value: stored, expected: T.self)
+        throw FlowDataError.read(key: key, found: stored, expected: T.self)
     }
 
     /// Reads a bucket value that may be absent.
@@ -41,14 +41,7 @@ open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
     public func optionalValue<T>(_ key: String, as type: T.Type = T.self) throws -> T? {
         guard let stored = storedValue(key) else { return nil }
         if let typed = stored as? T { return typed }
-        throw readError(key, value: stored, expected: T.self)
-    }
-
-    /// The error for a read of `key` that found nothing, or a value of another type.
-    @usableFromInline
-    final func readError(_ key: String, value: Any?, expected: Any.Type) -> FlowDataError {
-        guard let value else { return .insufficientInputData(FlowDataError.missingMessage(key: key)) }
-        return .mismatchInputDataType(FlowDataError.mismatchMessage(key: key, value: value, expected: expected))
+        throw FlowDataError.read(key: key, found: stored, expected: T.self)
     }
 
     /// Writes a bucket value (same as ``FlowOperation/setData(name:value:)``).
@@ -74,10 +67,8 @@ open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
         do {
             try await run()
             finishSuccessfully()
-        } catch FlowDataError.insufficientInputData(let message) {
-            finish(.withInsufficientInputData(message))
-        } catch FlowDataError.mismatchInputDataType(let message) {
-            finish(.withMismatchInputDataType(message))
+        } catch let error as FlowDataError {
+            finish(error)
         } catch {
             finishWithError(error: error)
         }

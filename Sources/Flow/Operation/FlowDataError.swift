@@ -13,6 +13,13 @@ public enum FlowDataError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// The error for a read of `key` that found `value` (`nil`: nothing) where `expected` was wanted.
+    @usableFromInline
+    static func read(key: String, found value: Any?, expected: Any.Type) -> FlowDataError {
+        guard let value else { return .insufficientInputData(missingMessage(key: key)) }
+        return .mismatchInputDataType(mismatchMessage(key: key, value: value, expected: expected))
+    }
+
     /// The seed's message for a missing key.
     static func missingMessage(key: String) -> String {
         "can't find <\(key)> in data bucket"

@@ -7,9 +7,6 @@ struct FlowLabel: Sendable {
     let tag: String?
     let worker: String?
 
-    /// The tag, e.g. `[UploadFileOp 3f2a @ worker-2]`.
-    var text: String { Self.make(name: name, tag: tag, worker: worker) }
-
     /// The tag, a space and `rest`, made in one buffer.
     func line(_ rest: String) -> String {
         var line = ""
@@ -20,6 +17,7 @@ struct FlowLabel: Sendable {
         return line
     }
 
+    /// The tag alone, e.g. `[UploadFileOp 3f2a @ worker-2]`.
     static func make(name: String, tag: String?, worker: String?) -> String {
         var label = ""
         label.reserveCapacity(name.utf8.count + (tag?.utf8.count ?? 0) + (worker?.utf8.count ?? 0) + 6)

@@ -148,8 +148,8 @@ public enum FlowOperationRunner {
             }
         }
         // `runToFinish` or `cancelRun` finished it; the fallback only keeps the type total.
-        let outcome = operation.lock.withLock { context.outcome } ?? (.cancelled, CancellationError())
-        return result(of: operation, context: context, outcome)
+        let finished = finishedRun(operation, context: context) ?? ((.cancelled, CancellationError()), [], [:])
+        return result(of: operation, context: context, finished)
     }
 
     /// Calls the op's mainLogic, and fails the run when mainLogic neither finished it nor said it
@@ -193,10 +193,9 @@ public enum FlowOperationRunner {
         )
     }
 
-    /// An empty bucket with room for two keys, copied for each element: a copy takes its storage's
-    /// type from the template, where `Dictionary(minimumCapacity:)` looked it up in the runtime's
-    /// metadata tables every time (callgrind).
-    // An empty dictionary, never changed: copies of it are made, it is not written.
+    /// An empty bucket with room for two keys, copied for each element and never written itself:
+    /// a copy takes its storage's type from the template, where `Dictionary(minimumCapacity:)`
+    /// looked it up in the runtime's metadata tables every time (callgrind).
     nonisolated(unsafe) private static let elementBucket = [String: Any](minimumCapacity: 2)
 
     /// Runs one group element: the op gets `[primaryInputParamKey: element]` as its bucket, and

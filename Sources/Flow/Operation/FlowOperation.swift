@@ -154,7 +154,7 @@ open class FlowOperation: @unchecked Sendable {
         if let value, let typed = value as? T {
             return typed
         }
-        if !isOptional { failRead(name: name, value: value, expected: T.self) }
+        if !isOptional { finish(FlowDataError.read(key: name, found: value, expected: T.self)) }
         return nil
     }
 
@@ -164,13 +164,12 @@ open class FlowOperation: @unchecked Sendable {
         lock.withLock { context?.bucket[name] }
     }
 
-    /// Finishes the op for a read of `name` that found nothing, or a value of another type.
+    /// Finishes the op with the seed's state for a failed bucket read.
     @usableFromInline
-    final func failRead(name: String, value: Any?, expected: Any.Type) {
-        if let value {
-            finish(.withMismatchInputDataType(FlowDataError.mismatchMessage(key: name, value: value, expected: expected)))
-        } else {
-            finish(.withInsufficientInputData(FlowDataError.missingMessage(key: name)))
+    final func finish(_ error: FlowDataError) {
+        switch error {
+        case .insufficientInputData(let message): finish(.withInsufficientInputData(message))
+        case .mismatchInputDataType(let message): finish(.withMismatchInputDataType(message))
         }
     }
 
