@@ -76,8 +76,11 @@ import Testing
         let lines = masked(flow)
         #expect(lines.contains("[Group] not allow failure in group. stop immediately."))
         #expect(!lines.contains { $0.contains("all finished") })
-        // The first failure cancels the rest: only the ops already running had started.
-        #expect(probe.startedNames.count == 2)
+        // The first failure cancels the rest: no element starts after it, so at most the two
+        // that may run at once ever started (only fail0, when it failed before the second
+        // child task got a thread, as on a loaded CI machine).
+        #expect(probe.startedNames.contains("fail0"))
+        #expect((1...2).contains(probe.startedNames.count), "\(probe.startedNames)")
         #expect((flow.error as? TestFailure)?.item == "fail0")
     }
 
