@@ -233,6 +233,58 @@ extension ClusterIntegrationTests {
             }
         }
 
+        /// Journals written before the result table lost `AUTOINCREMENT` and its `(step, element)`
+        /// index resume as well, and the rows a resume adds come after the old ones.
+        @Test func aJournalWithTheEarlierResultTableStillResumes() async throws {
+            try await withCluster { cluster in
+                let log = cluster.path("ran.log")
+                let mark = cluster.path("fail-3")
+                FileManager.default.createFile(atPath: mark, contents: Data())
+                let flowFile = try cluster.write("items.yaml", """
+                    flow: items
+                    bucket: {items: [1, 2, 3, 4]}
+                    steps:
+                      - group:
+                          op: ShellOp
+                          input: items
+                          output: done
+                          maxConcurrent: 1
+                          with: {shell: true, command: "echo $1 >> '\(log)'; test ! -e '\(cluster.path("fail-"))'$1"}
+                    """)
+                let journal = cluster.path("earlier.sqlite")
+                let first = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--journal", journal])
+                #expect(await first.waitForExit(timeout: 60) == .exit(1), "\(first.transcript)")
+                let rewrite = try cluster.startSystem("/usr/bin/env", ["python3", "-c", """
+                    import sqlite3, sys
+                    db = sqlite3.connect(sys.argv[1])
+                    assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'result_step'").fetchone()[0] == 0
+                    db.executescript('''
+                        ALTER TABLE result RENAME TO result_new;
+                        CREATE TABLE result (
+                            seq INTEGER PRIMARY KEY AUTOINCREMENT, step TEXT NOT NULL, element INTEGER, ok INTEGER NOT NULL,
+                            worker TEXT, started_at REAL NOT NULL, finished_at REAL NOT NULL, record BLOB NOT NULL);
+                        CREATE INDEX result_step ON result (step, element);
+                        INSERT INTO result SELECT * FROM result_new ORDER BY seq;
+                        DROP TABLE result_new;''')
+                    db.commit(); db.close()
+                    """, journal], label: "rewrite")
+                #expect(await rewrite.waitForExit(timeout: 30) == .exit(0), "\(rewrite.transcript)")
+                try FileManager.default.removeItem(atPath: mark)
+                let resumed = try cluster.coordinator(["resume", journal, "--retry-failed", "--quiet", "--workers", "1"], label: "resume")
+                #expect(await resumed.waitForExit(timeout: 60) == .exit(0), "\(resumed.transcript)")
+                // 1 and 2 finished in the first life, 3 failed and stopped the group; 3 and 4 ran again.
+                #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n3\n3\n4\n")
+                #expect(resumed.stdout.contains("output size: 4"))
+                let rows = try cluster.startSystem("/usr/bin/env", ["python3", "-c", """
+                    import sqlite3, sys
+                    db = sqlite3.connect(sys.argv[1])
+                    print(",".join("%s:%s" % row for row in db.execute("SELECT element, ok FROM result ORDER BY seq")))
+                    """, journal], label: "rows")
+                #expect(await rows.waitForExit(timeout: 30) == .exit(0), "\(rows.transcript)")
+                #expect(rows.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0:1,1:1,2:0,2:1,3:1")
+            }
+        }
+
         @Test func aRunWithoutAJournalLeavesNothingBehind() async throws {
             try await withCluster { cluster in
                 let flowFile = try cluster.write("tiny.yaml", "flow: tiny\nsteps:\n  - op: SimplePrintOp\n    with: {message: hi}\n")
