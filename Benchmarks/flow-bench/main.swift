@@ -29,6 +29,8 @@ func measureGroup(elements: Int, maxConcurrent: Int) async -> (seconds: Double, 
 
 let arguments = CommandLine.arguments.dropFirst()
 // `flow-bench zmq N`: the raw ZeroMQ baseline (ZMQBaseline), N round trips; `zmq-peer` is its peer.
+// `flow-bench zmq-latency N`: one message in flight to one peer, N round trips: the floor under a
+// serial step's round trip.
 switch arguments.first {
 case "zmq-peer":
     try ZMQBaseline.runPeer(endpoint: arguments.dropFirst().first ?? "")
@@ -39,6 +41,13 @@ case "zmq":
     for _ in 0..<3 { rates.append(try ZMQBaseline.measure(messages: messages)) }
     rates.sort()
     print(String(format: "raw ZeroMQ baseline: %9.0f round trips/s  (ROUTER -> 2 DEALER peer processes over ipc, 96 B, 512 in flight, one message per task; median of 3)", rates[1]))
+    exit(0)
+case "zmq-latency":
+    let messages = arguments.dropFirst().first.flatMap(Int.init) ?? 20_000
+    var rates: [Double] = []
+    for _ in 0..<3 { rates.append(try ZMQBaseline.measure(messages: messages, peers: 1, window: 1)) }
+    rates.sort()
+    print(String(format: "raw ZeroMQ round trip: %.3f ms  (ROUTER -> 1 DEALER peer process over ipc and back, 96 B, one in flight; median of 3)", 1000 / rates[1]))
     exit(0)
 default:
     break
