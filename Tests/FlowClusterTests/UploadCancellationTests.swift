@@ -44,9 +44,11 @@ extension ClusterIntegrationTests {
                         puts = try server.stats().puts
                     }
                     inFlightSeen.append(puts - before)
+                    let endedEarly = !coordinator.isRunning
                     coordinator.send(SIGINT)
                     let end = await coordinator.waitForExit(timeout: 20)
                     #expect(end == .exit(1), "round \(round): \(coordinator.transcript)")
+                    #expect(!endedEarly, "round \(round): the run ended by itself with \(puts - before) uploads at the server\n\(coordinator.transcript)")
                     try #require(worker.isRunning, "round \(round): the worker died\n\(worker.transcript)")
                 }
                 #expect(inFlightSeen.allSatisfy { $0 == 64 }, "uploads in flight when cancelled: \(inFlightSeen)")
