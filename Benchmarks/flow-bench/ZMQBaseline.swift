@@ -24,6 +24,11 @@ enum ZMQBaseline {
         context.close()
     }
 
+    /// The median of three runs of `measure`.
+    static func median(of measure: () throws -> Double) rethrows -> Double {
+        try (0..<3).map { _ in try measure() }.sorted()[1]
+    }
+
     /// Round trips per second through `peers` peer processes with `window` messages in flight.
     static func measure(messages: Int, peers: Int = 2, window: Int = 512) throws -> Double {
         let context = try ZMQContext()

@@ -37,17 +37,13 @@ case "zmq-peer":
     exit(0)
 case "zmq":
     let messages = arguments.dropFirst().first.flatMap(Int.init) ?? 200_000
-    var rates: [Double] = []
-    for _ in 0..<3 { rates.append(try ZMQBaseline.measure(messages: messages)) }
-    rates.sort()
-    print(String(format: "raw ZeroMQ baseline: %9.0f round trips/s  (ROUTER -> 2 DEALER peer processes over ipc, 96 B, 512 in flight, one message per task; median of 3)", rates[1]))
+    let rate = try ZMQBaseline.median { try ZMQBaseline.measure(messages: messages) }
+    print(String(format: "raw ZeroMQ baseline: %9.0f round trips/s  (ROUTER -> 2 DEALER peer processes over ipc, 96 B, 512 in flight, one message per task; median of 3)", rate))
     exit(0)
 case "zmq-latency":
     let messages = arguments.dropFirst().first.flatMap(Int.init) ?? 20_000
-    var rates: [Double] = []
-    for _ in 0..<3 { rates.append(try ZMQBaseline.measure(messages: messages, peers: 1, window: 1)) }
-    rates.sort()
-    print(String(format: "raw ZeroMQ round trip: %.3f ms  (ROUTER -> 1 DEALER peer process over ipc and back, 96 B, one in flight; median of 3)", 1000 / rates[1]))
+    let rate = try ZMQBaseline.median { try ZMQBaseline.measure(messages: messages, peers: 1, window: 1) }
+    print(String(format: "raw ZeroMQ round trip: %.3f ms  (ROUTER -> 1 DEALER peer process over ipc and back, 96 B, one in flight; median of 3)", 1000 / rate))
     exit(0)
 default:
     break

@@ -35,6 +35,40 @@ extension ClusterIntegrationTests {
             return lines.last ?? ""
         }
 
+        /// Runs `script` (Python, with `db`, an `sqlite3` connection to `file`, committed and
+        /// closed afterwards) and returns what it printed: how these tests make journals of other
+        /// formats and look inside them.
+        static func sqlite(_ cluster: ClusterScope, _ file: String, _ script: String, label: String) async throws -> String {
+            let program = "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n" + script + "\ndb.commit(); db.close()\n"
+            let python = try cluster.startSystem("/usr/bin/env", ["python3", "-c", program, file], label: label)
+            #expect(await python.waitForExit(timeout: 30) == .exit(0), "\(python.transcript)")
+            return python.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// A run of a group of `items`, one at a time, each appending its item to the log whose
+        /// path it returns, where element `failing` fails; journalled at `journal`. The element
+        /// fails no more once the run is over, so a resume with `--retry-failed` succeeds.
+        static func failedRun(_ cluster: ClusterScope, items: [Int], failing: Int, journal: String) async throws -> String {
+            let log = cluster.path("ran.log")
+            let mark = cluster.path("fail-\(failing)")
+            FileManager.default.createFile(atPath: mark, contents: Data())
+            let flowFile = try cluster.write("items.yaml", """
+                flow: items
+                bucket: {items: \(items)}
+                steps:
+                  - group:
+                      op: ShellOp
+                      input: items
+                      output: done
+                      maxConcurrent: 1
+                      with: {shell: true, command: "echo $1 >> '\(log)'; test ! -e '\(cluster.path("fail-"))'$1"}
+                """)
+            let first = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--journal", journal])
+            #expect(await first.waitForExit(timeout: 60) == .exit(1), "\(first.transcript)")
+            try FileManager.default.removeItem(atPath: mark)
+            return log
+        }
+
         @Test func aKilledUploadResumesWithoutSendingAgainWhatHadFinished() async throws {
             let server = try NginxServer()
             try server.start()
@@ -200,32 +234,13 @@ extension ClusterIntegrationTests {
         /// Format 1 kept the flow and its bucket in the run's row; a journal made then resumes.
         @Test func aJournalOfFormat1StillResumes() async throws {
             try await withCluster { cluster in
-                let log = cluster.path("ran.log")
-                let mark = cluster.path("fail-2")
-                FileManager.default.createFile(atPath: mark, contents: Data())
-                let flowFile = try cluster.write("items.yaml", """
-                    flow: items
-                    bucket: {items: [1, 2, 3]}
-                    steps:
-                      - group:
-                          op: ShellOp
-                          input: items
-                          output: done
-                          maxConcurrent: 1
-                          with: {shell: true, command: "echo $1 >> '\(log)'; test ! -e '\(cluster.path("fail-"))'$1"}
-                    """)
                 let journal = cluster.path("old.sqlite")
-                let first = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--journal", journal])
-                #expect(await first.waitForExit(timeout: 60) == .exit(1), "\(first.transcript)")
-                let downgrade = try cluster.startSystem("/usr/bin/env", ["python3", "-c", """
-                    import sqlite3, sys
-                    db = sqlite3.connect(sys.argv[1])
+                let log = try await Self.failedRun(cluster, items: [1, 2, 3], failing: 2, journal: journal)
+                _ = try await Self.sqlite(cluster, journal, """
                     text, bucket = db.execute("SELECT flow_text, bucket FROM run_input").fetchone()
                     db.execute("UPDATE run SET flow_text = ?, bucket = ?", (text, bucket))
-                    db.execute("DROP TABLE run_input"); db.execute("PRAGMA user_version = 1"); db.commit(); db.close()
-                    """, journal], label: "downgrade")
-                #expect(await downgrade.waitForExit(timeout: 30) == .exit(0), "\(downgrade.transcript)")
-                try FileManager.default.removeItem(atPath: mark)
+                    db.execute("DROP TABLE run_input"); db.execute("PRAGMA user_version = 1")
+                    """, label: "downgrade")
                 let resumed = try cluster.coordinator(["resume", journal, "--retry-failed", "--quiet", "--workers", "1"], label: "resume")
                 #expect(await resumed.waitForExit(timeout: 60) == .exit(0), "\(resumed.transcript)")
                 #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n2\n3\n")
@@ -237,27 +252,10 @@ extension ClusterIntegrationTests {
         /// index resume as well, and the rows a resume adds come after the old ones.
         @Test func aJournalWithTheEarlierResultTableStillResumes() async throws {
             try await withCluster { cluster in
-                let log = cluster.path("ran.log")
-                let mark = cluster.path("fail-3")
-                FileManager.default.createFile(atPath: mark, contents: Data())
-                let flowFile = try cluster.write("items.yaml", """
-                    flow: items
-                    bucket: {items: [1, 2, 3, 4]}
-                    steps:
-                      - group:
-                          op: ShellOp
-                          input: items
-                          output: done
-                          maxConcurrent: 1
-                          with: {shell: true, command: "echo $1 >> '\(log)'; test ! -e '\(cluster.path("fail-"))'$1"}
-                    """)
                 let journal = cluster.path("earlier.sqlite")
-                let first = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--journal", journal])
-                #expect(await first.waitForExit(timeout: 60) == .exit(1), "\(first.transcript)")
-                let rewrite = try cluster.startSystem("/usr/bin/env", ["python3", "-c", """
-                    import sqlite3, sys
-                    db = sqlite3.connect(sys.argv[1])
-                    assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'result_step'").fetchone()[0] == 0
+                let log = try await Self.failedRun(cluster, items: [1, 2, 3, 4], failing: 3, journal: journal)
+                let indexes = try await Self.sqlite(cluster, journal, """
+                    print(db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'result'").fetchone()[0])
                     db.executescript('''
                         ALTER TABLE result RENAME TO result_new;
                         CREATE TABLE result (
@@ -266,22 +264,17 @@ extension ClusterIntegrationTests {
                         CREATE INDEX result_step ON result (step, element);
                         INSERT INTO result SELECT * FROM result_new ORDER BY seq;
                         DROP TABLE result_new;''')
-                    db.commit(); db.close()
-                    """, journal], label: "rewrite")
-                #expect(await rewrite.waitForExit(timeout: 30) == .exit(0), "\(rewrite.transcript)")
-                try FileManager.default.removeItem(atPath: mark)
+                    """, label: "rewrite")
+                #expect(indexes == "0", "a new journal's result table has no index")
                 let resumed = try cluster.coordinator(["resume", journal, "--retry-failed", "--quiet", "--workers", "1"], label: "resume")
                 #expect(await resumed.waitForExit(timeout: 60) == .exit(0), "\(resumed.transcript)")
                 // 1 and 2 finished in the first life, 3 failed and stopped the group; 3 and 4 ran again.
                 #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n3\n3\n4\n")
                 #expect(resumed.stdout.contains("output size: 4"))
-                let rows = try cluster.startSystem("/usr/bin/env", ["python3", "-c", """
-                    import sqlite3, sys
-                    db = sqlite3.connect(sys.argv[1])
+                let rows = try await Self.sqlite(cluster, journal, """
                     print(",".join("%s:%s" % row for row in db.execute("SELECT element, ok FROM result ORDER BY seq")))
-                    """, journal], label: "rows")
-                #expect(await rows.waitForExit(timeout: 30) == .exit(0), "\(rows.transcript)")
-                #expect(rows.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0:1,1:1,2:0,2:1,3:1")
+                    """, label: "rows")
+                #expect(rows == "0:1,1:1,2:0,2:1,3:1")
             }
         }
 
@@ -306,22 +299,13 @@ extension ClusterIntegrationTests {
                 let garbage = try cluster.write("garbage.sqlite", String(repeating: "not a database ", count: 100))
                 let foreign = cluster.path("foreign.sqlite")
                 let newer = cluster.path("newer.sqlite")
-                let python = """
-                    import sqlite3, sys
-                    db = sqlite3.connect(sys.argv[1]); db.execute("CREATE TABLE t (x)"); db.commit(); db.close()
-                    """
-                let made = try cluster.startSystem("/usr/bin/env", ["python3", "-c", python, foreign], label: "python")
-                #expect(await made.waitForExit(timeout: 30) == .exit(0), "\(made.transcript)")
+                _ = try await Self.sqlite(cluster, foreign, #"db.execute("CREATE TABLE t (x)")"#, label: "python")
 
                 // A real journal, then marked as written by a newer format.
                 let flowFile = try cluster.write("tiny.yaml", "flow: tiny\nsteps:\n  - op: SimplePrintOp\n    with: {message: hi}\n")
                 let run = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--journal", newer])
                 #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
-                let bump = try cluster.startSystem("/usr/bin/env", ["python3", "-c", """
-                    import sqlite3, sys
-                    db = sqlite3.connect(sys.argv[1]); db.execute("PRAGMA user_version = 99"); db.commit(); db.close()
-                    """, newer], label: "bump")
-                #expect(await bump.waitForExit(timeout: 30) == .exit(0), "\(bump.transcript)")
+                _ = try await Self.sqlite(cluster, newer, #"db.execute("PRAGMA user_version = 99")"#, label: "bump")
 
                 let expectations = [
                     (garbage, "not a Flow run journal"),
