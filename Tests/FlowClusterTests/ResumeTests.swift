@@ -46,9 +46,11 @@ extension ClusterIntegrationTests {
         }
 
         /// A run of a group of `items`, one at a time, each appending its item to the log whose
-        /// path it returns, where element `failing` fails; journalled at `journal`. The element
-        /// fails no more once the run is over, so a resume with `--retry-failed` succeeds.
-        static func failedRun(_ cluster: ClusterScope, items: [Int], failing: Int, journal: String) async throws -> String {
+        /// path it returns, where element `failing` fails; journalled at `journal` (`nil`: the
+        /// default place). The element fails no more once the run is over, so a resume with
+        /// `--retry-failed` succeeds. Also returns what the run printed on standard error.
+        static func failedRun(_ cluster: ClusterScope, items: [Int], failing: Int, journal: String? = nil) async throws
+            -> (log: String, stderr: String) {
             let log = cluster.path("ran.log")
             let mark = cluster.path("fail-\(failing)")
             FileManager.default.createFile(atPath: mark, contents: Data())
@@ -63,10 +65,10 @@ extension ClusterIntegrationTests {
                       maxConcurrent: 1
                       with: {shell: true, command: "echo $1 >> '\(log)'; test ! -e '\(cluster.path("fail-"))'$1"}
                 """)
-            let first = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--journal", journal])
+            let first = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1"] + (journal.map { ["--journal", $0] } ?? []))
             #expect(await first.waitForExit(timeout: 60) == .exit(1), "\(first.transcript)")
             try FileManager.default.removeItem(atPath: mark)
-            return log
+            return (log, first.stderr)
         }
 
         @Test func aKilledUploadResumesWithoutSendingAgainWhatHadFinished() async throws {
@@ -136,25 +138,9 @@ extension ClusterIntegrationTests {
 
         @Test func retryFailedRunsOnlyTheFailedElementsOfAFailedRun() async throws {
             try await withCluster { cluster in
-                let marks = cluster.directory.appendingPathComponent("marks")
-                try FileManager.default.createDirectory(at: marks, withIntermediateDirectories: true)
-                let log = cluster.directory.appendingPathComponent("ran.log").path
-                // Element 3 fails while its mark is there; every try of every element is logged.
-                FileManager.default.createFile(atPath: marks.appendingPathComponent("fail-3").path, contents: Data())
-                let flowFile = try cluster.write("items.yaml", """
-                    flow: items
-                    bucket: {items: [1, 2, 3, 4, 5, 6]}
-                    steps:
-                      - group:
-                          op: ShellOp
-                          input: items
-                          output: done
-                          maxConcurrent: 1
-                          with: {shell: true, command: "echo $1 >> '\(log)'; test ! -e '\(marks.path)/fail-'$1"}
-                    """)
-                let first = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1"])
-                #expect(await first.waitForExit(timeout: 60) == .exit(1), "\(first.transcript)")
-                let runID = try #require(first.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
+                // Element 3 fails; every try of every element is logged.
+                let (log, stderr) = try await Self.failedRun(cluster, items: [1, 2, 3, 4, 5, 6], failing: 3)
+                let runID = try #require(stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
                 #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n3\n")
                 #expect(try await Self.runsLine(cluster).contains(" failed "))
 
@@ -163,7 +149,6 @@ extension ClusterIntegrationTests {
                 #expect(await plain.waitForExit(timeout: 30) == .exit(1), "\(plain.transcript)")
                 #expect(plain.stderr.contains("already ended: it failed (exit 1)"), "\(plain.stderr)")
 
-                try FileManager.default.removeItem(at: marks.appendingPathComponent("fail-3"))
                 let retried = try cluster.coordinator(["resume", runID, "--retry-failed", "--quiet", "--workers", "1"], label: "retry")
                 #expect(await retried.waitForExit(timeout: 60) == .exit(0), "\(retried.transcript)")
                 // 1 and 2 had succeeded and are not run again; 3 runs again; 4 to 6 run for the first time.
@@ -235,7 +220,7 @@ extension ClusterIntegrationTests {
         @Test func aJournalOfFormat1StillResumes() async throws {
             try await withCluster { cluster in
                 let journal = cluster.path("old.sqlite")
-                let log = try await Self.failedRun(cluster, items: [1, 2, 3], failing: 2, journal: journal)
+                let log = try await Self.failedRun(cluster, items: [1, 2, 3], failing: 2, journal: journal).log
                 _ = try await Self.sqlite(cluster, journal, """
                     text, bucket = db.execute("SELECT flow_text, bucket FROM run_input").fetchone()
                     db.execute("UPDATE run SET flow_text = ?, bucket = ?", (text, bucket))
@@ -253,7 +238,7 @@ extension ClusterIntegrationTests {
         @Test func aJournalWithTheEarlierResultTableStillResumes() async throws {
             try await withCluster { cluster in
                 let journal = cluster.path("earlier.sqlite")
-                let log = try await Self.failedRun(cluster, items: [1, 2, 3, 4], failing: 3, journal: journal)
+                let log = try await Self.failedRun(cluster, items: [1, 2, 3, 4], failing: 3, journal: journal).log
                 let indexes = try await Self.sqlite(cluster, journal, """
                     print(db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'result'").fetchone()[0])
                     db.executescript('''
