@@ -335,6 +335,24 @@ struct FlowFileLoaderTests {
         #expect(try FlowFileLoader().loadBucket(contentsOf: json) == expected)
     }
 
+    /// `--bucket <(make-bucket)` and named pipes: read to their end, as a file is.
+    @Test func aBucketFromAPipeIsReadToItsEnd() throws {
+        let path = NSTemporaryDirectory() + "flow-bucket-\(UInt32.random(in: 0...UInt32.max)).pipe"
+        try #require(mkfifo(path, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // Bigger than a pipe's 64 KiB buffer: the writer blocks until the loader has read some.
+        let names = (0..<20_000).map { "image-\($0)" }
+        let text = "images: [\(names.joined(separator: ", "))]\n"
+        let writer = Thread {
+            guard let handle = FileHandle(forWritingAtPath: path) else { return }
+            handle.write(Data(text.utf8))
+            try? handle.close()
+        }
+        writer.start()
+        let bucket = try FlowFileLoader().loadBucket(contentsOf: path)
+        #expect(bucket == ["images": .array(names.map(FlowValue.string))])
+    }
+
     /// Big JSON bucket files (1 MiB and more) skip the YAML parser; they must come out exactly as
     /// the YAML reader would read the same text (JSON is YAML).
     @Test func aBigJSONBucketReadsAsTheYAMLReaderReadsIt() throws {

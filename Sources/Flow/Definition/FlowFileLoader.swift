@@ -138,11 +138,27 @@ public struct FlowFileLoader: Sendable {
         guard FileManager.default.isReadableFile(atPath: path) else { throw cannotRead("permission denied") }
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            if isPipe(path) {
+                // A named pipe or a process substitution (`--bucket <(make-bucket)`), which
+                // `Data(contentsOf:)` refuses: read it to its end.
+                guard let handle = FileHandle(forReadingAtPath: path) else { throw cannotRead("cannot open it") }
+                defer { try? handle.close() }
+                data = try handle.readToEnd() ?? Data()
+            } else {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            }
+        } catch let error as FlowFileError {
+            throw error
         } catch {
             throw cannotRead(error.localizedDescription)
         }
         guard let text = String(data: data, encoding: .utf8) else { throw cannotRead("the file is not UTF-8 text") }
         return text
+    }
+
+    /// Whether `path` (symbolic links followed) is a pipe.
+    private static func isPipe(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFIFO
     }
 }
