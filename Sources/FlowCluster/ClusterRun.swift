@@ -51,20 +51,43 @@ public final class ClusterRun: @unchecked Sendable {
     private var coordinator: FlowCoordinator?
     private var pool: LocalWorkerPool?
 
+    private let localStart: LocalStart?
+
     /// Prepares a run.
     ///
     /// - Parameters:
     ///   - definition: the flow, with its bucket already overridden.
     ///   - options: where and how to run.
     ///   - logger: diagnostics.
+    ///   - localStart: the coordinator and local workers ``startLocal(options:logger:)`` started
+    ///     while the flow loaded; ``start()`` takes them over instead of starting its own.
     ///   - onEvent: cluster events (worker joined, lost, ...), for progress output.
-    public init(definition: FlowDefinition, options: Options, logger: Logger, onEvent: @escaping @Sendable (ClusterEvent) -> Void = { _ in }) {
+    public init(definition: FlowDefinition, options: Options, logger: Logger, localStart: LocalStart? = nil,
+                onEvent: @escaping @Sendable (ClusterEvent) -> Void = { _ in }) {
         self.flow = Flow(definition: definition)
         self.options = options
+        self.logger = localStart?.logger ?? Self.runLogger(logger)
+        self.localStart = localStart
+        self.onEvent = onEvent
+    }
+
+    /// The logger with the run's id as metadata.
+    static func runLogger(_ logger: Logger) -> Logger {
         var logger = logger
         logger[metadataKey: "flow.run"] = "\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
-        self.logger = logger
-        self.onEvent = onEvent
+        return logger
+    }
+
+    /// The coordinator's configuration for `options`, on a private endpoint without `bind`.
+    static func coordinatorConfiguration(_ options: Options) -> FlowCoordinator.Configuration {
+        var configuration = FlowCoordinator.Configuration(endpoint: options.bind ?? privateEndpoint())
+        configuration.workerTimeout = options.workerTimeout
+        configuration.heartbeatInterval = options.heartbeatInterval
+        configuration.liveness = options.liveness
+        configuration.registry = options.registry
+        configuration.curve = options.curve
+        configuration.metrics = options.metrics
+        return configuration
     }
 
     /// Binds, starts local workers if needed, and returns the endpoint workers connect to.
@@ -72,19 +95,20 @@ public final class ClusterRun: @unchecked Sendable {
     /// - Throws: ``ClusterError`` when the endpoint cannot be bound or workers cannot start.
     @discardableResult
     public func start() throws -> String {
-        var configuration = FlowCoordinator.Configuration(endpoint: options.bind ?? Self.privateEndpoint())
-        configuration.workerTimeout = options.workerTimeout
-        configuration.heartbeatInterval = options.heartbeatInterval
-        configuration.liveness = options.liveness
-        configuration.registry = options.registry
-        configuration.curve = options.curve
-        configuration.metrics = options.metrics
         let flow = self.flow
         let onEvent = self.onEvent
-        let coordinator = try FlowCoordinator(configuration: configuration, logger: logger) { event in
+        let sink: @Sendable (ClusterEvent) -> Void = { event in
             if event.belongsInSummary { flow.log(message: "[Cluster] \(event)") }
             onEvent(event)
         }
+        if let localStart, localStart.take() {
+            coordinator = localStart.coordinator
+            pool = localStart.pool
+            localStart.relay.attach(sink)
+            flow.setExecutor(localStart.coordinator)
+            return localStart.coordinator.endpoint ?? ""
+        }
+        let coordinator = try FlowCoordinator(configuration: Self.coordinatorConfiguration(options), logger: logger, onEvent: sink)
         let endpoint = try coordinator.start()
         self.coordinator = coordinator
         flow.setExecutor(coordinator)
@@ -122,11 +146,29 @@ public final class ClusterRun: @unchecked Sendable {
     public var status: FlowCoordinator.Status? { coordinator?.status }
 
     /// Runs the flow to its end and stops the cluster.
-    public func run() async -> Outcome {
+    ///
+    /// - Parameter finish: work for the end of the run (printing the summary, recording the end
+    ///   in the journal) done while the local workers exit: after a clean end they are told to
+    ///   stop first, and the cluster is stopped once `finish` returns. After a cancelled run the
+    ///   cluster is stopped before `finish`.
+    public func run(whileStopping finish: (Outcome) async -> Void = { _ in }) async -> Outcome {
         await flow.run()
+        let outcome: Outcome
+        if flow.isSuccess {
+            outcome = .succeeded
+        } else {
+            outcome = (flow.error as? ClusterError)?.isClusterFailure == true ? .clusterError : .failed
+        }
+        if (coordinator?.status.running ?? 0) > 0 {
+            stop()
+        } else {
+            // Each worker says DISCONNECT while the coordinator still listens, and takes a few
+            // milliseconds to exit: the caller's `finish` runs meanwhile.
+            pool?.terminate()
+        }
+        await finish(outcome)
         stop()
-        if flow.isSuccess { return .succeeded }
-        return (flow.error as? ClusterError)?.isClusterFailure == true ? .clusterError : .failed
+        return outcome
     }
 
     /// Stops the coordinator and the local workers.
@@ -142,10 +184,7 @@ public final class ClusterRun: @unchecked Sendable {
             pool?.stop()
             coordinator?.stop()
         }
-        if let bind = options.bind, bind.hasPrefix("ipc://") { return }
-        if options.bind == nil, let endpoint = coordinator?.endpoint, endpoint.hasPrefix("ipc://") {
-            try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
-        }
+        if options.bind == nil { Self.removePrivateEndpoint(coordinator?.endpoint) }
     }
 
     /// A fresh ipc endpoint in the temporary directory (absolute: ZeroMQ resolves relative paths

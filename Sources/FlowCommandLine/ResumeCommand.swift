@@ -65,11 +65,13 @@ struct ResumeCommand: AsyncParsableCommand {
             CommandLineLogging.printError("cannot resume \(run): \(error)")
             throw ExitCode(2)
         }
-        let definition = try Self.definition(stored, file: info.flowFile, journal: journal, path: path, registry: options.bind == nil)
-        CommandLineLogging.printDiagnostic("run \(info.runID); journal \(path); resuming with \(journal.replayedCount) result(s) already recorded")
         let line = "[Journal] resumed run \(info.runID) (\(info.flowFile)): \(journal.replayedCount) result(s) recorded before it stopped "
             + "are taken as they were\(retryFailed ? ", failed ones run again" : ""); the rest runs now"
-        try await RunExecution.execute(consume definition, options: options, firstLine: line) { _ in .success(journal) }
+        try await RunExecution.execute(options: options, firstLine: line, load: {
+            let definition = try Self.definition(stored, file: info.flowFile, journal: journal, path: path, registry: options.bind == nil)
+            CommandLineLogging.printDiagnostic("run \(info.runID); journal \(path); resuming with \(journal.replayedCount) result(s) already recorded")
+            return definition
+        }) { _ in .success(journal) }
     }
 
     /// The journal's flow with its starting bucket; a flow that no longer loads ends the resume.

@@ -44,14 +44,19 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         ProcessSignals.clearInheritedMask()
         MemoryTuning.returnBigBuffersToTheSystem()
-        let (definition, text) = try loadDefinition()
+        var text = ""
+        let load = {
+            let (definition, read) = try loadDefinition()
+            text = read
+            return definition
+        }
         if noJournal {
-            try await RunExecution.execute(consume definition, options: options) { _ in .success(nil) }
+            try await RunExecution.execute(options: options, load: load) { _ in .success(nil) }
             return
         }
         let runID = RunJournal.newRunID()
         let path = journal ?? RunJournal.defaultFolder() + "/\(runID).sqlite"
-        try await RunExecution.execute(consume definition, options: options) { definition in
+        try await RunExecution.execute(options: options, load: load) { definition in
             do {
                 let record = try RunJournal.create(at: path, runID: runID, flowFile: flowFile, flowText: text, definition: definition)
                 CommandLineLogging.printDiagnostic("run \(runID); journal \(path) (resume it with: flow-coordinator resume \(runID))")

@@ -8,16 +8,20 @@ import Foundation
 /// prints the summary, writes the reports, records the run's end in its journal, and exits with
 /// the run's code.
 enum RunExecution {
-    /// Runs `definition` with the journal `makeJournal` opens keeping its record.
+    /// Runs the flow `load` reads, with the journal `makeJournal` opens keeping its record.
+    ///
+    /// Without `--bind` the local workers start before `load` is called: they boot while the flow
+    /// file loads.
     ///
     /// - Parameters:
-    ///   - definition: the flow; its starting bucket is let go once the flow and the journal have
-    ///     it (a million-value bucket is worth not keeping twice).
+    ///   - firstLine: a line the summary starts with (a resume's `[Journal] resumed …`).
+    ///   - load: reads the flow; it prints its own error and throws when it cannot. Its starting
+    ///     bucket is let go once the flow and the journal have it (a million-value bucket is worth
+    ///     not keeping twice).
     ///   - makeJournal: opens the run's journal (`nil`: none) for the definition; called once the
     ///     cluster is starting, so the file is made while local workers boot. It prints its own error and
     ///     returns `.failure` when it cannot; the run then stops with exit code 2.
-    ///   - firstLine: a line the summary starts with (a resume's `[Journal] resumed …`).
-    static func execute(_ definition: consuming FlowDefinition, options: ClusterRunOptions, firstLine: String? = nil,
+    static func execute(options: ClusterRunOptions, firstLine: String? = nil, load: () throws -> FlowDefinition,
                         makeJournal: (FlowDefinition) -> Result<RunJournal?, ExitCode>) async throws {
         let logger = CommandLineLogging.logger(label: "flow-coordinator", level: options.logLevel)
         let progress = ProgressReporter(quiet: options.quiet)
@@ -37,11 +41,19 @@ enum RunExecution {
                 throw ExitCode(2)
             }
         }
+        if options.metrics != nil {
+            MetricsExport.bootstrap()
+            clusterOptions.metrics = TaskMetrics()
+        }
+        // A worker boots in about the time a small flow file takes to load (15-20 ms each here).
+        // When this fails, `run.start()` below tries again and reports why.
+        let localStart = options.bind == nil ? try? ClusterRun.startLocal(options: clusterOptions, logger: logger) : nil
+        // A no-op once the run has taken them over.
+        defer { localStart?.stop() }
+        var definition = try load()
         let timeline = options.timeline.map { _ in TimelineRecorder(flow: definition.name) }
-        if options.metrics != nil { MetricsExport.bootstrap() }
         let coordinatorMetrics = options.metrics.map { _ in CoordinatorMetrics(flow: definition.name) }
-        if options.metrics != nil { clusterOptions.metrics = TaskMetrics() }
-        let run = ClusterRun(definition: copy definition, options: clusterOptions, logger: logger) { event in
+        let run = ClusterRun(definition: definition, options: clusterOptions, logger: logger, localStart: localStart) { event in
             progress.report(event)
             timeline?.record(event)
         }
@@ -125,12 +137,48 @@ enum RunExecution {
         }
         let startedAt = Date()
         timeline?.begin(at: startedAt)
-        let outcome = await run.run()
-        interrupts.cancel()
-        progress.stop()
+        // The summary is printed and the journal's end recorded while the local workers exit.
+        let outcome = await run.run { outcome in
+            interrupts.cancel()
+            progress.stop()
+            printSummary(of: run.flow, file: summaryFile, options: options)
+            if let json = options.json {
+                do {
+                    try FlowRunReport(flow: run.flow, startedAt: startedAt, finishedAt: Date()).write(to: json)
+                } catch {
+                    CommandLineLogging.printError("cannot write the JSON report to \(json): \(error.localizedDescription)")
+                }
+            }
+            if outcome == .clusterError, let error = run.flow.error {
+                CommandLineLogging.printError(String(describing: error))
+            }
+            // A cancelled run, or one the cluster could not carry, can go on with `resume`.
+            let state: RunJournalInfo.State
+            switch outcome {
+            case .succeeded: state = .succeeded
+            case .failed: state = run.flow.isCancelled ? .interrupted : .failed
+            case .clusterError: state = .interrupted
+            }
+            end(journal, state, code: outcome.rawValue)
+        }
+        // After the cluster has stopped: the timeline shows the workers leaving.
+        if let timeline, let path = options.timeline {
+            timeline.finish(succeeded: run.flow.isSuccess, error: run.flow.error.map { String(describing: $0) })
+            do {
+                try timeline.write(to: path)
+            } catch {
+                CommandLineLogging.printError("cannot write the timeline to \(path): \(error.localizedDescription)")
+            }
+        }
+        await metricsServer?.stop()
+        if outcome != .succeeded { throw ExitCode(outcome.rawValue) }
+    }
 
+    /// Prints the run's summary: condensed on the terminal, or the whole of it with
+    /// `--full-summary`; finishes the `--summary` file first.
+    private static func printSummary(of flow: Flow, file summaryFile: SummaryFile?, options: ClusterRunOptions) {
         do {
-            try summaryFile?.finish(isSuccess: run.flow.isSuccess)
+            try summaryFile?.finish(isSuccess: flow.isSuccess)
         } catch {
             CommandLineLogging.printError(String(describing: error))
         }
@@ -142,39 +190,11 @@ enum RunExecution {
             }
         } else {
             let where_ = options.summary.map { "in \($0)" } ?? "with --full-summary, or in a file with --summary FILE"
-            print(run.flow.generateSummary(condensingGroupsOver: condenseOver, showingFirst: condensedShown, maxLineLength: 500) { count in
+            print(flow.generateSummary(condensingGroupsOver: condenseOver, showingFirst: condensedShown, maxLineLength: 500) { count in
                 "[Group] … \(count) more elements succeeded; their lines are not shown here (the full summary: \(where_))"
             }, terminator: "")
         }
         fflush(nil)
-        if let json = options.json {
-            do {
-                try FlowRunReport(flow: run.flow, startedAt: startedAt, finishedAt: Date()).write(to: json)
-            } catch {
-                CommandLineLogging.printError("cannot write the JSON report to \(json): \(error.localizedDescription)")
-            }
-        }
-        if let timeline, let path = options.timeline {
-            timeline.finish(succeeded: run.flow.isSuccess, error: run.flow.error.map { String(describing: $0) })
-            do {
-                try timeline.write(to: path)
-            } catch {
-                CommandLineLogging.printError("cannot write the timeline to \(path): \(error.localizedDescription)")
-            }
-        }
-        if outcome == .clusterError, let error = run.flow.error {
-            CommandLineLogging.printError(String(describing: error))
-        }
-        // A cancelled run, or one the cluster could not carry, can go on with `resume`.
-        let state: RunJournalInfo.State
-        switch outcome {
-        case .succeeded: state = .succeeded
-        case .failed: state = run.flow.isCancelled ? .interrupted : .failed
-        case .clusterError: state = .interrupted
-        }
-        end(journal, state, code: outcome.rawValue)
-        await metricsServer?.stop()
-        if outcome != .succeeded { throw ExitCode(outcome.rawValue) }
     }
 
     /// Groups with more elements than this are condensed on the terminal.

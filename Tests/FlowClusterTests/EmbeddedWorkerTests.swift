@@ -33,6 +33,61 @@ extension ClusterIntegrationTests {
             }
         }
 
+        @Test func localWorkersBootWhileTheFlowFileLoads() async throws {
+            try await withCluster { cluster in
+                let file = try cluster.write("three.yaml", """
+                    flow: three
+                    bucket: {images: [x]}
+                    steps:
+                      - group: {op: UploadSingleImageOp, input: images, output: urls, maxConcurrent: 4, with: {delay: 0}}
+                    """)
+                // The bucket comes through a named pipe: loading the flow waits until the test writes it.
+                let pipe = cluster.path("bucket.pipe")
+                try #require(mkfifo(pipe, 0o600) == 0)
+                let coordinator = try cluster.coordinator(["run", file, "--bucket", pipe])
+                var workers: [Int32] = []
+                for _ in 0..<500 where workers.count < 2 {
+                    try await Task.sleep(for: .milliseconds(20))
+                    workers = ProcessTable.children(of: coordinator.processIdentifier)
+                }
+                #expect(workers.count == 2, "the local workers must start before the flow file is read; found \(workers)\n\(coordinator.transcript)")
+                #expect(!coordinator.stdout.contains("Flow Summary"), "the run must still wait for its bucket")
+
+                // Opening the pipe for writing waits for the coordinator to open it for reading.
+                let writer = Thread {
+                    guard let handle = FileHandle(forWritingAtPath: pipe) else { return }
+                    handle.write(Data(#"{"images": ["a", "b", "c"]}"#.utf8))
+                    try? handle.close()
+                }
+                writer.start()
+                let end = await coordinator.waitForExit(timeout: 20)
+                #expect(end == .exit(0), "\(coordinator.transcript)")
+                #expect(coordinator.stdout.contains(#"urls: ["url_of_a", "url_of_b", "url_of_c"]"#), "\(coordinator.stdout)")
+                // What the workers said while the flow loaded reaches the progress output too.
+                #expect(coordinator.stderr.contains("worker-1 joined") && coordinator.stderr.contains("worker-2 joined"),
+                        "\(coordinator.stderr)")
+            }
+        }
+
+        @Test func aFlowFileThatDoesNotLoadLeavesNoWorkerAndNoSocketBehind() async throws {
+            try await withCluster { cluster in
+                let file = try cluster.write("bad.yaml", """
+                    flow: bad
+                    steps:
+                      - op: NoSuchOp
+                    """)
+                let coordinator = try cluster.coordinator(["run", file])
+                #expect(await coordinator.waitForExit(timeout: 20) == .exit(2), "\(coordinator.transcript)")
+                #expect(coordinator.stderr.contains("NoSuchOp"), "\(coordinator.stderr)")
+                // The workers started while the file loaded are stopped before the coordinator exits,
+                // and their private endpoint's socket file is removed.
+                let workers = ProcessTable.mentioning(cluster.directory.path)
+                #expect(workers.isEmpty, "local workers outlived a coordinator whose flow did not load: \(workers)")
+                let left = try FileManager.default.contentsOfDirectory(atPath: cluster.directory.path).filter { $0.hasSuffix(".sock") }
+                #expect(left.isEmpty, "the private endpoint's socket file was left behind: \(left)")
+            }
+        }
+
         @Test func localWorkersLeaveCleanlySoonAfterTheirCoordinatorIsKilled() async throws {
             try await withCluster { cluster in
                 let file = try cluster.write("slow.yaml", Self.slowGroup)

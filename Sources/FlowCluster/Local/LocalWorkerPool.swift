@@ -1,11 +1,14 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Local `flow-worker` processes that a coordinator starts for itself (the embedded default) and
 /// stops at the end.
 public final class LocalWorkerPool: @unchecked Sendable {
     private let lock = NSLock()
     private var processes: [Process] = []
+    /// The processes already sent SIGTERM (a second one must not follow).
+    private var terminated: Set<ObjectIdentifier> = []
     private let logger: Logger
 
     /// Starts `count` workers connected to `endpoint`.
@@ -23,20 +26,27 @@ public final class LocalWorkerPool: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw ClusterError.cannotStartWorkers("no flow-worker executable at \(path); build it (swift build) or set FLOW_WORKER_EXECUTABLE")
         }
-        for index in 1...max(1, count) {
+        // Spawned side by side: each spawn takes a millisecond or two, and the run waits for the last
+        // worker to boot.
+        let count = max(1, count)
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: count) { offset in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = ["--connect", endpoint, "--name", "worker-\(index)", "--concurrency", String(concurrency),
+            process.arguments = ["--connect", endpoint, "--name", "worker-\(offset + 1)", "--concurrency", String(concurrency),
                                  "--exit-with-parent", "--log-level", "warning"]
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.standardError
             do {
                 try process.run()
+                lock.withLock { processes.append(process) }
             } catch {
-                stop()
-                throw ClusterError.cannotStartWorkers("\(path): \(error)")
+                failures.withLock { $0.append("\(path): \(error)") }
             }
-            lock.withLock { processes.append(process) }
+        }
+        if let failure = failures.withLock({ $0.first }) {
+            stop()
+            throw ClusterError.cannotStartWorkers(failure)
         }
     }
 
@@ -50,13 +60,24 @@ public final class LocalWorkerPool: @unchecked Sendable {
     /// The workers' process ids.
     public var processIdentifiers: [Int32] { lock.withLock { processes.map(\.processIdentifier) } }
 
-    /// Sends SIGTERM, waits up to `grace` for each worker to drain, then SIGKILLs and reaps.
+    /// Sends SIGTERM to each worker not yet told to stop, and returns at once: each finishes its
+    /// running tasks, says goodbye and exits. ``stop(grace:)`` then waits for them.
+    public func terminate() {
+        let due = lock.withLock {
+            defer { terminated.formUnion(processes.map(ObjectIdentifier.init)) }
+            return processes.filter { !terminated.contains(ObjectIdentifier($0)) }
+        }
+        for process in due where process.isRunning { process.terminate() }
+    }
+
+    /// Sends SIGTERM (unless ``terminate()`` did), waits up to `grace` for each worker to drain,
+    /// then SIGKILLs and reaps.
     public func stop(grace: Duration = .seconds(5)) {
+        terminate()
         let all = lock.withLock {
-            defer { processes = [] }
+            defer { processes = []; terminated = [] }
             return processes
         }
-        for process in all where process.isRunning { process.terminate() }
         let deadline = ContinuousClock.now + grace
         for process in all {
             while process.isRunning && ContinuousClock.now < deadline { usleep(1_000) }

@@ -14,6 +14,16 @@ enum ProcessTable {
         }
     }
 
+    /// The live processes whose command line contains `text` (a test's temporary folder, which
+    /// its programs' arguments name).
+    static func mentioning(_ text: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard isAlive(pid), let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self).contains(text)
+        }
+    }
+
     /// Whether `pid` exists and is not a zombie.
     static func isAlive(_ pid: Int32) -> Bool {
         guard let (state, _) = stat(pid) else { return false }
