@@ -71,6 +71,10 @@ extension ClusterIntegrationTests {
                 #expect(await run.waitForExit(timeout: 30) == .exit(0), "\(run.transcript)")
                 #expect(run.stdout.contains("[SimplePrintOp @ worker-"), "\(run.stdout)")
                 #expect(run.stdout.contains(#"add for imageURLs: ["url_of_a", "url_of_b", "url_of_c", "url_of_d"]"#))
+                // Its endpoint's socket file goes in $TMPDIR (the scope's folder), and is removed at the end.
+                let name = "flow-blueprint-\(run.processIdentifier).sock"
+                let left = [cluster.path(name), "/tmp/" + name].filter { FileManager.default.fileExists(atPath: $0) }
+                #expect(left.isEmpty, "the example left its socket file behind: \(left)")
             }
         }
 

@@ -8,7 +8,8 @@ import Foundation
 import Logging
 
 let logger = Logger(label: "blueprint-on-cluster")
-let coordinator = try FlowCoordinator(configuration: .init(endpoint: "ipc:///tmp/flow-blueprint-\(getpid()).sock"), logger: logger)
+let socket = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("flow-blueprint-\(getpid()).sock").path
+let coordinator = try FlowCoordinator(configuration: .init(endpoint: "ipc://" + socket), logger: logger)
 let endpoint = try coordinator.start()
 let workers = try LocalWorkerPool(count: 2, endpoint: endpoint, concurrency: 2, logger: logger)
 _ = await coordinator.waitForWorkers(2, timeout: .seconds(15))
@@ -21,6 +22,8 @@ let flow = Flow()
     .setDidFinishBlock { flow in print(flow.generateSummary(), terminator: "") }
     .setExecutor(coordinator)
 await flow.run()
-coordinator.stop()
+// The workers first, while the coordinator still listens: each says goodbye and exits at once.
 workers.stop()
+coordinator.stop()
+try? FileManager.default.removeItem(atPath: socket)
 exit(flow.isSuccess ? 0 : 1)
