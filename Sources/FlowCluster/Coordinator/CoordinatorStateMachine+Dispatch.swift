@@ -24,7 +24,14 @@ extension CoordinatorStateMachine {
         var batches: [Data: [WireTask]] = [:]
         var order: [Data] = []
         var kept: [UInt64] = []
-        for taskID in queue {
+        // Once every worker is full (its slots and its queue), the rest of the queue waits without
+        // a look: a group of 100,000 on 2 workers of 4 slots otherwise had each turn look at all of
+        // its up to `maxConcurrent` waiting tasks to place a few (126 µs of coordinator CPU a task).
+        var capacity = workers.values.reduce(0) { $0 + ($1.stopping ? 0 : max(0, $1.slots + $1.queueDepth - $1.inFlight.count)) }
+        var next = queue.startIndex
+        while next < queue.endIndex, capacity > 0 {
+            let taskID = queue[next]
+            next += 1
             guard var record = tasks[taskID] else { continue }
             if let group = record.group, pausedGroups.contains(group.id) {
                 kept.append(taskID)
@@ -56,6 +63,7 @@ extension CoordinatorStateMachine {
                 kept.append(taskID)
                 continue
             }
+            capacity -= 1
             // In place: a copy of the worker taken out and put back would copy its in-flight set.
             let groupID = record.group?.id
             if withWorker(peer, { $0.take(taskID, group: groupID) }) == true, let group = record.group {
@@ -73,6 +81,7 @@ extension CoordinatorStateMachine {
             if task.retry != nil, features & WireReady.Feature.retryPolicy == 0 { task.retry = nil }
             batches[peer, default: []].append(task)
         }
+        kept.append(contentsOf: queue[next...])
         queue = kept
         var actions: [Action] = []
         for peer in order {
