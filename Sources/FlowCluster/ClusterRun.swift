@@ -101,21 +101,25 @@ public final class ClusterRun: @unchecked Sendable {
             if event.belongsInSummary { flow.log(message: "[Cluster] \(event)") }
             onEvent(event)
         }
-        if let localStart, localStart.take() {
-            coordinator = localStart.coordinator
-            pool = localStart.pool
-            localStart.relay.attach(sink)
-            flow.setExecutor(localStart.coordinator)
-            return localStart.coordinator.endpoint ?? ""
+        guard options.bind != nil else {
+            // Local workers: the ones started while the flow loaded, or new ones.
+            let local: LocalStart
+            if let localStart, localStart.take() {
+                local = localStart
+            } else {
+                local = try Self.launchLocal(options: options, logger: logger)
+                _ = local.take()
+            }
+            coordinator = local.coordinator
+            pool = local.pool
+            local.relay.attach(sink)
+            flow.setExecutor(local.coordinator)
+            return local.coordinator.endpoint ?? ""
         }
         let coordinator = try FlowCoordinator(configuration: Self.coordinatorConfiguration(options), logger: logger, onEvent: sink)
         let endpoint = try coordinator.start()
         self.coordinator = coordinator
         flow.setExecutor(coordinator)
-        if options.bind == nil {
-            pool = try LocalWorkerPool(count: options.workers, endpoint: endpoint, concurrency: options.concurrency,
-                                       executable: options.workerExecutable, logger: logger)
-        }
         return endpoint
     }
 

@@ -38,7 +38,12 @@ extension ClusterIntegrationTests {
                 let located = coordinator.stderr.split(separator: "\n").first { $0.hasPrefix("\(file):5:") && $0.contains("NoSuchOp") }
                 #expect(located?.firstMatch(of: #/^[^:]+:5:\d+: /#) != nil, "want FILE:5:COLUMN: naming NoSuchOp\n\(coordinator.stderr)")
                 #expect(!coordinator.stdout.contains("Before"), "nothing may run\n\(coordinator.stdout)")
-                #expect(!coordinator.stderr.contains("joined"), "no worker should have been started")
+                // The local workers start while the file loads (to boot meanwhile); a file that does not
+                // load stops them before the coordinator exits and removes their endpoint's socket file.
+                let workers = ProcessTable.mentioning(cluster.directory.path)
+                #expect(workers.isEmpty, "local workers outlived a coordinator whose flow did not load: \(workers)")
+                let left = try FileManager.default.contentsOfDirectory(atPath: cluster.directory.path).filter { $0.hasSuffix(".sock") }
+                #expect(left.isEmpty, "the private endpoint's socket file was left behind: \(left)")
             }
         }
 

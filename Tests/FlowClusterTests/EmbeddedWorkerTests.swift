@@ -69,25 +69,6 @@ extension ClusterIntegrationTests {
             }
         }
 
-        @Test func aFlowFileThatDoesNotLoadLeavesNoWorkerAndNoSocketBehind() async throws {
-            try await withCluster { cluster in
-                let file = try cluster.write("bad.yaml", """
-                    flow: bad
-                    steps:
-                      - op: NoSuchOp
-                    """)
-                let coordinator = try cluster.coordinator(["run", file])
-                #expect(await coordinator.waitForExit(timeout: 20) == .exit(2), "\(coordinator.transcript)")
-                #expect(coordinator.stderr.contains("NoSuchOp"), "\(coordinator.stderr)")
-                // The workers started while the file loaded are stopped before the coordinator exits,
-                // and their private endpoint's socket file is removed.
-                let workers = ProcessTable.mentioning(cluster.directory.path)
-                #expect(workers.isEmpty, "local workers outlived a coordinator whose flow did not load: \(workers)")
-                let left = try FileManager.default.contentsOfDirectory(atPath: cluster.directory.path).filter { $0.hasSuffix(".sock") }
-                #expect(left.isEmpty, "the private endpoint's socket file was left behind: \(left)")
-            }
-        }
-
         @Test func localWorkersLeaveCleanlySoonAfterTheirCoordinatorIsKilled() async throws {
             try await withCluster { cluster in
                 let file = try cluster.write("slow.yaml", Self.slowGroup)

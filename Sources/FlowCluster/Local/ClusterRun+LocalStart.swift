@@ -46,7 +46,11 @@ extension ClusterRun {
     /// - Throws: ``ClusterError`` when the endpoint cannot be bound or the workers cannot start.
     public static func startLocal(options: Options, logger: Logger) throws -> LocalStart {
         precondition(options.bind == nil, "startLocal is for local workers (no bind)")
-        let logger = runLogger(logger)
+        return try launchLocal(options: options, logger: runLogger(logger))
+    }
+
+    /// ``startLocal(options:logger:)`` with the run's logger as it is.
+    static func launchLocal(options: Options, logger: Logger) throws -> LocalStart {
         let relay = ClusterEventRelay()
         let coordinator = try FlowCoordinator(configuration: coordinatorConfiguration(options), logger: logger) { event in
             relay.deliver(event)

@@ -7,8 +7,8 @@ import Synchronization
 public final class LocalWorkerPool: @unchecked Sendable {
     private let lock = NSLock()
     private var processes: [Process] = []
-    /// The processes already sent SIGTERM (a second one must not follow).
-    private var terminated: Set<ObjectIdentifier> = []
+    /// Whether the workers were sent SIGTERM (a second one must not follow).
+    private var terminated = false
     private let logger: Logger
 
     /// Starts `count` workers connected to `endpoint`.
@@ -64,8 +64,8 @@ public final class LocalWorkerPool: @unchecked Sendable {
     /// running tasks, says goodbye and exits. ``stop(grace:)`` then waits for them.
     public func terminate() {
         let due = lock.withLock {
-            defer { terminated.formUnion(processes.map(ObjectIdentifier.init)) }
-            return processes.filter { !terminated.contains(ObjectIdentifier($0)) }
+            defer { terminated = true }
+            return terminated ? [] : processes
         }
         for process in due where process.isRunning { process.terminate() }
     }
@@ -75,7 +75,7 @@ public final class LocalWorkerPool: @unchecked Sendable {
     public func stop(grace: Duration = .seconds(5)) {
         terminate()
         let all = lock.withLock {
-            defer { processes = []; terminated = [] }
+            defer { processes = [] }
             return processes
         }
         let deadline = ContinuousClock.now + grace
