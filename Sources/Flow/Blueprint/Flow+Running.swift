@@ -28,7 +28,7 @@ extension Flow {
         willStart?(self)
 
         let engine = FlowEngine(flow: self, executor: executor, journal: journal)
-        let task = Task { await engine.run(nodes) }
+        let task = Task(executorPreference: executor.preferredTaskExecutor) { await engine.run(nodes) }
         let cancelledBefore = lock.withLock {
             engineTask = task
             return cancelRequested

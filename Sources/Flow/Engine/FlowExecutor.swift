@@ -66,6 +66,15 @@ public struct FlowTask: @unchecked Sendable {
 public protocol FlowExecutor: Sendable {
     /// Runs one op and returns what it did.
     func execute(_ task: FlowTask) async -> FlowTaskResult
+
+    /// Where the engine's own task should run, `nil` (the default) for the global concurrent
+    /// executor. A cluster's coordinator names its I/O thread: the engine then hands each task
+    /// over and takes each result there, with no wake-up of another thread in between.
+    var preferredTaskExecutor: (any TaskExecutor)? { get }
+}
+
+extension FlowExecutor {
+    public var preferredTaskExecutor: (any TaskExecutor)? { nil }
 }
 
 /// Runs ops in this process; registered names are built from a registry.

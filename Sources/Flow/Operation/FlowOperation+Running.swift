@@ -55,7 +55,9 @@ public enum FlowOperationRunner {
     ///
     /// ``FlowOperation/mainLogic()`` runs on a Dispatch global queue thread (on the calling thread
     /// for an op that says ``FlowOperation/runsMainLogicInline``); a ``FlowAsyncOperation``'s
-    /// ``FlowAsyncOperation/run()`` runs in the calling task. Cancelling the calling task cancels
+    /// ``FlowAsyncOperation/run()`` runs in the calling task, on the global concurrent executor
+    /// when that task prefers an I/O thread and the op does not say
+    /// ``FlowAsyncOperation/mayRunOnIOThread``. Cancelling the calling task cancels
     /// the op (``FlowOperation/isCancelled`` turns true) and returns at once with
     /// ``FlowFinishState/cancelled``.
     ///
@@ -141,15 +143,34 @@ public enum FlowOperationRunner {
             operation.complete(state: .cancelled, error: CancellationError(), seedState: .finished(.withError(CancellationError())))
         } else {
             operation.startWithAsynchronous()
-            await withTaskCancellationHandler {
-                await operation.runToFinish()
-            } onCancel: {
-                operation.cancelRun()
+            if operation.mayRunOnIOThread || !prefersAnotherExecutor {
+                await withTaskCancellationHandler {
+                    await operation.runToFinish()
+                } onCancel: {
+                    operation.cancelRun()
+                }
+            } else {
+                // The calling task prefers an I/O thread (a worker's, or the coordinator's for an
+                // op placed there); the op's own code does not belong on it.
+                await withTaskExecutorPreference(globalConcurrentExecutor) {
+                    await withTaskCancellationHandler {
+                        await operation.runToFinish()
+                    } onCancel: {
+                        operation.cancelRun()
+                    }
+                }
             }
         }
         // `runToFinish` or `cancelRun` finished it; the fallback only keeps the type total.
         let finished = finishedRun(operation, context: context) ?? ((.cancelled, CancellationError()), [], [:])
         return result(of: operation, context: context, finished)
+    }
+
+    /// Whether the calling task prefers a task executor other than the global concurrent one: an
+    /// I/O loop's (``FlowExecutor/preferredTaskExecutor``).
+    private static var prefersAnotherExecutor: Bool {
+        guard let preferred = withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor }) else { return false }
+        return preferred != globalConcurrentExecutor.asUnownedTaskExecutor()
     }
 
     /// Calls the op's mainLogic, and fails the run when mainLogic neither finished it nor said it

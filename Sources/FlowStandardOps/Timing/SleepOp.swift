@@ -28,6 +28,9 @@ public final class SleepOp: FlowAsyncOperation, @unchecked Sendable {
         self.init(milliseconds: try parameters.duration("ms", default: 0, allowsZero: true))
     }
 
+    /// `true`: it only awaits `Task.sleep`.
+    public override var mayRunOnIOThread: Bool { true }
+
     public override var primaryInputParamKey: String { "item" }
     public override var primaryOutputParamKey: String { "item" }
 

@@ -1,0 +1,135 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Flow
+
+/// A `TaskExecutor` with one named thread of its own that runs its jobs in order, as a cluster's
+/// I/O loop does between its polls.
+final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopped = false
+    private var thread: UInt?
+
+    init() {
+        Thread { [self] in serve() }.start()
+    }
+
+    /// Its thread, as ``currentThread()`` gives it there.
+    var threadID: UInt {
+        condition.withLock {
+            while thread == nil { condition.wait() }
+            return thread!
+        }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.withLock {
+            jobs.append(job)
+            condition.signal()
+        }
+    }
+
+    /// Ends the thread once its jobs have run.
+    func stop() {
+        condition.withLock {
+            stopped = true
+            condition.signal()
+        }
+    }
+
+    private func serve() {
+        condition.withLock {
+            thread = currentThread()
+            condition.broadcast()
+        }
+        while true {
+            let job: UnownedJob? = condition.withLock {
+                while jobs.isEmpty && !stopped { condition.wait() }
+                return jobs.isEmpty ? nil : jobs.removeFirst()
+            }
+            guard let job else { return }
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+/// The thread running the caller.
+func currentThread() -> UInt {
+    UInt(pthread_self())
+}
+
+/// Writes the thread its `run()` ran on to `thread`.
+final class ThreadNotingOp: FlowAsyncOperation, @unchecked Sendable {
+    let mayRun: Bool
+
+    init(mayRunOnIOThread: Bool) {
+        mayRun = mayRunOnIOThread
+    }
+
+    override var mayRunOnIOThread: Bool { mayRun }
+
+    override func run() async throws {
+        set("thread", currentThread())
+    }
+}
+
+/// A local executor that prefers `loop` for the engine's task and notes the thread of each call.
+final class PreferringExecutor: FlowExecutor {
+    let loop: OneThreadExecutor
+    let threads = Mutex<[UInt]>([])
+    let local: FlowLocalExecutor
+
+    init(loop: OneThreadExecutor, local: FlowLocalExecutor) {
+        self.loop = loop
+        self.local = local
+    }
+
+    var preferredTaskExecutor: (any TaskExecutor)? { loop }
+
+    func execute(_ task: FlowTask) async -> FlowTaskResult {
+        let thread = currentThread()
+        threads.withLock { $0.append(thread) }
+        return await local.execute(task)
+    }
+}
+
+/// Where the engine and an op's `run()` execute when the run prefers an I/O thread: the engine
+/// there, an async op there only when it says ``FlowAsyncOperation/mayRunOnIOThread``.
+@Suite struct TaskExecutorPreferenceTests {
+    @Test func anAsyncOpRunsOffAPreferredIOThreadUnlessItSaysItMay() async throws {
+        let loop = OneThreadExecutor()
+        defer { loop.stop() }
+        let (allowed, other, afterwards) = await Task(executorPreference: loop) {
+            let allowed = await FlowOperationRunner.run(ThreadNotingOp(mayRunOnIOThread: true), bucket: [:], groupTag: nil)
+            let other = await FlowOperationRunner.run(ThreadNotingOp(mayRunOnIOThread: false), bucket: [:], groupTag: nil)
+            return (allowed.bucket["thread"] as? UInt, other.bucket["thread"] as? UInt, currentThread())
+        }.value
+        #expect(allowed == loop.threadID)
+        #expect(other != nil && other != loop.threadID, "an op that does not say it may ran on the I/O thread")
+        // The caller is back on its thread after the op's hop away.
+        #expect(afterwards == loop.threadID)
+    }
+
+    @Test func aFlowRunsItsEngineOnItsExecutorsPreferredTaskExecutor() async throws {
+        let loop = OneThreadExecutor()
+        defer { loop.stop() }
+        var registry = FlowOperationRegistry()
+        registry.register("NamingOp") { _ in ThreadNotingOp(mayRunOnIOThread: false) }
+        let executor = PreferringExecutor(loop: loop, local: FlowLocalExecutor(registry: registry))
+        let flow = Flow(definition: FlowDefinition(name: "preferring", steps: [
+            .operation(FlowOperationStep(op: "NamingOp")),
+            .operation(FlowOperationStep(op: "NamingOp")),
+            .group(FlowGroupStep(op: "NamingOp", input: "items", output: "out", maxConcurrent: 2)),
+        ]), registry: registry).setDataBucket(dataBucket: ["items": [1, 2, 3]]).setExecutor(executor)
+        await flow.run()
+        #expect(flow.isSuccess, "\(flow.generateSummary())")
+        let threads = executor.threads.withLock { $0 }
+        #expect(threads.count == 5)
+        #expect(threads.allSatisfy { $0 == loop.threadID }, "the engine handed tasks over on other threads than its loop's")
+        // The ops themselves did not say they may run there.
+        let opThread = flow.dataBucket["thread"] as? UInt
+        #expect(opThread != nil && opThread != loop.threadID)
+    }
+}
