@@ -12,6 +12,8 @@ struct CoordinatorIOLoop {
     let configuration: FlowCoordinator.Configuration
     let mailbox: CoordinatorMailbox
     let wakeup: ZMQWakeup
+    /// Runs the tasks that prefer this thread (the flow's engine) between polls.
+    let executor: LoopExecutor
     let logger: Logger
     let onEvent: @Sendable (ClusterEvent) -> Void
     /// With CURVE: whether a key is authorised now. Each message's key (its connection's ZAP user
@@ -20,11 +22,12 @@ struct CoordinatorIOLoop {
     let admits: (@Sendable (String) -> Bool)?
     private let clock = ContinuousClock()
 
-    init(configuration: FlowCoordinator.Configuration, mailbox: CoordinatorMailbox, wakeup: ZMQWakeup, logger: Logger,
+    init(configuration: FlowCoordinator.Configuration, mailbox: CoordinatorMailbox, wakeup: ZMQWakeup, executor: LoopExecutor, logger: Logger,
          admits: (@Sendable (String) -> Bool)? = nil, onEvent: @escaping @Sendable (ClusterEvent) -> Void) {
         self.configuration = configuration
         self.mailbox = mailbox
         self.wakeup = wakeup
+        self.executor = executor
         self.logger = logger
         self.admits = admits
         self.onEvent = onEvent
@@ -32,6 +35,8 @@ struct CoordinatorIOLoop {
 
     /// Serves until the mailbox closes; every task still waiting then finishes as cancelled.
     func run(on router: ZMQSocket, monitor: ZMQSocket? = nil) {
+        executor.attach()
+        defer { executor.close() }
         var machine = Machine(configuration: .init(
             liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts))
         let poller = ZMQPoller()
@@ -43,29 +48,40 @@ struct CoordinatorIOLoop {
         var nextTick = clock.now
         var malformedLog = RateLimiter(interval: .seconds(1))
 
+        var turnsWithoutPoll = 0
         while true {
-            let deadline = min(nextTick, machine.nextDeadline ?? nextTick)
-            do {
-                _ = try poller.poll(timeout: max(0, Self.milliseconds(until: deadline, from: clock.now)))
-            } catch {
-                logger.error("coordinator poll failed: \(error)")
-                break
+            // What the last turn handed the engine (results that resume it) runs at once, without
+            // a poll first; the socket is still read every few turns.
+            let polled = !executor.hasPending || turnsWithoutPoll >= LoopExecutor.maxTurnsWithoutPoll
+            if polled {
+                turnsWithoutPoll = 0
+                let deadline = min(nextTick, machine.nextDeadline ?? nextTick)
+                do {
+                    let wait = executor.hasPending ? 0 : max(0, Self.milliseconds(until: deadline, from: clock.now))
+                    _ = try poller.poll(timeout: wait)
+                } catch {
+                    logger.error("coordinator poll failed: \(error)")
+                    break
+                }
+            } else {
+                turnsWithoutPoll += 1
             }
             let now = clock.now
             var actions: [Machine.Action] = []
-            if poller.events(at: wakeupIndex).contains(.readable) {
-                _ = try? wakeup.drain()
-                let (commands, stopping) = mailbox.take()
-                actions += apply(commands, to: &machine)
-                if stopping {
-                    perform(actions + machine.shutdown(reason: "coordinator stopping"), on: router, machine: &machine)
-                    return
-                }
+            if polled, poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
+            // The engine's turn, when its run prefers this thread (``LoopExecutor``): what it
+            // queues is taken below without a wake-up.
+            executor.runPending()
+            let (commands, stopping) = mailbox.take()
+            actions += apply(commands, to: &machine)
+            if stopping {
+                perform(actions + machine.shutdown(reason: "coordinator stopping"), on: router, machine: &machine)
+                return
             }
-            if let monitor, let monitorIndex, poller.events(at: monitorIndex).contains(.readable) {
+            if polled, let monitor, let monitorIndex, poller.events(at: monitorIndex).contains(.readable) {
                 actions += handshakeFailures(from: monitor, seen: &failedHandshakes)
             }
-            if poller.events(at: routerIndex).contains(.readable) {
+            if polled, poller.events(at: routerIndex).contains(.readable) {
                 actions += receiveAll(from: router, into: &machine, now: now, malformedLog: &malformedLog)
             }
             if now >= nextTick {

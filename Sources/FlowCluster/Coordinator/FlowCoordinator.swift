@@ -30,6 +30,7 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     private let context: ZMQContext
     private let wakeup: ZMQWakeup
     private let mailbox = CoordinatorMailbox()
+    private let loopExecutor: LoopExecutor
     private let threadFinished = DispatchSemaphore(value: 0)
     private let lifecycle = Mutex<(started: Bool, endpoint: String?)>((false, nil))
     private let zap = Mutex<ZAPHandler?>(nil)
@@ -46,11 +47,18 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         self.onEvent = onEvent
         context = try ZMQContext()
         wakeup = try ZMQWakeup()
+        loopExecutor = LoopExecutor(wakeup: wakeup)
     }
 
     deinit {
         stop()
     }
+
+    /// The coordinator's I/O thread, which runs tasks between its polls: a flow with this
+    /// coordinator as its executor runs its engine there, and hands over each task and takes each
+    /// result without a wake-up of another thread (a serial step made two). Before ``start()``
+    /// and after ``stop()`` its jobs run on the global concurrent executor.
+    public var preferredTaskExecutor: (any TaskExecutor)? { loopExecutor }
 
     /// The endpoint as bound (with the real port when the configuration asked for `*`).
     public var endpoint: String? { lifecycle.withLock { $0.endpoint } }
@@ -84,10 +92,11 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         if let handler = zap.withLock({ $0 }) {
             admits = { @Sendable key in handler.admits(key) }
         }
-        let loop = CoordinatorIOLoop(configuration: configuration, mailbox: mailbox, wakeup: wakeup, logger: logger, admits: admits,
-                                     onEvent: onEvent)
+        let loop = CoordinatorIOLoop(configuration: configuration, mailbox: mailbox, wakeup: wakeup, executor: loopExecutor, logger: logger,
+                                     admits: admits, onEvent: onEvent)
         let thread = Thread { [context, configuration, mailbox, threadFinished] in
             defer { threadFinished.signal() }
+            ThreadName.set(Self.ioThreadName)
             let router: ZMQSocket
             var monitor: ZMQSocket?
             do {
@@ -205,12 +214,21 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
                 switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, .continuation(continuation), avoid: Set(task.previousWorkers))) {
                 case .notRunning: continuation.resume(returning: .failure(ClusterError.notRunning, for: task))
                 case .stopping: continuation.resume(returning: .cancelled(task))
-                case .queued(let first): if first { wakeup.signal() }
+                case .queued(let first): if first { wake() }
                 }
             }
         } onCancel: {
-            if case .queued(true) = mailbox.post(.cancel(taskID)) { wakeup.signal() }
+            if case .queued(true) = mailbox.post(.cancel(taskID)) { wake() }
         }
+    }
+
+    /// The I/O thread's name as `top -H` and `perf` show it (the kernel keeps 15 bytes).
+    static let ioThreadName = "flow-coord-io"
+
+    /// Wakes the I/O thread for a command just queued, unless the caller runs on it (a task that
+    /// prefers ``preferredTaskExecutor``): it takes its mailbox before it polls again.
+    private func wake() {
+        if !loopExecutor.isLoopThread { wakeup.signal() }
     }
 
     /// A task that cannot go on the wire, as its failed result.
@@ -263,7 +281,7 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         switch mailbox.post(contentsOf: commands) {
         case .notRunning: for task in queued { inbox.deliver(.failure(ClusterError.notRunning, for: task)) }
         case .stopping: for task in queued { inbox.deliver(.cancelled(task)) }
-        case .queued(let first): if first { wakeup.signal() }
+        case .queued(let first): if first { wake() }
         }
     }
 
@@ -279,12 +297,12 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
 
     /// Lets the tasks of `inbox` held after a failure start again.
     public func resume(_ inbox: FlowResultInbox) {
-        if case .queued(true) = mailbox.post(.resumeGroup(inbox.id)) { wakeup.signal() }
+        if case .queued(true) = mailbox.post(.resumeGroup(inbox.id)) { wake() }
     }
 
     /// Cancels every task handed over with `inbox` that has no result yet.
     public func cancelAll(in inbox: FlowResultInbox) {
-        if case .queued(true) = mailbox.post(.cancelInbox(inbox)) { wakeup.signal() }
+        if case .queued(true) = mailbox.post(.cancelInbox(inbox)) { wake() }
     }
 
     /// Runs an op's ``FlowOperationRegistry/InputPreparer`` on its primary input: the element of a

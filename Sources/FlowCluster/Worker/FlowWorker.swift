@@ -97,6 +97,7 @@ public final class FlowWorker: Service, Sendable {
         let loop = WorkerIOLoop(configuration: configuration, registry: registry, logger: logger, context: context,
                                 wakeup: wakeup, mailbox: mailbox)
         let thread = Thread { [mailbox] in
+            ThreadName.set("flow-worker-io")
             let error = loop.run()
             mailbox.exit(error)
         }

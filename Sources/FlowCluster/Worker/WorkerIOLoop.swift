@@ -65,12 +65,16 @@ struct WorkerIOLoop {
                                                                    : ", and is --coordinator-key right?")),
             now: clock.now)
         var tasks: [UInt64: Task<Void, Never>] = [:]
+        let executor = LoopExecutor(wakeup: wakeup)
+        executor.attach()
+        defer { executor.close() }
         let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name, metrics: configuration.metrics)
         var poller = ZMQPoller()
         var dealerIndex = poller.register(dealer)
         var wakeupIndex = poller.register(wakeup)
         var pending = machine.connected(now: clock.now)
         let pollMilliseconds = Int(min(100, configuration.heartbeatInterval.seconds * 250).rounded(.up))
+        var turnsWithoutPoll = 0
 
         while true {
             // Perform, then feed what the actions cause back, until nothing is left.
@@ -80,9 +84,9 @@ struct WorkerIOLoop {
                 case .send(let message):
                     _ = try? dealer.send(WireCodec.encode(message), flags: .dontWait)
                 case .start(let run, let task):
-                    tasks[run] = Task.detached { [mailbox, wakeup] in
+                    tasks[run] = Task(executorPreference: executor) { [mailbox, wakeup] in
                         let result = await runner.run(task)
-                        if mailbox.post(run: run, result: result) { wakeup.signal() }
+                        if mailbox.post(run: run, result: result), !executor.isLoopThread { wakeup.signal() }
                     }
                 case .cancel(let run):
                     tasks[run]?.cancel()
@@ -115,15 +119,23 @@ struct WorkerIOLoop {
                 continue
             }
 
-            do {
-                _ = try poller.poll(timeout: pollMilliseconds)
-            } catch {
-                logger.error("worker poll failed: \(error)")
-                return nil
+            // Ops just started on this thread (``LoopExecutor``) run at once, without a poll
+            // first; the socket is still read every few turns.
+            let polled = !executor.hasPending || turnsWithoutPoll >= LoopExecutor.maxTurnsWithoutPoll
+            if polled {
+                turnsWithoutPoll = 0
+                do {
+                    _ = try poller.poll(timeout: executor.hasPending ? 0 : pollMilliseconds)
+                } catch {
+                    logger.error("worker poll failed: \(error)")
+                    return nil
+                }
+            } else {
+                turnsWithoutPoll += 1
             }
             let now = clock.now
-            if poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
-            if poller.events(at: dealerIndex).contains(.readable) {
+            if polled, poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
+            if polled, poller.events(at: dealerIndex).contains(.readable) {
                 while let frames = try? dealer.receiveMultipart(dontWait: true) {
                     do {
                         pending += machine.received(try WireCodec.decode(frames), now: now)
@@ -132,6 +144,7 @@ struct WorkerIOLoop {
                     }
                 }
             }
+            executor.runPending()
             let (finished, drain) = mailbox.take()
             for (run, result) in finished {
                 tasks[run] = nil

@@ -1,0 +1,150 @@
+import Flow
+import FlowCluster
+import FlowStandardOps
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// The calling thread's name as the kernel shows it (`/proc/thread-self/comm`).
+func kernelThreadName() -> String {
+    (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) ?? ""
+}
+
+/// Writes the name of the thread its `run()` ran on to `key`; with `hold`, first holds that thread
+/// (a blocking call, as a long computation would).
+final class ThreadNameOp: FlowAsyncOperation, @unchecked Sendable {
+    let key: String
+    let mayRun: Bool
+    let hold: Duration
+
+    init(key: String, mayRunOnIOThread: Bool, hold: Duration = .zero) {
+        self.key = key
+        mayRun = mayRunOnIOThread
+        self.hold = hold
+    }
+
+    override var mayRunOnIOThread: Bool { mayRun }
+
+    override func run() async throws {
+        if hold > .zero { usleep(UInt32(hold / .microseconds(1))) }
+        set(key, kernelThreadName())
+    }
+}
+
+/// Writes the name of the thread its mainLogic ran on, which is the engine's (it runs inline).
+final class InlineThreadNameOp: FlowOperation, @unchecked Sendable {
+    override var runsMainLogicInline: Bool { true }
+
+    override func mainLogic() {
+        setData(name: "engine", value: kernelThreadName())
+        finishSuccessfully()
+    }
+}
+
+/// The cluster events a coordinator reported, in order.
+final class EventLog: Sendable {
+    private let events = Mutex<[ClusterEvent]>([])
+
+    func record(_ event: ClusterEvent) { events.withLock { $0.append(event) } }
+
+    var all: [ClusterEvent] { events.withLock { $0 } }
+}
+
+extension ClusterIntegrationTests {
+    /// The coordinator runs the engine on its I/O thread, and a worker runs there the ops that say
+    /// ``FlowAsyncOperation/mayRunOnIOThread``; every other op's code runs off those threads.
+    @Suite struct IOThreads {
+        /// A coordinator with ops placed on it, and one worker in this process with ops of its own.
+        private func withCoordinatorAndWorker(
+            _ cluster: ClusterScope, workerOps: FlowOperationRegistry, heartbeat: Duration = .seconds(1),
+            _ body: (FlowCoordinator, EventLog) async throws -> Void
+        ) async throws {
+            var configuration = FlowCoordinator.Configuration(endpoint: cluster.ipcEndpoint("io-\(UInt32.random(in: 0...UInt32.max)).sock"))
+            configuration.registry.register("InlineOp", placement: .coordinator) { _ in InlineThreadNameOp() }
+            configuration.registry.register("HereAsyncOp", placement: .coordinator) { _ in
+                ThreadNameOp(key: "hereAsync", mayRunOnIOThread: false)
+            }
+            let events = EventLog()
+            let coordinator = try FlowCoordinator(configuration: configuration, logger: Logger(label: "test")) { event in
+                events.record(event)
+            }
+            let endpoint = try coordinator.start()
+            defer { coordinator.stop() }
+            var workerConfiguration = FlowWorker.Configuration(endpoint: endpoint, name: "w1", concurrency: 2)
+            workerConfiguration.heartbeatInterval = heartbeat
+            let worker = try FlowWorker(configuration: workerConfiguration, registry: workerOps, logger: Logger(label: "test"))
+            let serving = Task { try await worker.run() }
+            #expect(await coordinator.waitForWorkers(1, timeout: .seconds(10)))
+            try await body(coordinator, events)
+            worker.drain()
+            try await serving.value
+        }
+
+        @Test func theEngineAndTheOpsThatMayRunThereRunOnTheIOThreadsAndNoOtherOps() async throws {
+            var workerOps = FlowOperationRegistry()
+            workerOps.register("MayOp") { _ in ThreadNameOp(key: "may", mayRunOnIOThread: true) }
+            workerOps.register("MayNotOp") { _ in ThreadNameOp(key: "mayNot", mayRunOnIOThread: false) }
+            try await withCluster { cluster in
+                try await withCoordinatorAndWorker(cluster, workerOps: workerOps) { coordinator, _ in
+                    let flow = Flow(definition: FlowDefinition(name: "threads", steps: [
+                        .operation(FlowOperationStep(op: "MayOp")), .operation(FlowOperationStep(op: "MayNotOp")),
+                        .operation(FlowOperationStep(op: "InlineOp")), .operation(FlowOperationStep(op: "HereAsyncOp")),
+                    ])).setExecutor(coordinator)
+                    await flow.run()
+                    #expect(flow.isSuccess, "\(flow.generateSummary())")
+                    let bucket = flow.dataBucket
+                    #expect(bucket["may"] as? String == "flow-worker-io")
+                    let mayNot = bucket["mayNot"] as? String
+                    #expect(mayNot != nil && mayNot != "flow-worker-io", "an op that did not say it may ran on the worker's I/O thread")
+                    #expect(bucket["engine"] as? String == "flow-coord-io", "the engine ran on \(bucket["engine"] ?? "nothing")")
+                    let hereAsync = bucket["hereAsync"] as? String
+                    #expect(hereAsync != nil && hereAsync != "flow-coord-io", "an async op placed on the coordinator ran on its I/O thread")
+                }
+            }
+        }
+
+        /// An op that holds its thread for 20 heartbeat intervals: the worker's I/O thread goes on
+        /// heartbeating meanwhile, so the coordinator never counts the worker lost.
+        @Test func anOpThatHoldsItsThreadLeavesTheWorkersHeartbeatsGoing() async throws {
+            var workerOps = FlowOperationRegistry()
+            workerOps.register("HoldOp") { _ in ThreadNameOp(key: "held", mayRunOnIOThread: false, hold: .seconds(1)) }
+            try await withCluster { cluster in
+                try await withCoordinatorAndWorker(cluster, workerOps: workerOps, heartbeat: .milliseconds(50)) { coordinator, events in
+                    let flow = Flow(definition: FlowDefinition(name: "hold", steps: [.operation(FlowOperationStep(op: "HoldOp"))]))
+                        .setExecutor(coordinator)
+                    await flow.run()
+                    #expect(flow.isSuccess, "\(flow.generateSummary())")
+                    let lost = events.all.filter { if case .workerLost = $0 { true } else { false } }
+                    #expect(lost.isEmpty, "the worker was counted lost while its op held a thread: \(lost)")
+                    #expect(!flow.generateSummary().contains("attempt 2"))
+                }
+            }
+        }
+        /// The engine prefers the coordinator's I/O thread; once that thread has ended (the
+        /// coordinator stopped mid-run, or before the run began), the run still ends.
+        @Test func aRunEndsWhenItsCoordinatorStopsUnderIt() async throws {
+            var workerOps = FlowOperationRegistry()
+            workerOps.register("HoldOp") { _ in ThreadNameOp(key: "held", mayRunOnIOThread: true) }
+            workerOps.register("SlowOp") { _ in SleepOp(milliseconds: 10_000) }
+            try await withCluster { cluster in
+                try await withCoordinatorAndWorker(cluster, workerOps: workerOps) { coordinator, _ in
+                    let flow = Flow(definition: FlowDefinition(name: "stopped", steps: [
+                        .operation(FlowOperationStep(op: "HoldOp")), .operation(FlowOperationStep(op: "SlowOp")),
+                        .operation(FlowOperationStep(op: "HoldOp")),
+                    ])).setExecutor(coordinator)
+                    let running = Task { await flow.run() }
+                    while coordinator.status.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+                    coordinator.stop()
+                    await running.value
+                    #expect(!flow.isSuccess)
+                    // A run started on the stopped coordinator ends at once as well.
+                    let late = Flow(definition: FlowDefinition(name: "late", steps: [.operation(FlowOperationStep(op: "HoldOp"))]))
+                        .setExecutor(coordinator)
+                    await late.run()
+                    #expect(!late.isSuccess)
+                }
+            }
+        }
+    }
+}
