@@ -20,9 +20,13 @@ extension CoordinatorStateMachine {
         let shift = rotation % peers.count
         peers = Array(peers[shift...] + peers[..<shift])
         rotation &+= 1
-
-        var batches: [Data: [WireTask]] = [:]
-        var order: [Data] = []
+        // The workers by position in `peers`, each looked up once a turn: a task looks at every
+        // worker, and hashing a worker's identity for each look (and a task's op against each
+        // worker's ops) was most of a turn's cost at 256 slots a worker.
+        let places = peers.map { workers.index(forKey: $0)! }
+        var batches = [[WireTask]](repeating: [], count: peers.count)
+        var order: [Int] = []
+        var offers = (op: "", by: [Bool]())
         var kept: [UInt64] = []
         // Once every worker is full (its slots and its queue), the rest of the queue waits without
         // a look: a group of 100,000 on 2 workers of 4 slots otherwise had each turn look at all of
@@ -32,63 +36,71 @@ extension CoordinatorStateMachine {
         while next < queue.endIndex, capacity > 0 {
             let taskID = queue[next]
             next += 1
-            guard var record = tasks[taskID] else { continue }
-            if let group = record.group, pausedGroups.contains(group.id) {
+            guard let slot = tasks.index(forKey: taskID) else { continue }
+            let group = tasks.values[slot].group
+            if let group, pausedGroups.contains(group.id) {
                 kept.append(taskID)
                 continue
             }
+            let op = tasks.values[slot].task.op
+            if op != offers.op || offers.by.isEmpty { offers = (op, places.map { workers.values[$0].ops.contains(op) }) }
             // The worker that offers the op with the most free slots, preferring one that has not
             // failed this task before; rotation breaks ties. With no free slot anywhere, a task
             // of a group may wait in the queue of a worker that keeps one (§8.2), the shortest.
-            var best: Data?
+            var best: Int?
             var bestScore = (fresh: 0, free: 0, room: 0)
-            for peer in peers {
-                guard let worker = workers[peer], !worker.stopping, worker.ops.contains(record.task.op) else { continue }
-                let free = worker.free > 0
-                if !free, record.group == nil || worker.queued >= worker.queueDepth { continue }
+            for position in places.indices where offers.by[position] {
+                let place = places[position]
+                guard !workers.values[place].stopping else { continue }
+                let slots = workers.values[place].slots
+                let inFlight = workers.values[place].inFlight.count
+                let queueDepth = workers.values[place].queueDepth
+                let free = inFlight < slots
+                if !free, group == nil || max(0, inFlight - slots) >= queueDepth { continue }
                 // The group's bound must stay within its limit: a free slot would raise it, and so
                 // would a queue place on a worker with fewer of the group's tasks than slots.
-                if let group = record.group, groupBound[group.id, default: 0] >= group.limit,
-                   free || worker.groupTasks[group.id, default: 0] < worker.slots {
+                if let group, groupBound[group.id, default: 0] >= group.limit,
+                   free || workers.values[place].groupTasks[group.id, default: 0] < slots {
                     continue
                 }
-                let score = (fresh: record.avoid.contains(worker.name) ? 0 : 1, free: free ? 1 : 0,
-                             room: free ? worker.free : worker.queueDepth - worker.queued)
+                let avoided = !tasks.values[slot].avoid.isEmpty && tasks.values[slot].avoid.contains(workers.values[place].name)
+                let score = (fresh: avoided ? 0 : 1, free: free ? 1 : 0,
+                             room: free ? slots - inFlight : queueDepth - max(0, inFlight - slots))
                 if best == nil || score > bestScore {
-                    best = peer
+                    best = position
                     bestScore = score
                 }
             }
-            guard let peer = best else {
+            guard let position = best else {
                 kept.append(taskID)
                 continue
             }
             capacity -= 1
+            let place = places[position]
             // In place: a copy of the worker taken out and put back would copy its in-flight set.
-            let groupID = record.group?.id
-            if withWorker(peer, { $0.take(taskID, group: groupID) }) == true, let group = record.group {
+            if workers.values[place].take(taskID, group: group?.id), let group {
                 groupBound[group.id, default: 0] += 1
             }
-            record.worker = peer
-            record.sentAt = now
-            record.unofferedSince = nil
-            tasks[taskID] = record
-            if batches[peer] == nil { order.append(peer) }
-            var task = record.task
+            tasks.values[slot].worker = peers[position]
+            tasks.values[slot].sentAt = now
+            tasks.values[slot].unofferedSince = nil
+            if batches[position].isEmpty { order.append(position) }
+            var task = tasks.values[slot].task
             // A worker that did not announce it gets no op attempt (§7.1): its op sees 1.
-            let features = workers[peer]?.features ?? 0
+            let features = workers.values[place].features
             if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
             if task.retry != nil, features & WireReady.Feature.retryPolicy == 0 { task.retry = nil }
-            batches[peer, default: []].append(task)
+            batches[position].append(task)
         }
         kept.append(contentsOf: queue[next...])
         queue = kept
         var actions: [Action] = []
-        for peer in order {
-            withWorker(peer) { $0.lastSent = now }
-            let batch = batches[peer]!
-            actions.append(.send(to: peer, .task(batch)))
-            let name = workers[peer]?.name ?? "?"
+        for position in order {
+            let place = places[position]
+            workers.values[place].lastSent = now
+            let batch = batches[position]
+            actions.append(.send(to: peers[position], .task(batch)))
+            let name = workers.values[place].name
             for task in batch where !task.isGroupElement {
                 actions.append(.report(.dispatched(op: task.op, worker: name)))
             }
