@@ -42,6 +42,15 @@ final class InlineThreadNameOp: FlowOperation, @unchecked Sendable {
     }
 }
 
+/// Thread names, as a test's callbacks saw them.
+final class ThreadNames: Sendable {
+    private let names = Mutex<[String]>([])
+
+    func record(_ name: String) { names.withLock { $0.append(name) } }
+
+    var all: [String] { names.withLock { $0 } }
+}
+
 /// The cluster events a coordinator reported, in order.
 final class EventLog: Sendable {
     private let events = Mutex<[ClusterEvent]>([])
@@ -58,9 +67,13 @@ extension ClusterIntegrationTests {
         /// A coordinator with ops placed on it, and one worker in this process with ops of its own.
         private func withCoordinatorAndWorker(
             _ cluster: ClusterScope, workerOps: FlowOperationRegistry, heartbeat: Duration = .seconds(1),
-            _ body: (FlowCoordinator, EventLog) async throws -> Void
+            prepare: FlowOperationRegistry.InputPreparer? = nil, _ body: (FlowCoordinator, EventLog) async throws -> Void
         ) async throws {
             var configuration = FlowCoordinator.Configuration(endpoint: cluster.ipcEndpoint("io-\(UInt32.random(in: 0...UInt32.max)).sock"))
+            if let prepare {
+                configuration.registry.register("PreparedOp", primaryInputParamKey: "item", primaryOutputParamKey: "item",
+                                                prepareInput: prepare) { _ in ThreadNameOp(key: "ran", mayRunOnIOThread: true) }
+            }
             configuration.registry.register("InlineOp", placement: .coordinator) { _ in InlineThreadNameOp() }
             configuration.registry.register("HereAsyncOp", placement: .coordinator) { _ in
                 ThreadNameOp(key: "hereAsync", mayRunOnIOThread: false)
@@ -145,6 +158,33 @@ extension ClusterIntegrationTests {
                     #expect(!late.isSuccess)
                 }
             }
+        }
+        /// An op whose input the coordinator prepares (`UploadFileOp` with `source: coordinator`
+        /// reads whole files so): the preparation runs off the coordinator's I/O thread, for a
+        /// serial step and for each element of a group.
+        @Test func inputPreparationRunsOffTheCoordinatorsIOThread() async throws {
+            var workerOps = FlowOperationRegistry()
+            workerOps.register("PreparedOp", primaryInputParamKey: "item", primaryOutputParamKey: "item") { _ in
+                ThreadNameOp(key: "ran", mayRunOnIOThread: true)
+            }
+            let threads = ThreadNames()
+            try await withCluster { cluster in
+                try await withCoordinatorAndWorker(cluster, workerOps: workerOps, prepare: { _, input in
+                    threads.record(kernelThreadName())
+                    return input
+                }) { coordinator, _ in
+                    let flow = Flow(definition: FlowDefinition(name: "prepared", bucket: ["item": "a", "items": ["b", "c", "d"]], steps: [
+                        .operation(FlowOperationStep(op: "PreparedOp")),
+                        .group(FlowGroupStep(op: "PreparedOp", input: "items", output: "out", maxConcurrent: 2)),
+                    ])).setExecutor(coordinator)
+                    await flow.run()
+                    #expect(flow.isSuccess, "\(flow.generateSummary())")
+                    #expect(flow.dataBucket["out"] as? [String] == ["b", "c", "d"])
+                }
+            }
+            let names = threads.all
+            #expect(names.count == 4)
+            #expect(!names.contains("flow-coord-io"), "inputs were prepared on the coordinator's I/O thread: \(names)")
         }
     }
 }

@@ -198,13 +198,22 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
 
     /// Runs `task` on the coordinator (ops placed there) or sends it to a worker.
     private func dispatch(_ task: FlowTask) async -> FlowTaskResult {
-        if configuration.registry.entry(named: task.registeredOperation.name)?.placement == .coordinator {
+        let entry = configuration.registry.entry(named: task.registeredOperation.name)
+        if entry?.placement == .coordinator {
             var result = await FlowLocalExecutor(registry: configuration.registry).execute(task)
             result.worker = "coordinator"
             return result
         }
+        let made: Result<WireTask, Unsendable>
+        if entry?.prepareInput != nil {
+            // Preparing reads whole files (`source: coordinator`): not on the I/O thread, where
+            // the engine runs and where it would hold up every worker's results and heartbeats.
+            made = await withTaskExecutorPreference(globalConcurrentExecutor) { wireTask(for: task) }
+        } else {
+            made = wireTask(for: task)
+        }
         let wire: WireTask
-        switch wireTask(for: task) {
+        switch made {
         case .success(let made): wire = made
         case .failure(let failed): return failed.result
         }
@@ -254,9 +263,14 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
 
     // MARK: FlowBatchExecutor
 
-    /// Group elements of ops that run on workers.
+    /// Group elements of ops that run on workers, except those whose input the coordinator
+    /// prepares: ``submit(_:into:)`` runs on the engine's thread, which is the I/O thread, and
+    /// preparing reads whole files; ``execute(_:)`` prepares them on another thread.
     public func canSubmit(_ task: FlowTask) -> Bool {
-        task.groupIndex != nil && configuration.registry.entry(named: task.registeredOperation.name)?.placement != .coordinator
+        guard task.groupIndex != nil, let entry = configuration.registry.entry(named: task.registeredOperation.name) else {
+            return task.groupIndex != nil
+        }
+        return entry.placement != .coordinator && entry.prepareInput == nil
     }
 
     /// Queues the tasks for workers with one wake-up of the I/O thread; each result, the failure
