@@ -42,8 +42,8 @@ final class InlineThreadNameOp: FlowOperation, @unchecked Sendable {
     }
 }
 
-/// Thread names, as a test's callbacks saw them.
-final class ThreadNames: Sendable {
+/// Strings a test's callbacks noted, in order.
+final class StringLog: Sendable {
     private let names = Mutex<[String]>([])
 
     func record(_ name: String) { names.withLock { $0.append(name) } }
@@ -167,7 +167,7 @@ extension ClusterIntegrationTests {
             workerOps.register("PreparedOp", primaryInputParamKey: "item", primaryOutputParamKey: "item") { _ in
                 ThreadNameOp(key: "ran", mayRunOnIOThread: true)
             }
-            let threads = ThreadNames()
+            let threads = StringLog()
             try await withCluster { cluster in
                 try await withCoordinatorAndWorker(cluster, workerOps: workerOps, prepare: { _, input in
                     threads.record(kernelThreadName())
@@ -185,6 +185,26 @@ extension ClusterIntegrationTests {
             let names = threads.all
             #expect(names.count == 4)
             #expect(!names.contains("flow-coord-io"), "inputs were prepared on the coordinator's I/O thread: \(names)")
+        }
+        /// A run on a coordinator that was never started ends at once with an error, as it did
+        /// before the engine preferred the coordinator's I/O thread: that thread does not exist.
+        @Test func aRunOnACoordinatorThatWasNeverStartedEndsAtOnce() async throws {
+            try await withCluster { cluster in
+                let coordinator = try FlowCoordinator(configuration: .init(endpoint: cluster.ipcEndpoint("never.sock")),
+                                                      logger: Logger(label: "test"))
+                let flow = Flow(definition: FlowDefinition(name: "never", steps: [.operation(FlowOperationStep(op: "SleepOp"))]))
+                    .setExecutor(coordinator)
+                // Not awaited: a run that never ends must fail this test, not hang it.
+                let ended = StringLog()
+                Task {
+                    await flow.run()
+                    ended.record("ended")
+                }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ended.all.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+                #expect(!ended.all.isEmpty, "the run did not end within 10 s")
+                #expect(!flow.isSuccess)
+            }
         }
     }
 }

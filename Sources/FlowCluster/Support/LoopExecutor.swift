@@ -10,13 +10,14 @@ import ZeroMQ
 /// hand-over is a wake-up of a sleeping thread, 20 to 50 µs, and a serial step made four of them.
 ///
 /// The loop calls ``runPending()`` each turn and polls without waiting while ``hasPending``. A job
-/// enqueued from another thread wakes the loop through its `ZMQWakeup`. Once the loop has ended
-/// (``close()``), jobs go to the global concurrent executor, so no task that still prefers this
-/// one is left waiting.
+/// enqueued from another thread wakes the loop through its `ZMQWakeup`. Before the loop starts
+/// (``attach()``) and once it has ended (``close()``), jobs go to the global concurrent executor,
+/// so no task that prefers this one is left waiting.
 final class LoopExecutor: TaskExecutor, @unchecked Sendable {
     private struct State {
         var jobs: [UnownedJob] = []
-        var closed = false
+        /// Whether the loop runs jobs: from ``attach()`` to ``close()``.
+        var serving = false
     }
 
     private let state = Mutex(State())
@@ -32,9 +33,12 @@ final class LoopExecutor: TaskExecutor, @unchecked Sendable {
         self.wakeup = wakeup
     }
 
-    /// Marks the calling thread as the loop's: jobs enqueued on it need no wake-up.
+    /// Makes the calling thread the loop's, from now on running the jobs: jobs enqueued on it
+    /// need no wake-up. Before, jobs go to the global concurrent executor (a run on a
+    /// coordinator that was never started ends, as it did before this executor).
     func attach() {
         loopThread.withLock { $0 = pthread_self() }
+        state.withLock { $0.serving = true }
     }
 
     /// Whether the caller runs on the loop's thread.
@@ -44,12 +48,12 @@ final class LoopExecutor: TaskExecutor, @unchecked Sendable {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let (closed, first) = state.withLock { state -> (Bool, Bool) in
-            if state.closed { return (true, false) }
+        let (serving, first) = state.withLock { state -> (Bool, Bool) in
+            guard state.serving else { return (false, false) }
             state.jobs.append(job)
-            return (false, state.jobs.count == 1)
+            return (true, state.jobs.count == 1)
         }
-        if closed {
+        if !serving {
             globalConcurrentExecutor.enqueue(job)
         } else if first, !isLoopThread {
             wakeup.signal()
@@ -74,7 +78,7 @@ final class LoopExecutor: TaskExecutor, @unchecked Sendable {
     /// concurrent executor.
     func close() {
         let jobs = state.withLock { state in
-            state.closed = true
+            state.serving = false
             defer { state.jobs = [] }
             return state.jobs
         }
