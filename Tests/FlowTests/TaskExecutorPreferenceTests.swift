@@ -10,6 +10,10 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []
     private var stopped = false
     private var thread: UInt?
+    private var enqueued = 0
+
+    /// How many jobs it was given so far.
+    var jobCount: Int { condition.withLock { enqueued } }
 
     init() {
         Thread { [self] in serve() }.start()
@@ -27,6 +31,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
         let job = UnownedJob(job)
         condition.withLock {
             jobs.append(job)
+            enqueued += 1
             condition.signal()
         }
     }
@@ -132,4 +137,45 @@ final class PreferringExecutor: FlowExecutor {
         let opThread = flow.dataBucket["thread"] as? UInt
         #expect(opThread != nil && opThread != loop.threadID)
     }
+    /// A resumed group takes back its recorded results on the engine's thread, which on a cluster
+    /// is the coordinator's I/O thread: it gives the thread back every ``FlowEngine/replayTurn``
+    /// of them, so that a million do not hold up the heartbeats for seconds.
+    @Test func aLongReplayGivesItsThreadBackAsItGoes() async throws {
+        let loop = OneThreadExecutor()
+        defer { loop.stop() }
+        let total = 40_000
+        var registry = FlowOperationRegistry()
+        registry.register("NamingOp") { _ in ThreadNotingOp(mayRunOnIOThread: false) }
+        let executor = PreferringExecutor(loop: loop, local: FlowLocalExecutor(registry: registry))
+        let journal = ReplayingJournal(results: (0..<total).map { index in
+            var result = FlowTaskResult(operationName: "NamingOp", state: .successfully, error: nil, events: [], bucket: [:],
+                                        startedAt: Date(), finishedAt: Date(), worker: nil)
+            result.groupIndex = index
+            result.groupOutput = index
+            return FlowJournalRecord(result: result, tag: nil)
+        })
+        let flow = Flow(definition: FlowDefinition(name: "replay", steps: [
+            .group(FlowGroupStep(op: "NamingOp", input: "items", output: "out", maxConcurrent: 4)),
+        ]), registry: registry).setDataBucket(dataBucket: ["items": Array(0..<total)]).setExecutor(executor).setJournal(journal)
+        let before = loop.jobCount
+        await flow.run()
+        #expect(flow.isSuccess, "\(flow.generateSummary())")
+        #expect((flow.dataBucket["out"] as? [Int])?.count == total)
+        // Nothing ran again; the engine's task came back to its thread once per turn at least.
+        #expect(executor.threads.withLock { $0 }.isEmpty)
+        #expect(loop.jobCount - before >= total / FlowEngine.replayTurn)
+    }
+}
+
+/// A journal that gives back the same group results for every step, and keeps nothing.
+final class ReplayingJournal: FlowJournal, @unchecked Sendable {
+    let results: [FlowJournalRecord]
+
+    init(results: [FlowJournalRecord]) {
+        self.results = results
+    }
+
+    func recordedResults(at step: FlowStepID) -> [FlowJournalRecord] { results }
+    func groupStarted(at step: FlowStepID, total: Int) {}
+    func accepted(_ record: FlowJournalRecord, at step: FlowStepID) {}
 }

@@ -1,6 +1,9 @@
 import Foundation
 
 extension FlowEngine {
+    /// How many replayed results a group takes back before it yields its thread once.
+    static let replayTurn = 2_048
+
     /// Runs a group: one task per element of the input array, at most `maxConcurrent` at once,
     /// each under the step's retry policy and time limit; outputs of successful elements are
     /// collected in input order. Failures beyond the step's budget (`allowFailure`, `maxFailures`)
@@ -61,7 +64,11 @@ extension FlowEngine {
         var replayed: [Bool] = []
         if let recorded = journal?.recordedResults(at: id), !recorded.isEmpty {
             replayed = [Bool](repeating: false, count: total)
-            for entry in recorded {
+            for (offset, entry) in recorded.enumerated() {
+                // A resumed run may take back a million results: the thread is given back now and
+                // then. On a cluster it is the coordinator's I/O thread, whose heartbeats tell the
+                // workers it is alive (they reconnect after 3 s without).
+                if offset % Self.replayTurn == Self.replayTurn - 1 { await Task.yield() }
                 guard let index = entry.result.groupIndex, elements.indices.contains(index), !replayed[index] else { continue }
                 replayed[index] = true
                 if let stop = accept(entry.result, tag: entry.tag ?? FlowGroupTag.make()) { return stop }
