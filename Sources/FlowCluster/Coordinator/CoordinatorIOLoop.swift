@@ -48,23 +48,18 @@ struct CoordinatorIOLoop {
         var nextTick = clock.now
         var malformedLog = RateLimiter(interval: .seconds(1))
 
-        var turnsWithoutPoll = 0
         while true {
             // What the last turn handed the engine (results that resume it) runs at once, without
             // a poll first; the socket is still read every few turns.
-            let polled = !executor.hasPending || turnsWithoutPoll >= LoopExecutor.maxTurnsWithoutPoll
+            let (polled, mayWait) = executor.startTurn()
             if polled {
-                turnsWithoutPoll = 0
                 let deadline = min(nextTick, machine.nextDeadline ?? nextTick)
                 do {
-                    let wait = executor.hasPending ? 0 : max(0, Self.milliseconds(until: deadline, from: clock.now))
-                    _ = try poller.poll(timeout: wait)
+                    _ = try poller.poll(timeout: mayWait ? max(0, Self.milliseconds(until: deadline, from: clock.now)) : 0)
                 } catch {
                     logger.error("coordinator poll failed: \(error)")
                     break
                 }
-            } else {
-                turnsWithoutPoll += 1
             }
             let now = clock.now
             var actions: [Machine.Action] = []

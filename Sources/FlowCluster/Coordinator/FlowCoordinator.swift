@@ -29,8 +29,8 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     private let onEvent: @Sendable (ClusterEvent) -> Void
     private let context: ZMQContext
     private let wakeup: ZMQWakeup
-    private let mailbox = CoordinatorMailbox()
-    private let loopExecutor: LoopExecutor
+    let mailbox = CoordinatorMailbox()
+    let loopExecutor: LoopExecutor
     private let threadFinished = DispatchSemaphore(value: 0)
     private let lifecycle = Mutex<(started: Bool, endpoint: String?)>((false, nil))
     private let zap = Mutex<ZAPHandler?>(nil)
@@ -59,6 +59,9 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     /// result without a wake-up of another thread (a serial step made two). Before ``start()``
     /// and after ``stop()`` its jobs run on the global concurrent executor.
     public var preferredTaskExecutor: (any TaskExecutor)? { loopExecutor }
+
+    /// The I/O thread's name as `top -H` and `perf` show it (the kernel keeps 15 bytes).
+    static let ioThreadName = "flow-coord-io"
 
     /// The endpoint as bound (with the real port when the configuration asked for `*`).
     public var endpoint: String? { lifecycle.withLock { $0.endpoint } }
@@ -183,150 +186,5 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     /// on are judged by `keys`. A no-op for a plaintext coordinator.
     public func reloadAuthorizedKeys(_ keys: AuthorizedKeys) {
         zap.withLock { $0 }?.reload(keys)
-    }
-
-    // MARK: FlowExecutor
-
-    public func execute(_ task: FlowTask) async -> FlowTaskResult {
-        guard let metrics = configuration.metrics else { return await dispatch(task) }
-        let op = task.registeredOperation.name
-        metrics.started(op: op, attempt: task.attempt)
-        let result = await dispatch(task)
-        metrics.finished(op: op, state: result.state, startedAt: result.startedAt, finishedAt: result.finishedAt)
-        return result
-    }
-
-    /// Runs `task` on the coordinator (ops placed there) or sends it to a worker.
-    private func dispatch(_ task: FlowTask) async -> FlowTaskResult {
-        let entry = configuration.registry.entry(named: task.registeredOperation.name)
-        if entry?.placement == .coordinator {
-            var result = await FlowLocalExecutor(registry: configuration.registry).execute(task)
-            result.worker = "coordinator"
-            return result
-        }
-        let made: Result<WireTask, Unsendable>
-        if entry?.prepareInput != nil {
-            // Preparing reads whole files (`source: coordinator`): not on the I/O thread, where
-            // the engine runs and where it would hold up every worker's results and heartbeats.
-            made = await withTaskExecutorPreference(globalConcurrentExecutor) { wireTask(for: task) }
-        } else {
-            made = wireTask(for: task)
-        }
-        let wire: WireTask
-        switch made {
-        case .success(let made): wire = made
-        case .failure(let failed): return failed.result
-        }
-        let taskID = wire.taskID
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<FlowTaskResult, Never>) in
-                switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, .continuation(continuation), avoid: Set(task.previousWorkers))) {
-                case .notRunning: continuation.resume(returning: .failure(ClusterError.notRunning, for: task))
-                case .stopping: continuation.resume(returning: .cancelled(task))
-                case .queued(let first): if first { wake() }
-                }
-            }
-        } onCancel: {
-            if case .queued(true) = mailbox.post(.cancel(taskID)) { wake() }
-        }
-    }
-
-    /// The I/O thread's name as `top -H` and `perf` show it (the kernel keeps 15 bytes).
-    static let ioThreadName = "flow-coord-io"
-
-    /// Wakes the I/O thread for a command just queued, unless the caller runs on it (a task that
-    /// prefers ``preferredTaskExecutor``): it takes its mailbox before it polls again.
-    private func wake() {
-        if !loopExecutor.isLoopThread { wakeup.signal() }
-    }
-
-    /// A task that cannot go on the wire, as its failed result.
-    private struct Unsendable: Error {
-        var result: FlowTaskResult
-    }
-
-    /// The task as it goes to a worker, with its input prepared; or its failed result.
-    private func wireTask(for task: FlowTask) -> Result<WireTask, Unsendable> {
-        let (name, parameters) = task.registeredOperation
-        do {
-            var wire = try WireTask(task, taskID: mailbox.nextTaskID())
-            if let entry = configuration.registry.entry(named: name), let prepare = entry.prepareInput {
-                try Self.prepare(&wire, with: prepare, inputKey: entry.primaryInputParamKey, parameters: parameters)
-            }
-            return .success(wire)
-        } catch let error as WireEncodingError {
-            return .failure(Unsendable(result: .failure(ClusterError.unsendableValue(error.description), for: task)))
-        } catch {
-            return .failure(Unsendable(result: .failure(ClusterError.preparationFailed(op: name, reason: String(describing: error)), for: task)))
-        }
-    }
-
-    // MARK: FlowBatchExecutor
-
-    /// Group elements of ops that run on workers, except those whose input the coordinator
-    /// prepares: ``submit(_:into:)`` runs on the engine's thread, which is the I/O thread, and
-    /// preparing reads whole files; ``execute(_:)`` prepares them on another thread.
-    public func canSubmit(_ task: FlowTask) -> Bool {
-        guard task.groupIndex != nil, let entry = configuration.registry.entry(named: task.registeredOperation.name) else {
-            return task.groupIndex != nil
-        }
-        return entry.placement != .coordinator && entry.prepareInput == nil
-    }
-
-    /// Queues the tasks for workers with one wake-up of the I/O thread; each result, the failure
-    /// to encode one too, goes into `inbox`.
-    public func submit(_ tasks: [FlowTask], into inbox: FlowResultInbox) {
-        var commands: [CoordinatorMailbox.Command] = []
-        commands.reserveCapacity(tasks.count)
-        var queued: [FlowTask] = []
-        for task in tasks {
-            switch wireTask(for: task) {
-            case .success(let wire):
-                let op = task.registeredOperation.name
-                configuration.metrics?.started(op: op, attempt: task.attempt)
-                commands.append(.submit(wire, .inbox(inbox, index: task.groupIndex, metrics: configuration.metrics.map { ($0, op) }),
-                                        avoid: Set(task.previousWorkers)))
-                queued.append(task)
-            case .failure(let failed):
-                inbox.deliver(failed.result)
-            }
-        }
-        guard !commands.isEmpty else { return }
-        switch mailbox.post(contentsOf: commands) {
-        case .notRunning: for task in queued { inbox.deliver(.failure(ClusterError.notRunning, for: task)) }
-        case .stopping: for task in queued { inbox.deliver(.cancelled(task)) }
-        case .queued(let first): if first { wake() }
-        }
-    }
-
-    /// Up to 16 tasks of a group handed over ahead (at most `maxConcurrent`), so that the I/O
-    /// thread starts the next one the moment a worker returns one, without waiting for the engine
-    /// to take the result and submit: that wait was a third of a freed slot's idle time, 0.23-0.27
-    /// ms of 0.75 (400 × 25 ms tasks on 16 slots). None for ops whose input the coordinator
-    /// prepares (`source: coordinator` reads whole files), which would then sit in memory early.
-    public func lookahead(for task: FlowTask, maxConcurrent: Int) -> Int {
-        guard configuration.registry.entry(named: task.registeredOperation.name)?.prepareInput == nil else { return 0 }
-        return min(maxConcurrent, 16)
-    }
-
-    /// Lets the tasks of `inbox` held after a failure start again.
-    public func resume(_ inbox: FlowResultInbox) {
-        if case .queued(true) = mailbox.post(.resumeGroup(inbox.id)) { wake() }
-    }
-
-    /// Cancels every task handed over with `inbox` that has no result yet.
-    public func cancelAll(in inbox: FlowResultInbox) {
-        if case .queued(true) = mailbox.post(.cancelInbox(inbox)) { wake() }
-    }
-
-    /// Runs an op's ``FlowOperationRegistry/InputPreparer`` on its primary input: the element of a
-    /// group task, or the bucket value at `inputKey` of a serial one.
-    private static func prepare(_ wire: inout WireTask, with prepare: FlowOperationRegistry.InputPreparer, inputKey: String,
-                                parameters: [String: FlowValue]) throws {
-        if let element = wire.groupElement {
-            wire.groupElement = try prepare(parameters, element)
-        } else if let input = wire.bucket[inputKey] {
-            wire.bucket[inputKey] = try prepare(parameters, input)
-        }
     }
 }

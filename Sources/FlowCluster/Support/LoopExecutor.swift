@@ -9,21 +9,21 @@ import ZeroMQ
 /// resumes it in that turn, with no hand-over to another thread and back. On this 2-core VM each
 /// hand-over is a wake-up of a sleeping thread, 20 to 50 µs, and a serial step made four of them.
 ///
-/// The loop calls ``runPending()`` each turn and polls without waiting while ``hasPending``. A job
-/// enqueued from another thread wakes the loop through its `ZMQWakeup`. Before the loop starts
-/// (``attach()``) and once it has ended (``close()``), jobs go to the global concurrent executor,
-/// so no task that prefers this one is left waiting.
+/// The loop starts each turn with ``startTurn()``, which says whether to poll its socket first,
+/// and then calls ``runPending()``. A job enqueued from another thread wakes the loop through its
+/// `ZMQWakeup`. Before the loop starts (``attach()``) and once it has ended (``close()``), jobs go
+/// to the global concurrent executor, so no task that prefers this one is left waiting.
 final class LoopExecutor: TaskExecutor, @unchecked Sendable {
+    // `@unchecked`: `turnsWithoutPoll` is the loop thread's alone; the rest is under `state`.
     private struct State {
         var jobs: [UnownedJob] = []
-        /// Whether the loop runs jobs: from ``attach()`` to ``close()``.
-        var serving = false
+        /// The loop's thread from ``attach()`` to ``close()``; `nil` while no loop runs jobs.
+        var loopThread: pthread_t?
     }
 
     private let state = Mutex(State())
     private let wakeup: ZMQWakeup
-    /// The loop's thread, set by ``attach()``; compared with `pthread_self()`.
-    private let loopThread = Mutex<pthread_t?>(nil)
+    private var turnsWithoutPoll = 0
 
     /// How many turns in a row a loop may run jobs without polling its socket: jobs that keep
     /// enqueueing others (a task that yields in a loop) cannot starve the socket.
@@ -37,32 +37,41 @@ final class LoopExecutor: TaskExecutor, @unchecked Sendable {
     /// need no wake-up. Before, jobs go to the global concurrent executor (a run on a
     /// coordinator that was never started ends, as it did before this executor).
     func attach() {
-        loopThread.withLock { $0 = pthread_self() }
-        state.withLock { $0.serving = true }
-    }
-
-    /// Whether the caller runs on the loop's thread.
-    var isLoopThread: Bool {
-        loopThread.withLock { thread in thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        state.withLock { $0.loopThread = pthread_self() }
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let (serving, first) = state.withLock { state -> (Bool, Bool) in
-            guard state.serving else { return (false, false) }
+        let (serving, wakes) = state.withLock { state -> (Bool, Bool) in
+            guard let loop = state.loopThread else { return (false, false) }
             state.jobs.append(job)
-            return (true, state.jobs.count == 1)
+            return (true, state.jobs.count == 1 && pthread_equal(loop, pthread_self()) == 0)
         }
         if !serving {
             globalConcurrentExecutor.enqueue(job)
-        } else if first, !isLoopThread {
+        } else if wakes {
             wakeup.signal()
         }
     }
 
-    /// Whether jobs are waiting: the loop then polls without waiting.
-    var hasPending: Bool {
-        state.withLock { !$0.jobs.isEmpty }
+    /// Wakes the loop for work just handed to it (a command, a finished task), unless the caller
+    /// runs on the loop: it looks before it polls again.
+    func wake() {
+        let onLoop = state.withLock { state in state.loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        if !onLoop { wakeup.signal() }
+    }
+
+    /// Whether the loop's turn polls its socket first, and whether that poll may wait. Jobs that
+    /// are waiting run at once, without a poll, for up to ``maxTurnsWithoutPoll`` turns in a row;
+    /// then the loop polls without waiting. On the loop's thread only.
+    func startTurn() -> (polls: Bool, mayWait: Bool) {
+        let pending = state.withLock { !$0.jobs.isEmpty }
+        if pending, turnsWithoutPoll < Self.maxTurnsWithoutPoll {
+            turnsWithoutPoll += 1
+            return (false, false)
+        }
+        turnsWithoutPoll = 0
+        return (true, !pending)
     }
 
     /// Runs the jobs waiting now (not the ones they enqueue); on the loop's thread only.
@@ -78,7 +87,7 @@ final class LoopExecutor: TaskExecutor, @unchecked Sendable {
     /// concurrent executor.
     func close() {
         let jobs = state.withLock { state in
-            state.serving = false
+            state.loopThread = nil
             defer { state.jobs = [] }
             return state.jobs
         }

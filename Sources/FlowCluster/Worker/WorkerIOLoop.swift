@@ -74,7 +74,6 @@ struct WorkerIOLoop {
         var wakeupIndex = poller.register(wakeup)
         var pending = machine.connected(now: clock.now)
         let pollMilliseconds = Int(min(100, configuration.heartbeatInterval.seconds * 250).rounded(.up))
-        var turnsWithoutPoll = 0
 
         while true {
             // Perform, then feed what the actions cause back, until nothing is left.
@@ -84,9 +83,9 @@ struct WorkerIOLoop {
                 case .send(let message):
                     _ = try? dealer.send(WireCodec.encode(message), flags: .dontWait)
                 case .start(let run, let task):
-                    tasks[run] = Task(executorPreference: executor) { [mailbox, wakeup] in
+                    tasks[run] = Task(executorPreference: executor) { [mailbox] in
                         let result = await runner.run(task)
-                        if mailbox.post(run: run, result: result), !executor.isLoopThread { wakeup.signal() }
+                        if mailbox.post(run: run, result: result) { executor.wake() }
                     }
                 case .cancel(let run):
                     tasks[run]?.cancel()
@@ -121,17 +120,14 @@ struct WorkerIOLoop {
 
             // Ops just started on this thread (``LoopExecutor``) run at once, without a poll
             // first; the socket is still read every few turns.
-            let polled = !executor.hasPending || turnsWithoutPoll >= LoopExecutor.maxTurnsWithoutPoll
+            let (polled, mayWait) = executor.startTurn()
             if polled {
-                turnsWithoutPoll = 0
                 do {
-                    _ = try poller.poll(timeout: executor.hasPending ? 0 : pollMilliseconds)
+                    _ = try poller.poll(timeout: mayWait ? pollMilliseconds : 0)
                 } catch {
                     logger.error("worker poll failed: \(error)")
                     return nil
                 }
-            } else {
-                turnsWithoutPoll += 1
             }
             let now = clock.now
             if polled, poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
