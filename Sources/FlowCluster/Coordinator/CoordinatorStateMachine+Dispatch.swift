@@ -20,10 +20,11 @@ extension CoordinatorStateMachine {
         let shift = rotation % peers.count
         peers = Array(peers[shift...] + peers[..<shift])
         rotation &+= 1
-        // The workers by position in `peers`, each looked up once a turn: a task looks at every
-        // worker, and hashing a worker's identity for each look (and a task's op against each
-        // worker's ops) was most of a turn's cost at 256 slots a worker.
-        let places = peers.map { workers.index(forKey: $0)! }
+        // The workers by position in `peers`, each looked up and read once a turn: a task looks at
+        // every worker, and reading a field through `workers.values[i]` copies the whole worker
+        // (its sets and names retained and released), twelve copies a task (callgrind: most of
+        // dispatch's cost). What a task taken changes, its count in flight, is kept here too.
+        var places = peers.map { Place(index: workers.index(forKey: $0)!, worker: workers[$0]!) }
         var batches = [[WireTask]](repeating: [], count: peers.count)
         var order: [Int] = []
         var offers = (op: "", by: [Bool]())
@@ -31,19 +32,19 @@ extension CoordinatorStateMachine {
         // Once every worker is full (its slots and its queue), the rest of the queue waits without
         // a look: a group of 100,000 on 2 workers of 4 slots otherwise had each turn look at all of
         // its up to `maxConcurrent` waiting tasks to place a few (126 µs of coordinator CPU a task).
-        var capacity = workers.values.reduce(0) { $0 + ($1.stopping ? 0 : max(0, $1.slots + $1.queueDepth - $1.inFlight.count)) }
+        var capacity = places.reduce(0) { $0 + ($1.stopping ? 0 : max(0, $1.slots + $1.queueDepth - $1.inFlight)) }
         var next = queue.startIndex
         while next < queue.endIndex, capacity > 0 {
             let taskID = queue[next]
             next += 1
             guard let slot = tasks.index(forKey: taskID) else { continue }
-            let group = tasks.values[slot].group
+            // Read in place, for the same reason as the workers.
+            let (group, op, avoid) = Self.read(&tasks.values[slot]) { ($0.group, $0.task.op, $0.avoid) }
             if let group, pausedGroups.contains(group.id) {
                 kept.append(taskID)
                 continue
             }
-            let op = tasks.values[slot].task.op
-            if op != offers.op || offers.by.isEmpty { offers = (op, places.map { workers.values[$0].ops.contains(op) }) }
+            if op != offers.op || offers.by.isEmpty { offers = (op, places.map { Self.read(&workers.values[$0.index]) { $0.ops.contains(op) } }) }
             // The worker that offers the op with the most free slots, preferring one that has not
             // failed this task before; rotation breaks ties. With no free slot anywhere, a task
             // of a group may wait in the queue of a worker that keeps one (§8.2), the shortest.
@@ -51,21 +52,18 @@ extension CoordinatorStateMachine {
             var bestScore = (fresh: 0, free: 0, room: 0)
             for position in places.indices where offers.by[position] {
                 let place = places[position]
-                guard !workers.values[place].stopping else { continue }
-                let slots = workers.values[place].slots
-                let inFlight = workers.values[place].inFlight.count
-                let queueDepth = workers.values[place].queueDepth
-                let free = inFlight < slots
-                if !free, group == nil || max(0, inFlight - slots) >= queueDepth { continue }
+                guard !place.stopping else { continue }
+                let free = place.inFlight < place.slots
+                if !free, group == nil || max(0, place.inFlight - place.slots) >= place.queueDepth { continue }
                 // The group's bound must stay within its limit: a free slot would raise it, and so
                 // would a queue place on a worker with fewer of the group's tasks than slots.
                 if let group, groupBound[group.id, default: 0] >= group.limit,
-                   free || workers.values[place].groupTasks[group.id, default: 0] < slots {
+                   free || Self.read(&workers.values[place.index], { $0.groupTasks[group.id, default: 0] }) < place.slots {
                     continue
                 }
-                let avoided = !tasks.values[slot].avoid.isEmpty && tasks.values[slot].avoid.contains(workers.values[place].name)
+                let avoided = !avoid.isEmpty && avoid.contains(place.name)
                 let score = (fresh: avoided ? 0 : 1, free: free ? 1 : 0,
-                             room: free ? slots - inFlight : queueDepth - max(0, inFlight - slots))
+                             room: free ? place.slots - place.inFlight : place.queueDepth - max(0, place.inFlight - place.slots))
                 if best == nil || score > bestScore {
                     best = position
                     bestScore = score
@@ -76,18 +74,21 @@ extension CoordinatorStateMachine {
                 continue
             }
             capacity -= 1
-            let place = places[position]
+            let index = places[position].index
+            places[position].inFlight += 1
             // In place: a copy of the worker taken out and put back would copy its in-flight set.
-            if workers.values[place].take(taskID, group: group?.id), let group {
+            if workers.values[index].take(taskID, group: group?.id), let group {
                 groupBound[group.id, default: 0] += 1
             }
-            tasks.values[slot].worker = peers[position]
-            tasks.values[slot].sentAt = now
-            tasks.values[slot].unofferedSince = nil
             if batches[position].isEmpty { order.append(position) }
-            var task = tasks.values[slot].task
+            var task = Self.read(&tasks.values[slot]) { record in
+                record.worker = peers[position]
+                record.sentAt = now
+                record.unofferedSince = nil
+                return record.task
+            }
             // A worker that did not announce it gets no op attempt (§7.1): its op sees 1.
-            let features = workers.values[place].features
+            let features = places[position].features
             if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
             if task.retry != nil, features & WireReady.Feature.retryPolicy == 0 { task.retry = nil }
             batches[position].append(task)
@@ -96,16 +97,42 @@ extension CoordinatorStateMachine {
         queue = kept
         var actions: [Action] = []
         for position in order {
-            let place = places[position]
-            workers.values[place].lastSent = now
+            workers.values[places[position].index].lastSent = now
             let batch = batches[position]
             actions.append(.send(to: peers[position], .task(batch)))
-            let name = workers.values[place].name
+            let name = places[position].name
             for task in batch where !task.isGroupElement {
                 actions.append(.report(.dispatched(op: task.op, worker: name)))
             }
         }
         return actions + steal(now: now)
+    }
+
+    /// What ``dispatch(now:)`` reads of a worker, once a turn.
+    private struct Place {
+        let index: Dictionary<Data, Worker>.Index
+        let name: String
+        let slots: Int
+        var inFlight: Int
+        let queueDepth: Int
+        let stopping: Bool
+        let features: UInt32
+
+        init(index: Dictionary<Data, Worker>.Index, worker: Worker) {
+            self.index = index
+            name = worker.name
+            slots = worker.slots
+            inFlight = worker.inFlight.count
+            queueDepth = worker.queueDepth
+            stopping = worker.stopping
+            features = worker.features
+        }
+    }
+
+    /// Reads (or changes) a value where it lies: through a `_modify` access, not a getter's copy.
+    @inline(__always)
+    static func read<Value, Result>(_ value: inout Value, _ body: (inout Value) -> Result) -> Result {
+        body(&value)
     }
 
     /// Work stealing (§8.2): when a slot has been free for `stealAfter` with nothing to dispatch,
@@ -167,22 +194,35 @@ extension CoordinatorStateMachine {
     mutating func failUnoffered(now: Instant) -> [Action] {
         var actions: [Action] = []
         var kept: [UInt64] = []
+        kept.reserveCapacity(queue.count)
+        // Asked once per op a tick, and each record changed in place: the queue can hold a
+        // group's `maxConcurrent` tasks.
+        var offeredOps: [String: Bool] = [:]
         for taskID in queue {
-            guard var record = tasks[taskID] else { continue }
-            let offered = workers.values.contains { !$0.stopping && $0.ops.contains(record.task.op) }
-            if offered {
-                record.unofferedSince = nil
+            guard let index = tasks.index(forKey: taskID) else { continue }
+            let op = Self.read(&tasks.values[index]) { $0.task.op }
+            let offered: Bool
+            if let known = offeredOps[op] {
+                offered = known
             } else {
+                offered = workers.values.contains { !$0.stopping && $0.ops.contains(op) }
+                offeredOps[op] = offered
+            }
+            let since = Self.read(&tasks.values[index]) { record -> Instant? in
+                if offered {
+                    record.unofferedSince = nil
+                    return nil
+                }
                 let since = record.unofferedSince ?? now
                 record.unofferedSince = since
-                if now - since >= configuration.workerTimeout, let waiter = record.waiter {
-                    tasks[taskID] = nil
-                    let error = ClusterError.noWorkerOffers(op: record.task.op, waited: now - since, connectedWorkers: workers.count)
-                    actions += finish(waiter, .failure(error, wire: record.task))
-                    continue
-                }
+                return since
             }
-            tasks[taskID] = record
+            if let since, now - since >= configuration.workerTimeout, let waiter = tasks.values[index].waiter {
+                let record = tasks.remove(at: index).value
+                let error = ClusterError.noWorkerOffers(op: record.task.op, waited: now - since, connectedWorkers: workers.count)
+                actions += finish(waiter, .failure(error, wire: record.task))
+                continue
+            }
             kept.append(taskID)
         }
         queue = kept

@@ -77,15 +77,16 @@ extension CoordinatorStateMachine {
 
     /// Accepts a RESULT once: from the worker and attempt the task was given to (§8.4).
     mutating func accept(_ result: WireResult, from peer: Data, now: Instant) -> [Action] {
-        let workerName = workers[peer]?.name ?? "?"
-        guard var record = tasks[result.taskID], record.worker == peer, record.task.attempt == result.attempt else {
+        // Checked in place and then moved out of the table: a record read through its getter is
+        // a copy of every field, retained and released (callgrind).
+        guard let index = tasks.index(forKey: result.taskID),
+              Self.read(&tasks.values[index], { $0.worker == peer && $0.task.attempt == result.attempt }) else {
             return [discarded(taskID: result.taskID, attempt: result.attempt, from: peer)]
         }
+        var record = tasks.remove(at: index).value
         release(&record, from: peer)
-        guard let waiter = record.waiter else {
-            tasks[result.taskID] = nil
-            return []
-        }
+        guard let waiter = record.waiter else { return [] }
+        let workerName = withWorker(peer) { $0.name } ?? "?"
         if case .cancelled = result.finishState {
             // §8.8: the worker is stopping and gave the task back; it runs elsewhere, and this
             // was no lost attempt.
@@ -96,7 +97,6 @@ extension CoordinatorStateMachine {
             queue.insert(result.taskID, at: 0)
             return [.report(.taskReturned(worker: workerName, op: record.task.op))]
         }
-        tasks[result.taskID] = nil
         let expectedIndex = record.task.isGroupElement ? record.task.elementIndex : nil
         guard result.elementIndex == expectedIndex else {
             let text = "worker \(workerName) answered with element index \(result.elementIndex.map(String.init) ?? "none"), "

@@ -218,7 +218,11 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
 
     /// A message from a peer, already decoded.
     mutating func receive(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
-        guard var worker = workers[peer] else {
+        // In place, not a copy of the worker written back (its sets retained, released).
+        guard let workerName = withWorker(peer, { worker -> String in
+            worker.lastReceived = now
+            return worker.name
+        }) else {
             switch message {
             case .ready(let ready):
                 return register(ready, peer: peer, now: now)
@@ -230,14 +234,15 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
                         .report(.unknownPeer(command: message.command.description))]
             }
         }
-        worker.lastReceived = now
-        workers[peer] = worker
         switch message {
         case .ready(let ready):
             // A worker that reconnected on the same socket: its running tasks are lost (§8.1).
             return remove(peer, reason: .reregistered, now: now) + register(ready, peer: peer, now: now)
         case .result(let results):
-            return results.flatMap { accept($0, from: peer, now: now) }
+            var actions: [Action] = []
+            actions.reserveCapacity(results.count)
+            for result in results { actions += accept(result, from: peer, now: now) }
+            return actions
         case .returned(let references):
             return takeBack(references, from: peer)
         case .heartbeat:
@@ -245,7 +250,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         case .disconnect(let reason):
             return remove(peer, reason: .left(reason), now: now)
         case .task, .recall:
-            return [.report(.unexpectedMessage(worker: worker.name, command: message.command.description))]
+            return [.report(.unexpectedMessage(worker: workerName, command: message.command.description))]
         }
     }
 
