@@ -37,4 +37,27 @@ import Flow
         #expect(error.key == "x")
         #expect(error.description.contains("Custom"))
     }
+
+    /// The exact-type fast paths of `FlowValue(any:)` give what the casts gave: each common type,
+    /// an `Any?` passed as `Any` (a group element) unwrapped or `null`, a nested optional, and a
+    /// `FlowValue` kept as it is.
+    @Test func optionalsAndTheCommonTypesConvertAsBefore() {
+        let element: Any? = "file-1.jpg"
+        #expect(FlowValue(any: element as Any) == .string("file-1.jpg"))
+        let missing: Any? = nil
+        #expect(FlowValue(any: missing as Any) == .null)
+        let nested: Any? = Optional<Int>.some(4) as Any
+        #expect(FlowValue(any: nested as Any) == .integer(4))
+        let nestedNil: Any? = Optional<Int>.none as Any
+        #expect(FlowValue(any: nestedNil as Any) == .null)
+        let list: Any? = ["a", 2] as [Any]
+        #expect(FlowValue(any: list as Any) == .array([.string("a"), .integer(2)]))
+        #expect(FlowValue(any: 3) == .integer(3))
+        #expect(FlowValue(any: 2.5) == .double(2.5))
+        #expect(FlowValue(any: false) == .bool(false))
+        #expect(FlowValue(any: FlowValue.map(["k": .null])) == .map(["k": .null]))
+        struct Custom {}
+        let custom: Any? = Custom()
+        #expect(FlowValue(any: custom as Any) == nil)
+    }
 }
