@@ -112,7 +112,7 @@ public struct FlowLocalExecutor: FlowExecutor {
         }
     }
 
-    private func run(_ task: FlowTask) async -> FlowTaskResult {
+    nonisolated(nonsending) private func run(_ task: FlowTask) async -> FlowTaskResult {
         let operation: FlowOperation
         switch task.operation {
         case .instance(let instance):

@@ -76,7 +76,7 @@ open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
 
     /// Runs ``run()`` in the calling task and finishes the op by how it ended: returning is
     /// success, a ``FlowDataError`` the seed's data states, any other error `withError`.
-    func runToFinish() async {
+    nonisolated(nonsending) func runToFinish() async {
         do {
             try await run()
             finishSuccessfully()

@@ -75,7 +75,7 @@ public enum FlowOperationRunner {
     }
 
     /// Runs `operation` against `context`, which this run owns.
-    private static func run(_ operation: FlowOperation, context: FlowOperationContext) async -> FlowTaskResult {
+    nonisolated(nonsending) private static func run(_ operation: FlowOperation, context: FlowOperationContext) async -> FlowTaskResult {
         if let asyncOperation = operation as? FlowAsyncOperation { return await run(asyncOperation, context: context) }
         // An op that says its mainLogic never blocks runs it right here. When it has finished by
         // the time mainLogic returns, the run is over: no continuation, no cancellation handler,
@@ -134,7 +134,7 @@ public enum FlowOperationRunner {
     /// it finishes (an op that does not suspend runs start to end on one thread). Cancelling the
     /// calling task cancels the op as ``FlowOperation/cancelRun()`` does, which ends the run as
     /// cancelled at once; ``FlowAsyncOperation/run()`` sees the task cancelled.
-    private static func run(_ operation: FlowAsyncOperation, context: FlowOperationContext) async -> FlowTaskResult {
+    nonisolated(nonsending) private static func run(_ operation: FlowAsyncOperation, context: FlowOperationContext) async -> FlowTaskResult {
         let alreadyCancelled = operation.lock.withLock {
             operation.context = context
             return operation.cancelled

@@ -11,7 +11,7 @@ struct WorkerTaskRunner: Sendable {
     /// Counts the tasks it runs, `nil` nothing.
     var metrics: WorkerMetrics?
 
-    func run(_ task: WireTask) async -> WireResult {
+    nonisolated(nonsending) func run(_ task: WireTask) async -> WireResult {
         guard let metrics else { return await execute(task) }
         metrics.slotsBusy.increment()
         let result = await execute(task)
@@ -20,7 +20,7 @@ struct WorkerTaskRunner: Sendable {
         return result
     }
 
-    private func execute(_ task: WireTask) async -> WireResult {
+    nonisolated(nonsending) private func execute(_ task: WireTask) async -> WireResult {
         guard registry.contains(task.op) else {
             let now = Date()
             return WireResult(
