@@ -260,7 +260,11 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     private func flush() throws {
         let (results, groups) = buffer.withLock { buffer in
             defer {
+                // The next batch gets room for as many as this one had: grown by doubling, the
+                // buffer copied its records again at each step (callgrind).
+                let count = buffer.results.count
                 buffer.results = []
+                buffer.results.reserveCapacity(count)
                 buffer.groups = []
             }
             return (buffer.results, buffer.groups)

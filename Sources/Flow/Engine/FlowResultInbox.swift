@@ -31,6 +31,9 @@ public final class FlowResultInbox: @unchecked Sendable {
     public func deliver(_ result: FlowTaskResult) {
         let waiter: CheckedContinuation<[FlowTaskResult], Never>? = lock.withLock {
             guard let waiter = waiting else {
+                // Room for a burst at once, not grown by doubling (each doubling copied every
+                // result so far).
+                if results.capacity == 0 { results.reserveCapacity(32) }
                 results.append(result)
                 return nil
             }
