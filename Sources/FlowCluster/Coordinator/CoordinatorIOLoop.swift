@@ -162,7 +162,7 @@ struct CoordinatorIOLoop {
             }
             do {
                 let message = try WireCodec.decode(Array(frames.dropFirst()))
-                actions += machine.receive(message, from: peer, now: now)
+                machine.receive(message, from: peer, now: now, into: &actions)
             } catch {
                 // §9.1: logged at most once a second per peer and kind of fault, with how many
                 // were not; so a burst of garbage cannot hide another version's message (§9.3).

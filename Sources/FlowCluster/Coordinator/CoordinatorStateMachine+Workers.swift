@@ -77,15 +77,23 @@ extension CoordinatorStateMachine {
 
     /// Accepts a RESULT once: from the worker and attempt the task was given to (§8.4).
     mutating func accept(_ result: WireResult, from peer: Data, now: Instant) -> [Action] {
+        var actions: [Action] = []
+        accept(result, from: peer, now: now, into: &actions)
+        return actions
+    }
+
+    /// ``accept(_:from:now:)``, appending its actions to `actions`: no array made per result.
+    mutating func accept(_ result: WireResult, from peer: Data, now: Instant, into actions: inout [Action]) {
         // Checked in place and then moved out of the table: a record read through its getter is
         // a copy of every field, retained and released (callgrind).
         guard let index = tasks.index(forKey: result.taskID),
               Self.read(&tasks.values[index], { $0.worker == peer && $0.task.attempt == result.attempt }) else {
-            return [discarded(taskID: result.taskID, attempt: result.attempt, from: peer)]
+            actions.append(discarded(taskID: result.taskID, attempt: result.attempt, from: peer))
+            return
         }
         var record = tasks.remove(at: index).value
         release(&record, from: peer)
-        guard let waiter = record.waiter else { return [] }
+        guard let waiter = record.waiter else { return }
         let workerName = withWorker(peer) { $0.name } ?? "?"
         if case .cancelled = result.finishState {
             // §8.8: the worker is stopping and gave the task back; it runs elsewhere, and this
@@ -95,17 +103,19 @@ extension CoordinatorStateMachine {
             record.task.attempt += 1
             tasks[result.taskID] = record
             queue.insert(result.taskID, at: 0)
-            return [.report(.taskReturned(worker: workerName, op: record.task.op))]
+            actions.append(.report(.taskReturned(worker: workerName, op: record.task.op)))
+            return
         }
         let expectedIndex = record.task.isGroupElement ? record.task.elementIndex : nil
         guard result.elementIndex == expectedIndex else {
             let text = "worker \(workerName) answered with element index \(result.elementIndex.map(String.init) ?? "none"), "
                 + "but the task was \(expectedIndex.map { "element \($0)" } ?? "a serial op")"
             holdUntil = holdUntil ?? now + configuration.batchWindow
-            return finishInGroup(record, waiter, .failure(ClusterError.protocolViolation(text), wire: record.task))
+            finishInGroup(record, waiter, .failure(ClusterError.protocolViolation(text), wire: record.task), into: &actions)
+            return
         }
         holdUntil = holdUntil ?? now + configuration.batchWindow
-        return finishInGroup(record, waiter, FlowTaskResult(wire: result, operationName: record.task.op, worker: workerName))
+        finishInGroup(record, waiter, FlowTaskResult(wire: result, operationName: record.task.op, worker: workerName), into: &actions)
     }
 
     /// Hands a task's outcome back; the engine may submit a task in its place, which dispatch
@@ -118,12 +128,20 @@ extension CoordinatorStateMachine {
     /// ``finish(_:_:)`` for a task that ran; a group whose tasks were handed over ahead needs no
     /// wait for the engine (the next one is queued already), and a failure pauses it until the
     /// engine has judged it: the group's tasks that may wait in worker queues are recalled.
-    private mutating func finishInGroup(_ record: TaskRecord, _ waiter: Waiter, _ result: FlowTaskResult) -> [Action] {
-        guard let group = record.group else { return finish(waiter, result) }
-        guard !result.state.isSuccess else { return [.finish(waiter, result)] }
+    private mutating func finishInGroup(_ record: TaskRecord, _ waiter: Waiter, _ result: FlowTaskResult, into actions: inout [Action]) {
+        guard let group = record.group else {
+            expectedSubmissions += 1
+            actions.append(.finish(waiter, result))
+            return
+        }
+        guard !result.state.isSuccess else {
+            actions.append(.finish(waiter, result))
+            return
+        }
         pausedGroups.insert(group.id)
         let onWorkers = tasks.compactMap { id, other in other.group?.id == group.id && other.worker != nil ? id : nil }
-        return recall(onWorkers) + [.finish(waiter, result)]
+        actions += recall(onWorkers)
+        actions.append(.finish(waiter, result))
     }
 
     /// Queued tasks a worker gave back unrun (RETURNED, §8.2): each goes back to the front of the

@@ -218,6 +218,22 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
 
     /// A message from a peer, already decoded.
     mutating func receive(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
+        var actions: [Action] = []
+        receive(message, from: peer, now: now, into: &actions)
+        return actions
+    }
+
+    /// ``receive(_:from:now:)``, appending its actions to `actions`: a RESULT of a few hundred
+    /// results then makes no array per result, nor copies each action from one array to the next.
+    mutating func receive(_ message: WireMessage, from peer: Data, now: Instant, into actions: inout [Action]) {
+        if case .result(let results) = message, withWorker(peer, { $0.lastReceived = now }) != nil {
+            for result in results { accept(result, from: peer, now: now, into: &actions) }
+            return
+        }
+        actions += receiveOther(message, from: peer, now: now)
+    }
+
+    private mutating func receiveOther(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
         // In place, not a copy of the worker written back (its sets retained, released).
         guard let workerName = withWorker(peer, { worker -> String in
             worker.lastReceived = now
@@ -240,8 +256,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
             return remove(peer, reason: .reregistered, now: now) + register(ready, peer: peer, now: now)
         case .result(let results):
             var actions: [Action] = []
-            actions.reserveCapacity(results.count)
-            for result in results { actions += accept(result, from: peer, now: now) }
+            for result in results { accept(result, from: peer, now: now, into: &actions) }
             return actions
         case .returned(let references):
             return takeBack(references, from: peer)

@@ -89,23 +89,25 @@ extension FlowCoordinator {
     public func submit(_ tasks: [FlowTask], into inbox: FlowResultInbox) {
         var commands: [CoordinatorMailbox.Command] = []
         commands.reserveCapacity(tasks.count)
-        var queued: [FlowTask] = []
-        for task in tasks {
+        // Positions, not copies of the tasks: they are needed only if the loop is not running.
+        var queued: [Int] = []
+        queued.reserveCapacity(tasks.count)
+        for (position, task) in tasks.enumerated() {
             switch wireTask(for: task) {
             case .success(let wire):
                 let op = task.registeredOperation.name
                 configuration.metrics?.started(op: op, attempt: task.attempt)
                 commands.append(.submit(wire, .inbox(inbox, index: task.groupIndex, metrics: configuration.metrics.map { ($0, op) }),
                                         avoid: Set(task.previousWorkers)))
-                queued.append(task)
+                queued.append(position)
             case .failure(let failed):
                 inbox.deliver(failed.result)
             }
         }
         guard !commands.isEmpty else { return }
         switch mailbox.post(contentsOf: commands) {
-        case .notRunning: for task in queued { inbox.deliver(.failure(ClusterError.notRunning, for: task)) }
-        case .stopping: for task in queued { inbox.deliver(.cancelled(task)) }
+        case .notRunning: for position in queued { inbox.deliver(.failure(ClusterError.notRunning, for: tasks[position])) }
+        case .stopping: for position in queued { inbox.deliver(.cancelled(tasks[position])) }
         case .queued(let first): if first { loopExecutor.wake() }
         }
     }
