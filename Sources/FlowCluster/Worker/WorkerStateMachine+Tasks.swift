@@ -59,7 +59,7 @@ extension WorkerStateMachine {
     mutating func start(_ task: WireTask, now: Instant) -> Action {
         nextRun += 1
         let deadline = task.timeLimitMilliseconds > 0 ? now + .milliseconds(Int64(task.timeLimitMilliseconds)) : nil
-        runs[nextRun] = Run(task: task, generation: generation, deadline: deadline)
+        runs[nextRun] = Run(task: Header(task), generation: generation, deadline: deadline)
         if deadline != nil { timedRuns += 1 }
         runningCount += 1
         return .start(run: nextRun, task)
@@ -94,20 +94,20 @@ extension WorkerStateMachine {
         return actions
     }
 
-    static func metadata(_ task: WireTask) -> Logger.Metadata {
+    static func metadata(_ task: Header) -> Logger.Metadata {
         ["task.id": "\(task.taskID)", "task.attempt": "\(task.attempt)", "task.op": "\(task.op)"]
     }
 
-    static func timeLimitText(_ task: WireTask) -> String {
+    static func timeLimitText(_ task: Header) -> String {
         FlowTimeLimitExceeded(limit: .milliseconds(Int64(task.timeLimitMilliseconds))).description
     }
 
     /// The answer for a task stopped at its time limit: a transient failure, keeping every event
     /// the op produced before it was stopped, as the in-process executor (`FlowLocalExecutor`)
     /// does, so a flow reads the same whether the op ran here or there.
-    static func timeLimitResult(_ task: WireTask, events: [WireEvent], startedAt: Date, finishedAt: Date) -> WireResult {
+    static func timeLimitResult(_ task: Header, events: [WireEvent], startedAt: Date, finishedAt: Date) -> WireResult {
         WireResult(taskID: task.taskID, attempt: task.attempt, finishState: .withError(timeLimitText(task)), startedAt: startedAt,
-                   finishedAt: finishedAt, events: events, elementIndex: task.isGroupElement ? task.elementIndex : nil)
+                   finishedAt: finishedAt, events: events, elementIndex: task.elementIndex)
     }
 
     /// A task given back unrun.

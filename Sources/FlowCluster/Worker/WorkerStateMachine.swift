@@ -54,11 +54,31 @@ struct WorkerStateMachine: Sendable {
 
     /// A task this process is running.
     struct Run: Sendable {
-        var task: WireTask
+        var task: Header
         var generation: Int
         var deadline: Instant?
         /// When it was cancelled for passing its time limit.
         var stoppedAt: Instant?
+    }
+
+    /// What a run keeps of its TASK: enough to name it and answer for it, not its parameters,
+    /// bucket and element (a copy of the whole TASK retained each of them: perf, 5% of a
+    /// worker's time went to copying TASKs).
+    struct Header: Sendable {
+        var taskID: UInt64
+        var attempt: UInt32
+        var op: String
+        var timeLimitMilliseconds: UInt32
+        /// The element's index, `nil` for a serial op.
+        var elementIndex: Int?
+
+        init(_ task: WireTask) {
+            taskID = task.taskID
+            attempt = task.attempt
+            op = task.op
+            timeLimitMilliseconds = task.timeLimitMilliseconds
+            elementIndex = task.isGroupElement ? task.elementIndex : nil
+        }
     }
 
     let configuration: Configuration
