@@ -39,12 +39,12 @@ extension CoordinatorStateMachine {
             next += 1
             guard let slot = tasks.index(forKey: taskID) else { continue }
             // Read in place, for the same reason as the workers.
-            let (group, op, avoid) = Self.read(&tasks.values[slot]) { ($0.group, $0.task.op, $0.avoid) }
+            let (group, op, avoid) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid) }
             if let group, pausedGroups.contains(group.id) {
                 kept.append(taskID)
                 continue
             }
-            if op != offers.op || offers.by.isEmpty { offers = (op, places.map { Self.read(&workers.values[$0.index]) { $0.ops.contains(op) } }) }
+            if op != offers.op || offers.by.isEmpty { offers = (op, places.map { withWorker(at: $0.index) { $0.ops.contains(op) } }) }
             // The worker that offers the op with the most free slots, preferring one that has not
             // failed this task before; rotation breaks ties. With no free slot anywhere, a task
             // of a group may wait in the queue of a worker that keeps one (§8.2), the shortest.
@@ -58,7 +58,7 @@ extension CoordinatorStateMachine {
                 // The group's bound must stay within its limit: a free slot would raise it, and so
                 // would a queue place on a worker with fewer of the group's tasks than slots.
                 if let group, groupBound[group.id, default: 0] >= group.limit,
-                   free || Self.read(&workers.values[place.index], { $0.groupTasks[group.id, default: 0] }) < place.slots {
+                   free || withWorker(at: place.index, { $0.groupTasks[group.id, default: 0] }) < place.slots {
                     continue
                 }
                 let avoided = !avoid.isEmpty && avoid.contains(place.name)
@@ -81,7 +81,7 @@ extension CoordinatorStateMachine {
                 groupBound[group.id, default: 0] += 1
             }
             if batches[position].isEmpty { order.append(position) }
-            var task = Self.read(&tasks.values[slot]) { record in
+            var task = withTask(at: slot) { record in
                 record.worker = peers[position]
                 record.sentAt = now
                 record.unofferedSince = nil
@@ -127,12 +127,6 @@ extension CoordinatorStateMachine {
             stopping = worker.stopping
             features = worker.features
         }
-    }
-
-    /// Reads (or changes) a value where it lies: through a `_modify` access, not a getter's copy.
-    @inline(__always)
-    static func read<Value, Result>(_ value: inout Value, _ body: (inout Value) -> Result) -> Result {
-        body(&value)
     }
 
     /// Work stealing (§8.2): when a slot has been free for `stealAfter` with nothing to dispatch,
@@ -200,7 +194,7 @@ extension CoordinatorStateMachine {
         var offeredOps: [String: Bool] = [:]
         for taskID in queue {
             guard let index = tasks.index(forKey: taskID) else { continue }
-            let op = Self.read(&tasks.values[index]) { $0.task.op }
+            let op = withTask(at: index) { $0.task.op }
             let offered: Bool
             if let known = offeredOps[op] {
                 offered = known
@@ -208,16 +202,16 @@ extension CoordinatorStateMachine {
                 offered = workers.values.contains { !$0.stopping && $0.ops.contains(op) }
                 offeredOps[op] = offered
             }
-            let since = Self.read(&tasks.values[index]) { record -> Instant? in
+            let (since, waiter) = withTask(at: index) { record -> (Instant?, Waiter?) in
                 if offered {
                     record.unofferedSince = nil
-                    return nil
+                    return (nil, nil)
                 }
                 let since = record.unofferedSince ?? now
                 record.unofferedSince = since
-                return since
+                return (since, record.waiter)
             }
-            if let since, now - since >= configuration.workerTimeout, let waiter = tasks.values[index].waiter {
+            if let since, now - since >= configuration.workerTimeout, let waiter {
                 let record = tasks.remove(at: index).value
                 let error = ClusterError.noWorkerOffers(op: record.task.op, waited: now - since, connectedWorkers: workers.count)
                 actions += finish(waiter, .failure(error, wire: record.task))

@@ -22,6 +22,55 @@ extension CoordinatorStateMachine {
         }
     }
 
+    /// A message from a peer, already decoded.
+    mutating func receive(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
+        var actions: [Action] = []
+        receive(message, from: peer, now: now, into: &actions)
+        return actions
+    }
+
+    /// ``receive(_:from:now:)``, appending its actions to `actions`: a RESULT of a few hundred
+    /// results then makes no array per result, nor copies each action from one array to the next.
+    mutating func receive(_ message: WireMessage, from peer: Data, now: Instant, into actions: inout [Action]) {
+        // In place, not a copy of the worker written back (its sets retained, released).
+        guard let workerName = withWorker(peer, { worker -> String in
+            worker.lastReceived = now
+            return worker.name
+        }) else {
+            switch message {
+            case .ready(let ready):
+                actions += register(ready, peer: peer, now: now)
+            case .disconnect:
+                break
+            default:
+                // §8.1: tell a peer we do not know to start over with READY.
+                actions += [.send(to: peer, .disconnect(reason: "unknown worker: send READY first")),
+                            .report(.unknownPeer(command: message.command.description))]
+            }
+            return
+        }
+        switch message {
+        case .ready(let ready):
+            // A worker that reconnected on the same socket: its running tasks are lost (§8.1).
+            actions += remove(peer, reason: .reregistered, now: now) + register(ready, peer: peer, now: now)
+        case .result(let results):
+            for result in results { accept(result, from: peer, now: now, into: &actions) }
+        case .returned(let references):
+            actions += takeBack(references, from: peer)
+        case .heartbeat:
+            break
+        case .disconnect(let reason):
+            actions += remove(peer, reason: .left(reason), now: now)
+        case .task, .recall:
+            actions.append(.report(.unexpectedMessage(worker: workerName, command: message.command.description)))
+        }
+    }
+
+    /// A message to a worker could not be sent (`ZMQ_ROUTER_MANDATORY`): the worker is dead (§8.6).
+    mutating func sendFailed(to peer: Data, reason: String, now: Instant) -> [Action] {
+        remove(peer, reason: .unreachable(reason), now: now)
+    }
+
     mutating func register(_ ready: WireReady, peer: Data, now: Instant) -> [Action] {
         workers[peer] = Worker(name: ready.workerName, ops: Set(ready.ops), slots: Int(ready.slotCount),
                                lastReceived: now, lastSent: now,
@@ -75,19 +124,13 @@ extension CoordinatorStateMachine {
         return [.report(event)] + lost + actions
     }
 
-    /// Accepts a RESULT once: from the worker and attempt the task was given to (§8.4).
-    mutating func accept(_ result: WireResult, from peer: Data, now: Instant) -> [Action] {
-        var actions: [Action] = []
-        accept(result, from: peer, now: now, into: &actions)
-        return actions
-    }
-
-    /// ``accept(_:from:now:)``, appending its actions to `actions`: no array made per result.
+    /// Accepts a RESULT once: from the worker and attempt the task was given to (§8.4). Its
+    /// actions are appended to `actions`: no array made per result.
     mutating func accept(_ result: WireResult, from peer: Data, now: Instant, into actions: inout [Action]) {
         // Checked in place and then moved out of the table: a record read through its getter is
         // a copy of every field, retained and released (callgrind).
         guard let index = tasks.index(forKey: result.taskID),
-              Self.read(&tasks.values[index], { $0.worker == peer && $0.task.attempt == result.attempt }) else {
+              withTask(at: index, { $0.worker == peer && $0.task.attempt == result.attempt }) else {
             actions.append(discarded(taskID: result.taskID, attempt: result.attempt, from: peer))
             return
         }

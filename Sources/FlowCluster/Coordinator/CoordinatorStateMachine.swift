@@ -103,14 +103,27 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     @inline(__always)
     mutating func withWorker<Result>(_ peer: Data, _ change: (inout Worker) -> Result) -> Result? {
         guard let index = workers.index(forKey: peer) else { return nil }
-        return change(&workers.values[index])
+        return withWorker(at: index, change)
+    }
+
+    /// Reads or changes the worker at `index` in place (see ``withWorker(_:_:)``): reading a field
+    /// through `workers.values[index]` would copy the whole worker, its sets retained and released.
+    @inline(__always)
+    mutating func withWorker<Result>(at index: Dictionary<Data, Worker>.Index, _ change: (inout Worker) -> Result) -> Result {
+        change(&workers.values[index])
     }
 
     /// Changes the record of task `id` in place (see ``withWorker(_:_:)``); `nil` when there is none.
     @inline(__always)
     mutating func withTask<Result>(_ id: UInt64, _ change: (inout TaskRecord) -> Result) -> Result? {
         guard let index = tasks.index(forKey: id) else { return nil }
-        return change(&tasks.values[index])
+        return withTask(at: index, change)
+    }
+
+    /// Reads or changes the task record at `index` in place (see ``withWorker(at:_:)``).
+    @inline(__always)
+    mutating func withTask<Result>(at index: Dictionary<UInt64, TaskRecord>.Index, _ change: (inout TaskRecord) -> Result) -> Result {
+        change(&tasks.values[index])
     }
 
     /// How many tasks are running on workers (in flight and not waiting in a worker's queue).
@@ -214,64 +227,6 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
             byPeer[peer, default: []].append(taskID)
         }
         return byPeer.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .send(to: $0, .recall(byPeer[$0]!.sorted())) }
-    }
-
-    /// A message from a peer, already decoded.
-    mutating func receive(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
-        var actions: [Action] = []
-        receive(message, from: peer, now: now, into: &actions)
-        return actions
-    }
-
-    /// ``receive(_:from:now:)``, appending its actions to `actions`: a RESULT of a few hundred
-    /// results then makes no array per result, nor copies each action from one array to the next.
-    mutating func receive(_ message: WireMessage, from peer: Data, now: Instant, into actions: inout [Action]) {
-        if case .result(let results) = message, withWorker(peer, { $0.lastReceived = now }) != nil {
-            for result in results { accept(result, from: peer, now: now, into: &actions) }
-            return
-        }
-        actions += receiveOther(message, from: peer, now: now)
-    }
-
-    private mutating func receiveOther(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
-        // In place, not a copy of the worker written back (its sets retained, released).
-        guard let workerName = withWorker(peer, { worker -> String in
-            worker.lastReceived = now
-            return worker.name
-        }) else {
-            switch message {
-            case .ready(let ready):
-                return register(ready, peer: peer, now: now)
-            case .disconnect:
-                return []
-            default:
-                // §8.1: tell a peer we do not know to start over with READY.
-                return [.send(to: peer, .disconnect(reason: "unknown worker: send READY first")),
-                        .report(.unknownPeer(command: message.command.description))]
-            }
-        }
-        switch message {
-        case .ready(let ready):
-            // A worker that reconnected on the same socket: its running tasks are lost (§8.1).
-            return remove(peer, reason: .reregistered, now: now) + register(ready, peer: peer, now: now)
-        case .result(let results):
-            var actions: [Action] = []
-            for result in results { accept(result, from: peer, now: now, into: &actions) }
-            return actions
-        case .returned(let references):
-            return takeBack(references, from: peer)
-        case .heartbeat:
-            return []
-        case .disconnect(let reason):
-            return remove(peer, reason: .left(reason), now: now)
-        case .task, .recall:
-            return [.report(.unexpectedMessage(worker: workerName, command: message.command.description))]
-        }
-    }
-
-    /// A message to a worker could not be sent (`ZMQ_ROUTER_MANDATORY`): the worker is dead (§8.6).
-    mutating func sendFailed(to peer: Data, reason: String, now: Instant) -> [Action] {
-        remove(peer, reason: .unreachable(reason), now: now)
     }
 
     /// Time passed: dead workers out, heartbeats out, tasks nobody offers failed.
