@@ -255,6 +255,37 @@ struct FlowFileLoaderTests {
         ])
     }
 
+    /// Plain text is typed without Yams' regular expressions where that is certain
+    /// (`FlowFileReader.plainScalarTag`); wherever it answers, it answers as they do.
+    @Test func plainTextIsTypedAsYamsResolvesIt() {
+        var samples = [
+            "", "a", "i17", "file-0000001.jpg", "hello world", "é", "日本", "/tmp/x", "_x", "@x", "x:y",
+            "y", "Y", "n", "N", "yes", "Yes", "YES", "yES", "no", "No", "NO", "true", "True", "TRUE", "tRUE",
+            "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL", "nULL",
+            "yesno", "nulls", "truer", "falsey", "online", "offset", "nothing", "Yellow", "over", "t", "f", "o",
+            "0", "1", "42", "-42", "+42", "-0", "+0", "00", "007", "08", "019", "0x1F", "0o17", "0b101", "1_000", "1:30",
+            "-", "+", "--1", "1-", "12a", "1.5", "1e3", ".5", ".inf", "-.inf", ".nan", ".x", "<<", "<", "~", "=", "==",
+            "2024-05-01", "2024-05-01T12:30:00Z", "9223372036854775807", "99999999999999999999", "-9223372036854775808",
+        ]
+        // And random text over the characters the patterns turn on.
+        let alphabet = Array("0123456789-+._:<~=xeEoObBaflnrstuyYNTF ")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<3000 {
+            samples.append(String((0..<Int.random(in: 1...7, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        var answered = 0
+        for text in samples {
+            guard let tag = FlowFileReader.plainScalarTag(text) else { continue }
+            answered += 1
+            #expect(tag.rawValue == FlowFileReader.resolverTag(text).rawValue, "\(text.debugDescription)")
+        }
+        // It does answer for the usual text and numbers, not only for the odd case.
+        #expect(FlowFileReader.plainScalarTag("file-0000001.jpg")?.rawValue == "tag:yaml.org,2002:str")
+        #expect(FlowFileReader.plainScalarTag("-42")?.rawValue == "tag:yaml.org,2002:int")
+        #expect(FlowFileReader.plainScalarTag("true") == nil)
+        #expect(answered > 1000)
+    }
+
     @Test func mergeKeysAndAliasesFillParameters() throws {
         let definition = try load("""
             flow: merge
