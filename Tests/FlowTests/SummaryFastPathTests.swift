@@ -8,6 +8,8 @@ import Testing
     @Test func listsOfIntegersAndStringsReadAsStringDescribingWritesThem() {
         let values: [Any] = [
             [Int](), [7], [-3, 0, 42, Int.max], [String](), ["a"], ["a b", "quote \" and \\ and \n", "ünï"], [1, 2] as [Any], ["x", "y"] as [Any],
+            [1, "a", 2.5, true, Optional<Int>.none as Any, Optional("b") as Any, [1, "c"] as [Any], ["k": 1], Int8(3)] as [Any],
+            [] as [Any], ["only"] as [Any],
         ]
         for value in values {
             #expect(FlowSummary.describe(value, limit: nil) == String(describing: value), "\(value)")
@@ -18,6 +20,10 @@ import Testing
         let fast = FlowSummary.describe(long, limit: 100)
         #expect(fast.hasSuffix("…] (10000 values)") && general.hasSuffix("…] (10001 values)"))
         #expect(fast.dropLast(" (10000 values)".count) == general.dropLast(" (10001 values)".count))
+        // A list of texts held as [Any] (as a group's input is) is cut as a [String] is.
+        let texts = (0..<10_000).map { "file-\($0).jpg" }
+        #expect(FlowSummary.describe(texts.map { $0 as Any }, limit: 100) == FlowSummary.describe(texts, limit: 100))
+        #expect(FlowSummary.describe(texts.map { $0 as Any }, limit: nil) == String(describing: texts))
     }
 
     @Test func groupTagsAreFourHexDigitsAndVary() {
