@@ -16,8 +16,8 @@ import Synchronization
 /// table when the run ends or is resumed.
 ///
 /// Results are kept in memory as they are accepted and written in batches by a thread of the
-/// journal's own, at most ``flushInterval`` after they were accepted, in transactions of at most
-/// 512 results, so the engine never waits for the disk. With `synchronous = NORMAL` a committed
+/// journal's own, at most ``flushInterval`` after they were accepted or as soon as 512 wait, in
+/// transactions of at most 512 results, so the engine never waits for the disk. With `synchronous = NORMAL` a committed
 /// batch survives the coordinator's crash (it is in the WAL file the moment it commits); a power
 /// loss can take the last batches committed before it, never the file's consistency. What the
 /// journal lost runs again on resume: delivery is at least once.
@@ -43,7 +43,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     private let marks: StartMarkFile?
     private let buffer = Mutex(Buffer())
     private let flushed = Mutex<(any Error)?>(nil)
-    /// Wakes the flushing thread early: at the end of the run.
+    /// Wakes the flushing thread early: when a transaction's worth of results waits, and at the
+    /// end of the run.
     private let wake = DispatchSemaphore(value: 0)
 
     private struct Buffer {
@@ -186,7 +187,15 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     }
 
     public func accepted(_ record: FlowJournalRecord, at step: FlowStepID) {
-        buffer.withLock { $0.results.append((step.path, record)) }
+        let chunkFull = buffer.withLock { buffer in
+            buffer.results.append((step.path, record))
+            return buffer.results.count == Self.flushChunk
+        }
+        // A transaction's worth waits: written now, while the run goes on, not left to pile up
+        // for the interval. A busy group accepted about 10,000 results in 100 ms, which the
+        // journal then wrote after the group's last result, the run waiting for it (perf: 60 ms
+        // at the end of a 20,000-element run on 2 cores).
+        if chunkFull { wake.signal() }
     }
 
     public func mayStart(at step: FlowStepID, through index: Int) {
