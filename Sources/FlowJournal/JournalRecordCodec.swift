@@ -14,8 +14,15 @@ enum JournalRecordCodec {
     static let format: UInt8 = 1
 
     static func encode(_ record: FlowJournalRecord) -> Data {
-        let result = record.result
         var writer = WireWriter(capacity: 128)
+        encode(record, into: &writer)
+        return writer.data
+    }
+
+    /// Appends a record's bytes to `writer`: the journal encodes a transaction's records one
+    /// after another into one reused buffer, without a new buffer and a copy of it per record.
+    static func encode(_ record: FlowJournalRecord, into writer: inout WireWriter) {
+        let result = record.result
         writer.writeUInt8(format)
         writer.writeString(result.operationName)
         writer.writeFinish(WireFinish(result.state, isPermanent: result.isPermanentFailure))
@@ -53,7 +60,6 @@ enum JournalRecordCodec {
             writer.writeFinish(WireFinish(attempt.state))
             writer.writeVarint(UInt64(max(0, attempt.retryWait.seconds * 1000)))
         }
-        return writer.data
     }
 
     static func decode(_ data: Data) throws(WireDecodingError) -> FlowJournalRecord {

@@ -1,3 +1,4 @@
+import Flow
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -21,17 +22,20 @@ struct ResultInsert {
         statement = try db.cachedStatement(sql: Self.sql)
     }
 
-    /// Inserts one row.
+    /// Inserts one row: a result's columns, and its record as ``JournalRecordCodec`` encoded it.
     ///
     /// - Throws: `DatabaseError` with SQLite's code and message when the insert fails.
-    func insert(_ db: Database, step: String, element: Int?, ok: Bool, worker: String?, started: Date, finished: Date,
-                record: Data) throws {
+    func insert(_ db: Database, step: String, record result: FlowTaskResult, encoded record: [UInt8]) throws {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         var step = step
-        let hasWorker = worker != nil
-        var workerText = worker ?? ""
+        let element = result.groupIndex
+        let ok = result.state.isSuccess
+        let started = result.startedAt
+        let finished = result.finishedAt
+        let hasWorker = result.worker != nil
+        var workerText = result.worker ?? ""
         let code: Int32 = step.withUTF8 { stepBytes in
             workerText.withUTF8 { workerBytes in
                 record.withUnsafeBytes { recordBytes in
