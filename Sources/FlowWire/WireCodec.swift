@@ -102,8 +102,10 @@ public enum WireCodec {
             let count = try readBatchCount(minimumElementSize: WireTask.minimumEncodedSize, "task count", &reader)
             var tasks: [WireTask] = []
             tasks.reserveCapacity(count)
+            var parameters: WireReader.RepeatedMap? = nil
+            var bucket: WireReader.RepeatedMap? = nil
             for _ in 0..<count {
-                tasks.append(try WireTask(reading: &reader))
+                tasks.append(try WireTask(reading: &reader, parameters: &parameters, bucket: &bucket))
             }
             return .task(tasks)
         case .result:

@@ -35,6 +35,20 @@ public struct WireReader: Sendable {
         }
     }
 
+    /// Skips the bytes at the read position if they are the same as those in `range`, which
+    /// lies in the part already read.
+    ///
+    /// - Returns: whether they were the same (and skipped).
+    mutating func skipRepeat(of range: Range<Int>) -> Bool {
+        let count = range.count
+        guard count > 0, count <= remaining, range.upperBound <= offset else { return false }
+        let same = bytes.withUnsafeBytes { buffer in
+            memcmp(buffer.baseAddress! + range.lowerBound, buffer.baseAddress! + offset, count) == 0
+        }
+        if same { offset += count }
+        return same
+    }
+
     private mutating func take(_ size: Int, _ field: StaticString) throws(WireDecodingError) -> Int {
         guard size <= remaining else {
             throw WireDecodingError(

@@ -168,12 +168,21 @@ extension WireTask {
     ///
     /// - Throws: on any malformed field, including reserved flag bits that are set.
     public init(reading reader: inout WireReader) throws(WireDecodingError) {
+        var parameters: WireReader.RepeatedMap? = nil
+        var bucket: WireReader.RepeatedMap? = nil
+        try self.init(reading: &reader, parameters: &parameters, bucket: &bucket)
+    }
+
+    /// Reads one task of a batch, sharing the parameters and bucket of the batch's task before
+    /// it when their bytes are the same (``WireReader/readValueMap(_:reusing:)``).
+    public init(reading reader: inout WireReader, parameters lastParameters: inout WireReader.RepeatedMap?,
+                bucket lastBucket: inout WireReader.RepeatedMap?) throws(WireDecodingError) {
         let taskID = try reader.readUInt64("task id")
         let attempt = try reader.readUInt32("attempt")
         let op = try reader.readString("op name")
         let displayTag = try reader.readString("display tag")
-        let parameters = try reader.readValueMap("parameters")
-        let bucket = try reader.readValueMap("bucket")
+        let parameters = try reader.readValueMap("parameters", reusing: &lastParameters)
+        let bucket = try reader.readValueMap("bucket", reusing: &lastBucket)
         let flagsStart = reader.offset
         let flags = try reader.readUInt8("flags")
         guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag | Self.retryPolicyFlag) == 0 else {

@@ -111,6 +111,28 @@ struct WireMessageRoundTripTests {
         #expect(try roundTrip(.task(tasks)) == .task(tasks))
     }
 
+    @Test("a batch's tasks share a parameter map or bucket only where its bytes repeat the task's before")
+    func repeatedMapsInABatchDecodeAsWritten() throws {
+        // Runs of equal maps, changes, a map that returns after another, an empty one, and maps
+        // whose bytes differ only in their last byte or length.
+        let parameterMaps: [[String: FlowValue]] = [
+            ["ms": .double(0)], ["ms": .double(0)], ["ms": .double(1)], ["ms": .double(0)], [:], [:],
+            ["ms": .double(0), "x": .string("a")], ["ms": .double(0), "x": .string("b")], ["ms": .double(0), "x": .string("bb")],
+            ["nested": .map(["list": .array([.integer(1), .null])])], ["nested": .map(["list": .array([.integer(1), .null])])],
+        ]
+        let buckets: [[String: FlowValue]] = [[:], [:], ["k": .integer(1)], ["k": .integer(1)], ["k": .integer(2)], [:]]
+        let tasks = (0..<60).map { index in
+            WireTask(taskID: UInt64(index), attempt: 1, op: "echo", displayTag: "t",
+                     parameters: parameterMaps[index % parameterMaps.count], bucket: buckets[index / 10],
+                     groupElement: .integer(Int64(index)), elementIndex: index)
+        }
+        #expect(try roundTrip(.task(tasks)) == .task(tasks))
+        // Each task alone decodes the same.
+        for task in tasks.prefix(12) {
+            #expect(try roundTrip(.task([task])) == .task([task]))
+        }
+    }
+
     @Test("a batch of 10,000 results round-trips in one body")
     func largeResultBatchRoundTrips() throws {
         let results = (0..<10_000).map { (index: Int) -> WireResult in
