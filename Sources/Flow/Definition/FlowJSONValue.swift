@@ -6,21 +6,59 @@ import Foundation
 /// fraction or an exponent is a double, one without is an integer, strings are text.
 ///
 /// It has no line numbers for its errors, and leaves alone what the YAML reader judges in its own
-/// way (an integer past 64 bits): the loader falls back to the YAML reader for any file this
-/// refuses, which finds the problem and says where. A key given twice it cannot see, so it takes
-/// only files of ``minimumSize`` or more: machine-made buckets, where the speed matters; smaller
-/// ones, often written by hand, get every check the YAML reader makes.
+/// way (an integer past 64 bits, a key given twice): the loader falls back to the YAML reader for
+/// any file this refuses, which finds the problem and says where. `JSONSerialization` keeps the
+/// last of a key given twice without a word, so this counts the text's key separators (the `:`
+/// outside strings) against the keys it read, and refuses the file when they differ. It takes
+/// files of ``minimumSize`` or more; smaller ones, often written by hand, cost the YAML reader
+/// little.
 enum FlowJSONValue {
-    /// The smallest text this reads: 1 MiB.
-    static let minimumSize = 1 << 20
+    /// The smallest text this reads: 64 KiB (about 3,000 values). Through the YAML parser a
+    /// 20,000-value bucket (400 KB) took 193 M instructions, 15% of its whole cluster run
+    /// (callgrind); it was read that way below 1 MiB before duplicate keys were counted.
+    static let minimumSize = 64 << 10
 
     /// The JSON text's value, `nil` when it is not JSON this reads or is shorter than ``minimumSize``.
     static func read(_ text: String) -> FlowValue? {
         guard text.utf8.count >= minimumSize, let first = text.utf8.first(where: { !isSpace($0) }), first == UInt8(ascii: "{") else { return nil }
         var text = text
         let data = text.withUTF8 { Data($0) }
-        guard let object = try? JSONSerialization.jsonObject(with: data) else { return nil }
-        return value(object)
+        guard let object = try? JSONSerialization.jsonObject(with: data), let value = value(object) else { return nil }
+        // A key given twice was dropped: the YAML reader reports it.
+        guard keyCount(value) == text.withUTF8(separatorCount) else { return nil }
+        return value
+    }
+
+    /// The keys of every map in `value`.
+    static func keyCount(_ value: FlowValue) -> Int {
+        switch value {
+        case .map(let map): return map.values.reduce(map.count) { $0 + keyCount($1) }
+        case .array(let values): return values.reduce(0) { $0 + keyCount($1) }
+        default: return 0
+        }
+    }
+
+    /// The `:` bytes outside strings of valid JSON text: one for each key of each object.
+    static func separatorCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = 0
+        var inString = false
+        var escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: ":") {
+                count += 1
+            }
+        }
+        return count
     }
 
     private static func isSpace(_ byte: UInt8) -> Bool {
