@@ -26,9 +26,8 @@ struct ResultInsert {
     ///
     /// - Throws: `DatabaseError` with SQLite's code and message when the insert fails.
     func insert(_ db: Database, step: String, record result: FlowTaskResult, encoded record: [UInt8]) throws {
+        // Reset and cleared after its last row (below), and each row binds every parameter.
         let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
         var step = step
         let element = result.groupIndex
         let ok = result.state.isSuccess
