@@ -59,6 +59,26 @@ extension WireWriter {
         }
     }
 
+    /// The last map written by ``writeValueMap(_:repeating:)`` and where its bytes are.
+    public struct WrittenMap: Sendable {
+        let map: [String: FlowValue]
+        let range: Range<Int>
+    }
+
+    /// Writes a map as ``writeValueMap(_:)`` does; one equal to `last` (a group's tasks share
+    /// their op's parameters, one map in memory, which compares equal at once) is `last`'s bytes
+    /// copied, not encoded again: its keys sorted, each key and value written (callgrind: about
+    /// 1,100 instructions a task on the coordinator).
+    public mutating func writeValueMap(_ map: [String: FlowValue], repeating last: inout WrittenMap?) {
+        if let last, last.range.upperBound <= bytes.count, last.map == map {
+            appendRepeat(of: last.range)
+            return
+        }
+        let start = bytes.count
+        writeValueMap(map)
+        last = WrittenMap(map: map, range: start..<bytes.count)
+    }
+
     /// Appends a map without a tag byte: varint entry count, then key and value per entry, keys
     /// in increasing order of their UTF-8 bytes so equal maps always encode to equal bytes.
     public mutating func writeValueMap(_ map: [String: FlowValue]) {

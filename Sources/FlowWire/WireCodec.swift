@@ -32,8 +32,10 @@ public enum WireCodec {
             ready.write(to: &writer)
         case .task(let tasks):
             writer.writeVarint(UInt64(tasks.count))
+            var parameters: WireWriter.WrittenMap? = nil
+            var bucket: WireWriter.WrittenMap? = nil
             for task in tasks {
-                task.write(to: &writer)
+                task.write(to: &writer, parameters: &parameters, bucket: &bucket)
             }
         case .result(let results):
             writer.writeVarint(UInt64(results.count))

@@ -146,12 +146,21 @@ extension WireTask {
 
     /// Appends the task's fields in spec order.
     public func write(to writer: inout WireWriter) {
+        var parameters: WireWriter.WrittenMap? = nil
+        var bucket: WireWriter.WrittenMap? = nil
+        write(to: &writer, parameters: &parameters, bucket: &bucket)
+    }
+
+    /// Writes one task of a batch, copying the bytes of the batch's task before it for a
+    /// parameter map or bucket equal to its own (``WireWriter/writeValueMap(_:repeating:)``).
+    public func write(to writer: inout WireWriter, parameters lastParameters: inout WireWriter.WrittenMap?,
+                      bucket lastBucket: inout WireWriter.WrittenMap?) {
         writer.writeUInt64(taskID)
         writer.writeUInt32(attempt)
         writer.writeString(op)
         writer.writeString(displayTag)
-        writer.writeValueMap(parameters)
-        writer.writeValueMap(bucket)
+        writer.writeValueMap(parameters, repeating: &lastParameters)
+        writer.writeValueMap(bucket, repeating: &lastBucket)
         let attemptFlag = operationAttempt > 1 ? Self.operationAttemptFlag : 0
         let retryFlag = retry != nil ? Self.retryPolicyFlag : 0
         writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag)

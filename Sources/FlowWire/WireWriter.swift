@@ -34,6 +34,15 @@ public struct WireWriter: Sendable {
         bytes.removeAll(keepingCapacity: true)
     }
 
+    /// Appends a copy of bytes already written, at `range`.
+    mutating func appendRepeat(of range: Range<Int>) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: range.count))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            (buffer.baseAddress! + start).update(from: buffer.baseAddress! + range.lowerBound, count: range.count)
+        }
+    }
+
     /// Appends one byte.
     public mutating func writeUInt8(_ value: UInt8) {
         bytes.append(value)

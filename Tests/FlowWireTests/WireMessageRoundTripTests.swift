@@ -111,7 +111,7 @@ struct WireMessageRoundTripTests {
         #expect(try roundTrip(.task(tasks)) == .task(tasks))
     }
 
-    @Test("a batch's tasks share a parameter map or bucket only where its bytes repeat the task's before")
+    @Test("a batch's tasks share a parameter map or bucket where it repeats the task's before, as bytes and as decoded")
     func repeatedMapsInABatchDecodeAsWritten() throws {
         // Runs of equal maps, changes, a map that returns after another, an empty one, and maps
         // whose bytes differ only in their last byte or length.
@@ -127,6 +127,12 @@ struct WireMessageRoundTripTests {
                      groupElement: .integer(Int64(index)), elementIndex: index)
         }
         #expect(try roundTrip(.task(tasks)) == .task(tasks))
+        // The batch's bytes are those of each task written alone, one after another: copying a
+        // repeated map's bytes writes what encoding it again would.
+        var plain = WireWriter()
+        plain.writeVarint(UInt64(tasks.count))
+        for task in tasks { task.write(to: &plain) }
+        #expect(WireCodec.encode(.task(tasks))[2] == plain.data)
         // Each task alone decodes the same.
         for task in tasks.prefix(12) {
             #expect(try roundTrip(.task([task])) == .task([task]))
