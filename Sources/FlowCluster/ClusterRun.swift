@@ -151,11 +151,15 @@ public final class ClusterRun: @unchecked Sendable {
 
     /// Runs the flow to its end and stops the cluster.
     ///
-    /// - Parameter finish: work for the end of the run (printing the summary, recording the end
-    ///   in the journal) done while the local workers exit: after a clean end they are told to
-    ///   stop first, and the cluster is stopped once `finish` returns. After a cancelled run the
-    ///   cluster is stopped before `finish`.
-    public func run(whileStopping finish: (Outcome) async -> Void = { _ in }) async -> Outcome {
+    /// - Parameters:
+    ///   - ended: called once the flow has ended, before any worker is told to stop: progress
+    ///     output stops here, so that the workers leaving, which the run itself asked for, are not
+    ///     reported in the middle of the summary.
+    ///   - finish: work for the end of the run (printing the summary, recording the end in the
+    ///     journal) done while the local workers exit: after a clean end they are told to stop
+    ///     first, and the cluster is stopped once `finish` returns. After a cancelled run the
+    ///     cluster is stopped before `finish`.
+    public func run(ended: () -> Void = {}, whileStopping finish: (Outcome) async -> Void = { _ in }) async -> Outcome {
         await flow.run()
         let outcome: Outcome
         if flow.isSuccess {
@@ -163,6 +167,7 @@ public final class ClusterRun: @unchecked Sendable {
         } else {
             outcome = (flow.error as? ClusterError)?.isClusterFailure == true ? .clusterError : .failed
         }
+        ended()
         if (coordinator?.status.running ?? 0) > 0 {
             stop()
         } else {

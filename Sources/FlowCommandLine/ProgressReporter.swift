@@ -22,6 +22,7 @@ final class ProgressReporter: @unchecked Sendable {
     private var lineIsOpen = false
     private var status: (@Sendable () -> FlowCoordinator.Status?)?
     private var timer: (any DispatchSourceTimer)?
+    private var stopped = false
 
     /// - Parameters:
     ///   - quiet: no progress at all (diagnostics still print).
@@ -43,12 +44,15 @@ final class ProgressReporter: @unchecked Sendable {
         lock.withLock { self.timer = timer }
     }
 
+    /// Ends progress output: the timer, and every note and event after it (the run's end, where
+    /// its own workers leaving is not news and would cut into the summary on a terminal).
     func stop() {
         let timer = lock.withLock { self.timer }
         timer?.cancel()
         lock.withLock {
             if lineIsOpen { write("\n") }
             lineIsOpen = false
+            stopped = true
         }
     }
 
@@ -101,7 +105,7 @@ final class ProgressReporter: @unchecked Sendable {
         let statusReader = lock.withLock { status }
         let cluster = statusReader?()
         lock.withLock {
-            guard var current = group else { return }
+            guard var current = group, !stopped else { return }
             let now = Date()
             if !isTerminal && !force && now.timeIntervalSince(current.lastPrinted) < plainInterval { return }
             if isTerminal && !force && now.timeIntervalSince(current.lastPrinted) < 0.1 { return }
@@ -125,6 +129,7 @@ final class ProgressReporter: @unchecked Sendable {
 
     /// Prints a whole line, above the live progress line if one is open. Call under the lock.
     private func emit(_ text: String) {
+        guard !stopped else { return }
         if lineIsOpen {
             write("\r\u{1B}[K")
             lineIsOpen = false

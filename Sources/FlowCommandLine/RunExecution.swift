@@ -138,9 +138,8 @@ enum RunExecution {
         let startedAt = Date()
         timeline?.begin(at: startedAt)
         // The summary is printed and the journal's end recorded while the local workers exit.
-        let outcome = await run.run { outcome in
+        let outcome = await run.run(ended: { progress.stop() }) { outcome in
             interrupts.cancel()
-            progress.stop()
             printSummary(of: run.flow, file: summaryFile, options: options)
             if let json = options.json {
                 do {
