@@ -13,12 +13,6 @@ import Foundation
 enum JournalRecordCodec {
     static let format: UInt8 = 1
 
-    static func encode(_ record: FlowJournalRecord) -> Data {
-        var writer = WireWriter(capacity: 128)
-        encode(record, into: &writer)
-        return writer.data
-    }
-
     /// Appends a record's bytes to `writer`: the journal encodes a transaction's records one
     /// after another into one reused buffer, without a new buffer and a copy of it per record.
     static func encode(_ record: FlowJournalRecord, into writer: inout WireWriter) {

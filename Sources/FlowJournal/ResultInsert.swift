@@ -25,7 +25,7 @@ struct ResultInsert {
     /// Inserts one row: a result's columns, and its record as ``JournalRecordCodec`` encoded it.
     ///
     /// - Throws: `DatabaseError` with SQLite's code and message when the insert fails.
-    func insert(_ db: Database, step: String, record result: FlowTaskResult, encoded record: [UInt8]) throws {
+    func insert(_ db: Database, step: String, result: FlowTaskResult, encoded record: [UInt8]) throws {
         // Reset and cleared after its last row (below), and each row binds every parameter.
         let handle = statement.sqliteStatement
         var step = step

@@ -69,6 +69,20 @@ extension RunJournal {
         return configuration
     }
 
+    /// What the journal at `path` says of its run, without taking it over.
+    ///
+    /// - Throws: ``RunJournalError`` as ``resume(at:retryFailed:)`` does.
+    public static func read(at path: String) throws(RunJournalError) -> RunJournalInfo {
+        let database = try openExisting(at: path)
+        do {
+            return try database.read { db in try readInfo(db, path: path) }
+        } catch let error as RunJournalError {
+            throw error
+        } catch {
+            throw RunJournalError(path: path, describe(error))
+        }
+    }
+
     /// Opens an existing file, checking that it is a Flow journal this version reads.
     static func openExisting(at path: String) throws(RunJournalError) -> DatabaseQueue {
         guard FileManager.default.fileExists(atPath: path) else {

@@ -17,10 +17,10 @@ import Synchronization
 ///
 /// Results are kept in memory as they are accepted and written in batches by a thread of the
 /// journal's own, at most ``flushInterval`` after they were accepted or as soon as 512 wait, in
-/// transactions of at most 512 results, so the engine never waits for the disk. With `synchronous = NORMAL` a committed
-/// batch survives the coordinator's crash (it is in the WAL file the moment it commits); a power
-/// loss can take the last batches committed before it, never the file's consistency. What the
-/// journal lost runs again on resume: delivery is at least once.
+/// transactions of at most 512 results, so the engine never waits for the disk. With
+/// `synchronous = NORMAL` a committed batch survives the coordinator's crash (it is in the WAL
+/// file the moment it commits); a power loss can take the last batches committed before it, never
+/// the file's consistency. What the journal lost runs again on resume: delivery is at least once.
 public final class RunJournal: FlowJournal, @unchecked Sendable {
     /// The longest an accepted result waits in memory before it is written.
     public static let flushInterval = Duration.milliseconds(100)
@@ -153,20 +153,6 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         }
     }
 
-    /// What the journal at `path` says of its run, without taking it over.
-    ///
-    /// - Throws: ``RunJournalError`` as ``resume(at:retryFailed:)`` does.
-    public static func read(at path: String) throws(RunJournalError) -> RunJournalInfo {
-        let database = try openExisting(at: path)
-        do {
-            return try database.read { db in try readInfo(db, path: path) }
-        } catch let error as RunJournalError {
-            throw error
-        } catch {
-            throw RunJournalError(path: path, describe(error))
-        }
-    }
-
     /// What a resume needs besides the results: the flow file's text and the starting bucket.
     public struct Stored: Sendable {
         /// The flow file's text as it was when the run started.
@@ -280,11 +266,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         }
         guard !results.isEmpty || !groups.isEmpty else { return }
         // In transactions of at most `flushChunk` results: a `mayStart` that has no notes file
-        // to append to waits for the one in progress, not for a whole batch of a busy run.
-        // Each record is encoded into one reused buffer, bound and inserted, then the buffer is
-        // reused for the next; results are read in place by index, not copied out of the array
-        // (callgrind and perf: a Data and a copy per record, and a copy of each (step, record)
-        // pair with its strings retained, were a fifth of this thread's work).
+        // to append to waits for the one in progress, not for a whole batch of a busy run. Each
+        // record is encoded into one reused buffer (a new `Data` a record cost a copy each).
         var writer = WireWriter(capacity: 512)
         var start = 0
         repeat {
@@ -303,7 +286,7 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                     let (step, record) = results[index]
                     writer.removeAll()
                     JournalRecordCodec.encode(record, into: &writer)
-                    try insert.insert(db, step: step, record: record.result, encoded: writer.bytes)
+                    try insert.insert(db, step: step, result: record.result, encoded: writer.bytes)
                 }
             }
             start = end

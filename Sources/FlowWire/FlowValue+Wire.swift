@@ -125,7 +125,7 @@ extension WireReader {
     }
 
     /// The last map read by ``readValueMap(_:reusing:)`` and where its bytes are in the body.
-    public struct RepeatedMap: Sendable {
+    public struct ReadMap: Sendable {
         let range: Range<Int>
         let map: [String: FlowValue]
     }
@@ -137,12 +137,12 @@ extension WireReader {
     ///
     /// Identical bytes decode to an identical map, and the earlier ones were checked when they
     /// were read: the shortcut accepts nothing the full read would refuse.
-    public mutating func readValueMap(_ field: StaticString, reusing last: inout RepeatedMap?) throws(WireDecodingError)
+    public mutating func readValueMap(_ field: StaticString, reusing last: inout ReadMap?) throws(WireDecodingError)
         -> [String: FlowValue] {
         if let last, skipRepeat(of: last.range) { return last.map }
         let start = offset
         let map = try readValueMap(field, enclosing: 0)
-        last = RepeatedMap(range: start..<offset, map: map)
+        last = ReadMap(range: start..<offset, map: map)
         return map
     }
 

@@ -104,8 +104,8 @@ public enum WireCodec {
             let count = try readBatchCount(minimumElementSize: WireTask.minimumEncodedSize, "task count", &reader)
             var tasks: [WireTask] = []
             tasks.reserveCapacity(count)
-            var parameters: WireReader.RepeatedMap? = nil
-            var bucket: WireReader.RepeatedMap? = nil
+            var parameters: WireReader.ReadMap? = nil
+            var bucket: WireReader.ReadMap? = nil
             for _ in 0..<count {
                 tasks.append(try WireTask(reading: &reader, parameters: &parameters, bucket: &bucket))
             }

@@ -177,15 +177,15 @@ extension WireTask {
     ///
     /// - Throws: on any malformed field, including reserved flag bits that are set.
     public init(reading reader: inout WireReader) throws(WireDecodingError) {
-        var parameters: WireReader.RepeatedMap? = nil
-        var bucket: WireReader.RepeatedMap? = nil
+        var parameters: WireReader.ReadMap? = nil
+        var bucket: WireReader.ReadMap? = nil
         try self.init(reading: &reader, parameters: &parameters, bucket: &bucket)
     }
 
     /// Reads one task of a batch, sharing the parameters and bucket of the batch's task before
     /// it when their bytes are the same (``WireReader/readValueMap(_:reusing:)``).
-    public init(reading reader: inout WireReader, parameters lastParameters: inout WireReader.RepeatedMap?,
-                bucket lastBucket: inout WireReader.RepeatedMap?) throws(WireDecodingError) {
+    public init(reading reader: inout WireReader, parameters lastParameters: inout WireReader.ReadMap?,
+                bucket lastBucket: inout WireReader.ReadMap?) throws(WireDecodingError) {
         let taskID = try reader.readUInt64("task id")
         let attempt = try reader.readUInt32("attempt")
         let op = try reader.readString("op name")

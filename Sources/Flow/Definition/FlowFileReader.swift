@@ -130,16 +130,6 @@ struct FlowFileReader {
     /// Digits alone, signed or not and without a leading zero, are the int pattern's decimal form
     /// (the bool pattern, tried first, takes no digits).
     static func plainScalarTag(_ text: String) -> Tag.Name? {
-        plainScalarTagBytes(text)
-    }
-
-    /// The tag Yams' default resolver gives plain text through its regular expressions alone,
-    /// which ``plainScalarTag(_:)`` must agree with (its tests compare them).
-    static func resolverTag(_ text: String) -> Tag.Name {
-        Tag.Name(rawValue: Yams.Node(text).tag.rawValue)
-    }
-
-    private static func plainScalarTagBytes(_ text: String) -> Tag.Name? {
         var utf8 = text.utf8.makeIterator()
         guard let first = utf8.next() else { return nil }
         switch first {
@@ -160,6 +150,12 @@ struct FlowFileReader {
         default:
             return .str
         }
+    }
+
+    /// The tag Yams' default resolver gives plain text through its regular expressions alone,
+    /// which ``plainScalarTag(_:)`` must agree with (its tests compare them).
+    static func resolverTag(_ text: String) -> Tag.Name {
+        Tag.Name(rawValue: Yams.Node(text).tag.rawValue)
     }
 
     /// A node as a message names it: "a map", "the integer 3", "the text 'abc'".
