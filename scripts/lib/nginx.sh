@@ -2,6 +2,7 @@
 # Sourced by scripts: a throwaway nginx that accepts PUT uploads into a folder.
 #   start_upload_server ROOT [ADDRESS]   sets UPLOAD_PORT and UPLOAD_PID; serves ROOT on ADDRESS:port
 #   stop_upload_server
+# Besides access.log, nginx writes timing.log: each request's end (epoch seconds), duration and path.
 # UPLOAD_EXEC_PREFIX, optional: a command prefix (split on blanks) that nginx and the port probes
 # run under, e.g. UPLOAD_EXEC_PREFIX="ip netns exec NS" serves from inside network namespace NS.
 # UPLOAD_PID is then the pid of that prefix command (ip netns exec execs nginx: the same process).
@@ -43,6 +44,10 @@ error_log $UPLOAD_CONF_DIR/error.log warn;
 events { worker_connections 1024; }
 http {
   access_log $UPLOAD_CONF_DIR/access.log;
+  # When each request ended (epoch seconds, ms resolution) and how long it took from its first byte:
+  # scripts/bench-upload splits a run into start, transfer and end with it.
+  log_format timing '\$msec \$request_time \$request_uri';
+  access_log $UPLOAD_CONF_DIR/timing.log timing;
   client_body_temp_path $UPLOAD_CONF_DIR/body;
   proxy_temp_path $UPLOAD_CONF_DIR/proxy;
   fastcgi_temp_path $UPLOAD_CONF_DIR/fastcgi;
