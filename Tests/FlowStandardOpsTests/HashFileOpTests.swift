@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Flow
 import FlowStandardOps
 import FlowTestSupport
@@ -48,6 +51,20 @@ struct HashFileOpTests {
         let result = try await runOperation("HashFileOp", bucket: ["file": missing])
 
         #expect(result.state == .withError("cannot read \(missing): No such file or directory"))
+    }
+
+    /// Opening a named pipe for reading waited for a writer: the op never ended.
+    @Test func namedPipeIsRefusedWithoutWaitingForAWriter() async throws {
+        let folder = try TemporaryDirectory()
+        let pipe = folder.file("pipe")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        // Should the op wait after all, a writer comes and the expectation fails instead of hanging.
+        let watchdog = PipeWriterWatchdog(pipe.path, every: 20)
+        defer { watchdog.stop() }
+
+        let result = try await runOperation("HashFileOp", bucket: ["file": pipe.path])
+
+        #expect(result.state == .withError("cannot read \(pipe.path): it is a named pipe, not a file"))
     }
 
     @Test func folderIsNotAFile() async throws {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Flow
 import FlowStandardOps
 import FlowTestSupport
@@ -199,6 +202,36 @@ struct UploadFileOpTests {
         } catch {
             #expect("\(error)".contains(missing))
         }
+    }
+
+    /// A named pipe used to keep the worker's thread in `open` until something wrote to it (an
+    /// upload that never ended, its slot busy for good), and `/dev/zero` was sent as an empty file.
+    @Test func pathsThatAreNotRegularFilesAreRefusedAtOnce() async throws {
+        let server = try NginxServer()
+        try server.start()
+        let folder = try TemporaryDirectory()
+        let pipe = folder.file("pipe")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        // Should an op wait for a writer after all, one comes: the op then reads an empty pipe
+        // and the expectations below fail instead of the test hanging.
+        let watchdog = PipeWriterWatchdog(pipe.path, every: 20)
+        defer { watchdog.stop() }
+        let cases: [(path: String, says: String)] = [
+            (pipe.path, "it is a named pipe, not a file"),
+            ("/dev/zero", "it is a character device, not a file"),
+            (folder.path, "it is a folder"),
+        ]
+
+        for (path, says) in cases {
+            let result = try await runOperation("UploadFileOp", ["url": .string(server.url("/up"))], bucket: ["file": path])
+
+            #expect(result.state == .withError("cannot read \(path): \(says)"), "\(path)")
+            #expect(throws: FlowStandardOpError.self, "\(path) as a coordinator input") {
+                try UploadFileSource.coordinatorElement(forPath: path)
+            }
+        }
+        let arrived = try FileManager.default.contentsOfDirectory(atPath: server.documentRoot.path)
+        #expect(!arrived.contains("up"), "\(arrived)")
     }
 
     @Test func refusedConnectionFailsWithTheTransportError() async throws {

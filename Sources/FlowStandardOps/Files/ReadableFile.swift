@@ -6,7 +6,7 @@ import Darwin
 import Foundation
 
 /// A regular file opened for reading in chunks, with errors that name the path and say why
-/// (`cannot read /data/a.jpg: No such file or directory`).
+/// (`cannot read /data/a.jpg: No such file or directory`; ``RegularFile``).
 final class ReadableFile {
     /// The path as given.
     let path: String
@@ -20,21 +20,9 @@ final class ReadableFile {
     ///   or not a regular file.
     init(path: String) throws {
         self.path = path
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Self.failure(path, errno) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            let code = errno
-            close(descriptor)
-            throw Self.failure(path, code)
-        }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            close(descriptor)
-            let kind = (status.st_mode & S_IFMT) == S_IFDIR ? "a folder" : "not a regular file"
-            throw FlowStandardOpError(.unreadableFile, "cannot read \(path): it is \(kind)")
-        }
-        self.descriptor = descriptor
-        self.size = Int(status.st_size)
+        let opened = try RegularFile.openForReading(path)
+        descriptor = opened.descriptor
+        size = Int(opened.size)
     }
 
     deinit {
@@ -53,7 +41,7 @@ final class ReadableFile {
             let count = read(descriptor, buffer.baseAddress, chunkSize)
             if count < 0 {
                 if errno == EINTR { continue }
-                throw Self.failure(path, errno)
+                throw RegularFile.failure(path, errno)
             }
             if count == 0 { return }
             guard try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) else { return }
@@ -71,7 +59,4 @@ final class ReadableFile {
         return data
     }
 
-    private static func failure(_ path: String, _ code: Int32) -> FlowStandardOpError {
-        FlowStandardOpError(.unreadableFile, "cannot read \(path): \(String(cString: strerror(code)))")
-    }
 }

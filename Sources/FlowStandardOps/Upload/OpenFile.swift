@@ -12,13 +12,11 @@ final class OpenFile: Sendable {
 
     /// Opens `path` for reading.
     ///
-    /// - Throws: ``FlowStandardOpError`` (``FlowStandardOpError/Code/unreadableFile``) naming it.
+    /// - Throws: ``FlowStandardOpError`` (``FlowStandardOpError/Code/unreadableFile``) naming it,
+    ///   also when it is not a regular file (``RegularFile``).
     init(path: String) throws {
         self.path = path
-        descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw FlowStandardOpError(.unreadableFile, "cannot read \(path): \(String(cString: strerror(errno)))")
-        }
+        descriptor = try RegularFile.openForReading(path).descriptor
     }
 
     deinit {
@@ -29,7 +27,7 @@ final class OpenFile: Sendable {
     func size() throws -> Int64 {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
-            throw FlowStandardOpError(.unreadableFile, "cannot read \(path): \(String(cString: strerror(errno)))")
+            throw RegularFile.failure(path, errno)
         }
         return Int64(info.st_size)
     }
@@ -48,7 +46,7 @@ final class OpenFile: Sendable {
                     return 0
                 }
                 if errno == EINTR { return 0 }
-                throw FlowStandardOpError(.unreadableFile, "cannot read \(path): \(String(cString: strerror(errno)))")
+                throw RegularFile.failure(path, errno)
             }
         }
         return buffer
