@@ -214,6 +214,8 @@ enum RunExecution {
             try journal.finish(state, exitCode: code)
         } catch {
             CommandLineLogging.printError("the run's journal is incomplete: \(error)")
+            return
         }
+        if let hint = ResumeHint.afterEnd(runID: journal.runID, journal: journal.path, state) { CommandLineLogging.printDiagnostic(hint) }
     }
 }

@@ -142,6 +142,8 @@ extension ClusterIntegrationTests {
                 let (log, stderr) = try await Self.failedRun(cluster, items: [1, 2, 3, 4, 5, 6], failing: 3)
                 let runID = try #require(stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
                 #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n3\n")
+                // Its last line says how to run the failed elements again.
+                #expect(stderr.contains("run \(runID) failed; run its failed elements again with: flow-coordinator resume \(runID) --retry-failed\n"), "\(stderr)")
                 #expect(try await Self.runsLine(cluster).contains(" failed "))
 
                 // A failed run is over: plain resume does nothing and keeps its code.
@@ -213,6 +215,24 @@ extension ClusterIntegrationTests {
                 #expect(first.contains(count - 1), "the last elements had never started")
                 #expect((first.min() ?? 0) > (second.max() ?? 0), "attempt 1 only past the elements that may have run")
                 #expect(resumed.stdout.contains("output size: \(count)"))
+            }
+        }
+
+        /// A failed run's last line is a command to paste: with `--journal FILE` outside the
+        /// default folder it names the file (quoted for the shell), which `resume` then finds.
+        @Test func theLastLineOfAFailedRunIsACommandThatResumesIt() async throws {
+            try await withCluster { cluster in
+                let journal = cluster.path("it's a run.sqlite")
+                let (log, stderr) = try await Self.failedRun(cluster, items: [1, 2, 3], failing: 2, journal: journal)
+                let quoted = "'" + journal.replacingOccurrences(of: "'", with: "'\\''") + "'"
+                #expect(stderr.contains("(resume it with: flow-coordinator resume \(quoted))"), "\(stderr)")
+                let command = try #require(stderr.firstMatch(of: /failed; run its failed elements again with: (flow-coordinator resume .*)\n/)?.1)
+                #expect(command == "flow-coordinator resume \(quoted) --retry-failed")
+
+                let binary = ClusterScope.productsDirectory.path
+                let resumed = try cluster.startSystem("/bin/sh", ["-c", "PATH='\(binary)':$PATH " + command + " --quiet --workers 1"], label: "pasted")
+                #expect(await resumed.waitForExit(timeout: 60) == .exit(0), "\(resumed.transcript)")
+                #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n2\n3\n")
             }
         }
 
