@@ -129,6 +129,8 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         let runs = started(machine.received(.task([task(1)]), now: at(0.1)))
         let actions = machine.tick(now: at(3.2), date: date)
         #expect(cancelled(actions) == runs.map(\.0))
+        // Nobody ended it: a warning.
+        #expect(logs(actions).contains { $0.0 == .warning && $0.1.hasSuffix("; cancelled 1 running task(s)") }, "\(logs(actions))")
         #expect(actions.contains { if case .reconnect(after: .seconds(1)) = $0 { true } else { false } })
         _ = machine.connected(now: at(4.2))
         _ = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(4.3))
@@ -142,6 +144,9 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         let actions = machine.received(.disconnect(reason: "unknown worker"), now: at(0.2))
         #expect(cancelled(actions) == runs.map(\.0))
         #expect(sent(actions).contains { if case .ready = $0 { true } else { false } })
+        // The coordinator ended it: said at info, not as a warning of this worker's.
+        #expect(logs(actions).map { "\($0.0) \($0.1)" }.first == "info the coordinator said DISCONNECT (unknown worker); cancelled 1 running task(s)")
+        #expect(!logs(actions).contains { $0.0 == .warning })
         _ = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(0.3))
         #expect(results(machine.flush(now: at(0.3))).isEmpty)
     }
@@ -299,6 +304,8 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         _ = machine.drain(now: at(0.2), date: date)
         let actions = machine.tick(now: at(3.2), date: date)
         #expect(cancelled(actions) == runs.map(\.0))
+        // Nobody ended it: a warning.
+        #expect(logs(actions).contains { $0.0 == .warning && $0.1.hasSuffix("; cancelled 1 running task(s)") }, "\(logs(actions))")
         #expect(!reconnects(actions))
         #expect(sent(actions).map(\.command) == [.disconnect])
         #expect(actions.contains { if case .stop = $0 { true } else { false } })

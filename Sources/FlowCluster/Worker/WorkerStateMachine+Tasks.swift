@@ -76,9 +76,12 @@ extension WorkerStateMachine {
     /// Forgets the registration's tasks (§8.7): the running ones are cancelled and their results
     /// will be dropped; queued ones and unsent results are discarded.
     ///
-    /// - Parameter quietWhenIdle: log at info, not warning, when no task was lost (a coordinator
-    ///   that said goodbye at the end of its run).
-    mutating func endRegistration(because reason: String, quietWhenIdle: Bool = false) -> [Action] {
+    /// - Parameter coordinatorSaidGoodbye: log at info, not warning: the coordinator ended the
+    ///   registration itself (DISCONNECT), so the tasks it cancels are its own decision, seen and
+    ///   reported on its side (a run stopped with Ctrl-C, a coordinator that restarted), not a
+    ///   fault of this worker's. A local run's workers log at warning, so a Ctrl-C no longer
+    ///   prints a line from each of them.
+    mutating func endRegistration(because reason: String, coordinatorSaidGoodbye: Bool = false) -> [Action] {
         let abandoned = runs.filter { $0.value.generation == generation }.keys.sorted()
         generation += 1
         runningCount = 0
@@ -86,11 +89,8 @@ extension WorkerStateMachine {
         outbox = []
         returned = []
         var actions: [Action] = abandoned.map { .cancel(run: $0) }
-        if abandoned.isEmpty {
-            actions.append(.log(quietWhenIdle ? .info : .warning, reason, [:]))
-        } else {
-            actions.append(.log(.warning, reason + "; cancelled \(abandoned.count) running task(s)", [:]))
-        }
+        let text = abandoned.isEmpty ? reason : reason + "; cancelled \(abandoned.count) running task(s)"
+        actions.append(.log(coordinatorSaidGoodbye ? .info : .warning, text, [:]))
         return actions
     }
 

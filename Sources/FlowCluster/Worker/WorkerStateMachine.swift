@@ -138,7 +138,7 @@ struct WorkerStateMachine: Sendable {
         case .heartbeat:
             return []
         case .disconnect(let reason):
-            var actions = endRegistration(because: "the coordinator said DISCONNECT (\(reason))", quietWhenIdle: true)
+            var actions = endRegistration(because: "the coordinator said DISCONNECT (\(reason))", coordinatorSaidGoodbye: true)
             if isDraining {
                 isStopped = true
                 return actions + [.stop]
