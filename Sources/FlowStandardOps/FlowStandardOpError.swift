@@ -19,8 +19,12 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
         public static let unreadableFolder = Code("unreadableFolder")
         /// An HTTP server answered with a status outside 200–299.
         public static let httpStatus = Code("httpStatus")
-        /// An HTTP request failed before a status arrived (connection refused, reset, TLS).
+        /// An HTTP request failed before a status arrived (connection refused, reset, a TLS
+        /// handshake that broke off).
         public static let transport = Code("transport")
+        /// An HTTPS server's certificate was not accepted: not trusted on this machine (self-signed,
+        /// expired, from an unknown authority). Trying again cannot cure it.
+        public static let untrustedCertificate = Code("untrustedCertificate")
         /// A temporary file the op needs could not be written.
         public static let temporaryFile = Code("temporaryFile")
         /// A program could not be found or started.
@@ -72,7 +76,8 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
     ]
 
     /// Whether `retry` would only repeat the failure: a file or folder that cannot be read, a
-    /// program that cannot start, missing credentials, and an HTTP status other than 408, 425,
+    /// program that cannot start, missing credentials, a server certificate that is not accepted,
+    /// and an HTTP status other than 408, 425,
     /// 429 and 5xx. A connection error, a time limit and a program's non-zero exit are transient.
     /// An S3 error is judged by its `Code` first (``transientS3Codes``, ``permanentS3Codes``), then
     /// by its status as HTTP's.

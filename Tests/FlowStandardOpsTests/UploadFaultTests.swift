@@ -149,6 +149,42 @@ struct UploadFaultTests {
         #expect(short.lines.contains { $0.hasSuffix("retrying in 0.2 s") }, "\(short.lines)")
     }
 
+    /// A server whose certificate this machine does not trust: no try can cure it, and the error
+    /// says what to do. It used to be a transport error, tried again, in NIOSSL's words.
+    @Test func anUntrustedCertificateIsPermanentAndSaysWhatToDo() async throws {
+        let server = try FaultyHTTPServer(tls: try SelfSignedCertificate())
+        defer { server.stop() }
+        let (folder, paths, _) = try files(1)
+        defer { withExtendedLifetime(folder) {} }
+        let result = try await runOperation("UploadFileOp", ["url": .string(server.url("/up"))], bucket: ["file": paths[0]])
+        guard case .withError(let text) = result.state else {
+            Issue.record("expected a failure, got \(result.state)")
+            return
+        }
+        #expect(text == "upload of f-000.bin to \(server.url("/up/f-000.bin")) failed: the server's TLS certificate is not trusted on "
+            + "this machine (self-signed, expired, or from an authority it does not know); fix the server's certificate, or add "
+            + "its authority to this machine's trust store (Debian: copy it into /usr/local/share/ca-certificates and run "
+            + "update-ca-certificates)")
+        #expect(result.isPermanentFailure)
+        #expect(!FileManager.default.fileExists(atPath: server.storedFile("/up/f-000.bin").path))
+    }
+
+    /// An `https` URL for a server that speaks plain HTTP: BoringSSL's reason, and a hint.
+    @Test func httpsToAPlainHTTPServerSaysSo() async throws {
+        let server = try FaultyHTTPServer()
+        defer { server.stop() }
+        let (folder, paths, _) = try files(1)
+        defer { withExtendedLifetime(folder) {} }
+        let url = "https://127.0.0.1:\(server.port)/up"
+        let result = try await runOperation("UploadFileOp", ["url": .string(url)], bucket: ["file": paths[0]])
+        guard case .withError(let text) = result.state else {
+            Issue.record("expected a failure, got \(result.state)")
+            return
+        }
+        #expect(text == "upload of f-000.bin to \(url)/f-000.bin failed: the TLS handshake failed (WRONG_VERSION_NUMBER); "
+            + "does the server speak HTTPS on this port?")
+    }
+
     @Test func aRefusedConnectionIsTransient() async throws {
         let port = try LoopbackPort.free()
         let folder = try TemporaryDirectory()

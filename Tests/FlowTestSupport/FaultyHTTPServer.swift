@@ -58,6 +58,7 @@ public final class FaultyHTTPServer: @unchecked Sendable {
     public let root: TemporaryDirectory
     /// The port it listens on.
     public private(set) var port = 0
+    private let scheme: String
     private let process = Process()
     private let output = Pipe()
 
@@ -67,12 +68,16 @@ public final class FaultyHTTPServer: @unchecked Sendable {
 
     /// Starts the server and waits until it listens.
     ///
+    /// - Parameter tls: PEM files of a certificate and its key: the server speaks HTTPS with them
+    ///   (``SelfSignedCertificate`` makes a pair). Its ``stats()`` are then out of reach.
     /// - Throws: when python3 is missing or the server does not start within 10 s.
-    public init(rules: [Rule] = []) throws {
+    public init(rules: [Rule] = [], tls: SelfSignedCertificate? = nil) throws {
         root = try TemporaryDirectory(prefix: "faulty-http")
+        scheme = tls == nil ? "http" : "https"
         let rulesJSON = String(decoding: try JSONEncoder().encode(rules), as: UTF8.self)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, root.url.path, rulesJSON]
+        process.arguments = (tls.map { ["FAULTY_TLS_CERT=\($0.certificate)", "FAULTY_TLS_KEY=\($0.key)"] } ?? [])
+            + ["python3", Self.script, root.url.path, rulesJSON]
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try ProcessLaunch.run(process)
@@ -93,8 +98,8 @@ public final class FaultyHTTPServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// `http://127.0.0.1:PORT` and `path`.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    /// `http://127.0.0.1:PORT` (`https` with TLS) and `path`.
+    public func url(_ path: String) -> String { "\(scheme)://127.0.0.1:\(port)\(path)" }
 
     /// Where a `PUT` to `path` was stored.
     public func storedFile(_ path: String) -> URL {

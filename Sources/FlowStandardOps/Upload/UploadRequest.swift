@@ -106,7 +106,21 @@ struct UploadRequest: Sendable {
             }
             if clientError == .cancelled { return CancellationError() }
         }
+        if let certificate = certificateProblem(error) { return FlowStandardOpError(.untrustedCertificate, "\(action): \(certificate)") }
         return FlowStandardOpError(.transport, "\(action): \(describe(error))")
+    }
+
+    /// What is wrong with an HTTPS server's certificate, in words with what to do, when `error`
+    /// is its rejection; `nil` for any other error. NIOSSL keeps BoringSSL's reason only in its
+    /// errors' descriptions (`…:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED at …`).
+    static func certificateProblem(_ error: any Error) -> String? {
+        let text = String(describing: error)
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's TLS certificate is not trusted on this machine (self-signed, expired, or from an "
+                + "authority it does not know); fix the server's certificate, or add its authority to this machine's "
+                + "trust store (Debian: copy it into /usr/local/share/ca-certificates and run update-ca-certificates)"
+        }
+        return nil
     }
 
     /// `Retry-After` as a wait: delay-seconds, or an HTTP date.
@@ -141,6 +155,10 @@ struct UploadRequest: Sendable {
         let text = String(describing: error)
         if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
         if text.contains("connectionReset") || text.contains("Connection reset") { return "connection reset by the server" }
+        if let reason = text.firstMatch(of: /handshakeFailed\(.*OPENSSL_internal:([A-Z0-9_]+)/)?.1 {
+            let hint = reason == "WRONG_VERSION_NUMBER" ? "; does the server speak HTTPS on this port?" : ""
+            return "the TLS handshake failed (\(reason))\(hint)"
+        }
         return text
     }
 }

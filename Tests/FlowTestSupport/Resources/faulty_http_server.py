@@ -2,7 +2,8 @@
 """A real HTTP server on 127.0.0.1 that stores PUT bodies and injects faults, for upload tests.
 
 Usage: faulty_http_server.py ROOT RULES_JSON
-Prints "listening on PORT" once it accepts connections.
+Prints "listening on PORT" once it accepts connections. With FAULTY_TLS_CERT and FAULTY_TLS_KEY
+(PEM files) in its environment it speaks HTTPS.
 
 RULES_JSON is a list of rules tried in order for each PUT; the first that matches acts:
   {"kind": "503", "every": 10}                      every 10th PUT (1-based counter over all PUTs)
@@ -133,9 +134,19 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
+    def handle_error(self, request, client_address):
+        pass  # a client that gave up (or refused the certificate) is not the server's error
+
 
 def main():
     server = Server(("127.0.0.1", 0), Handler)
+    # HTTPS with FAULTY_TLS_CERT and FAULTY_TLS_KEY (PEM files); the handshake happens in the
+    # request's thread, where a client refusing the certificate ends only that connection.
+    if os.environ.get("FAULTY_TLS_CERT"):
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(os.environ["FAULTY_TLS_CERT"], os.environ["FAULTY_TLS_KEY"])
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     print(f"listening on {server.server_address[1]}", flush=True)
     server.serve_forever()
 
