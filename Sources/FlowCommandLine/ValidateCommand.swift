@@ -36,7 +36,8 @@ struct ValidateCommand: AsyncParsableCommand {
             guard !standard.contains(name) else { return }
             warnings += 1
             let place = location.map { "\($0): " } ?? ""
-            CommandLineLogging.printDiagnostic("\(place)warning: op '\(name)' is not offered by the stock flow-worker; run it with workers that register it")
+            let guess = standard.suggestion(for: name).map { " (did you mean '\($0)'?)" } ?? ""
+            CommandLineLogging.printDiagnostic("\(place)warning: op '\(name)' is not offered by the stock flow-worker\(guess); run it with workers that register it")
         }
         var errors = 0
         let startingBucket = definition.bucket.mapValues(\.anyValue)

@@ -96,6 +96,13 @@ extension ClusterIntegrationTests {
                 let lenient = try cluster.coordinator(["validate", unknown], label: "validate lenient")
                 #expect(await lenient.waitForExit(timeout: 20) == .exit(0), "\(lenient.transcript)")
                 #expect(lenient.stderr.contains("NoSuchOp"), "an unknown op is at least a warning\n\(lenient.stderr)")
+                #expect(!lenient.stderr.contains("did you mean"), "nothing is close to NoSuchOp\n\(lenient.stderr)")
+                // A near miss of a stock op says which one it is likely to be.
+                let typo = try cluster.write("typo.yaml", Self.unknownOpFlow.replacingOccurrences(of: "NoSuchOp", with: "UploadFileOP"))
+                let typoed = try cluster.coordinator(["validate", typo], label: "validate typo")
+                #expect(await typoed.waitForExit(timeout: 20) == .exit(0), "\(typoed.transcript)")
+                #expect(typoed.stderr.contains("warning: op 'UploadFileOP' is not offered by the stock flow-worker (did you mean 'UploadFileOp'?); "
+                    + "run it with workers that register it"), "\(typoed.stderr)")
                 let strict = try cluster.coordinator(["validate", unknown, "--strict"], label: "validate strict")
                 #expect(await strict.waitForExit(timeout: 20) == .exit(2), "\(strict.transcript)")
                 #expect(strict.stderr.contains("\(unknown):5:"), "\(strict.stderr)")

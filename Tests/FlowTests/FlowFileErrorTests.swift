@@ -214,6 +214,12 @@ private let syntaxErrors: [FlowFileErrorCase] = [
     .init("two documents", "flow: a\nsteps: [{op: A}]\n---\nflow: b\n", [
         "f.yaml:3:1: a flow file holds one document: remove the second '---' and what follows it",
     ]),
+    .init("tab indent", "flow: a\nsteps:\n\t- op: A\n", [
+        "f.yaml:3:1: a tab: YAML indents with spaces, not tabs; replace it with spaces",
+    ]),
+    .init("tab after text", "flow: a\nsteps:\n  - op: A\n    with: {message: b}\n  \t- op: B\n", [
+        "f.yaml:5:3: a tab: YAML indents with spaces, not tabs; replace it with spaces",
+    ]),
 ]
 
 @Suite("FlowFileError")

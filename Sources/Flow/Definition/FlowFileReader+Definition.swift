@@ -123,7 +123,7 @@ extension FlowFileReader {
         guard let registry, !registry.contains(name) else { return name }
         let names = registry.names
         var message = "unknown op '\(name)'"
-        if let suggestion = FlowFileSuggestion.closest(to: name, among: names) {
+        if let suggestion = registry.suggestion(for: name) {
             message += "; did you mean '\(suggestion)'? registered ops: \(names.joined(separator: ", "))"
         } else {
             message += names.isEmpty ? "; no ops are registered" : "; registered ops: \(names.joined(separator: ", "))"

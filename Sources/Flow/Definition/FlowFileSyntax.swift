@@ -38,6 +38,9 @@ enum FlowFileSyntax {
             .init(location: .init(file: file, line: max(1, line), column: max(1, column)), message: message)
         }
         switch error {
+        case let .scanner(_, problem, mark, _) where problem == "found character that cannot start any token"
+            && character(atLine: mark.line, column: mark.column, in: text) == "\t":
+            return at(mark.line, mark.column, "a tab: YAML indents with spaces, not tabs; replace it with spaces")
         case let .scanner(context, problem, mark, _),
              let .parser(context, problem, mark, _),
              let .composer(context, problem, mark, _):
@@ -66,6 +69,17 @@ enum FlowFileSyntax {
         }
         guard let context else { return "invalid YAML or JSON: \(problem)" }
         return "invalid YAML or JSON: \(problem) (\(context.text) that starts at line \(context.mark.line), column \(context.mark.column))"
+    }
+
+    /// The character at a 1-based line and column (columns in Unicode scalars, as libyaml counts
+    /// them), `nil` past the text.
+    static func character(atLine line: Int, column: Int, in text: String) -> Unicode.Scalar? {
+        guard line >= 1, column >= 1 else { return nil }
+        let lines = text.unicodeScalars.split(separator: "\n", maxSplits: line, omittingEmptySubsequences: false)
+        guard lines.count >= line else { return nil }
+        let scalars = lines[line - 1]
+        guard scalars.count >= column else { return nil }
+        return scalars[scalars.index(scalars.startIndex, offsetBy: column - 1)]
     }
 
     /// The 1-based line and column of the character at `offset`, columns counted in Unicode scalars

@@ -90,6 +90,10 @@ public struct FlowOperationRegistry: Sendable {
     /// Whether an op is registered under `name`.
     public func contains(_ name: String) -> Bool { entries[name] != nil }
 
+    /// The registered name `name` is likely a typo of (`UploadFileOP` → `UploadFileOp`), as flow
+    /// files' "did you mean" uses it; `nil` when none is close.
+    public func suggestion(for name: String) -> String? { FlowFileSuggestion.closest(to: name, among: names) }
+
     /// The entry registered under `name`.
     public func entry(named name: String) -> Entry? { entries[name] }
 
