@@ -5,10 +5,10 @@ import Foundation
 /// did not succeed.
 enum ResumeHint {
     /// What to give `flow-coordinator resume`: the run's id when its journal is where `resume`
-    /// looks for ids (the default folder), else the journal's path (`run --journal FILE`), quoted
+    /// looks for ids (``RunsCommand/journalPath(for:folder:)`` in the default folder), else the journal's path (`run --journal FILE`), quoted
     /// for a shell when it needs to be.
     static func argument(runID: String, journal path: String) -> String {
-        if path == RunJournal.defaultFolder() + "/\(runID).sqlite" { return runID }
+        if path == RunsCommand.journalPath(for: runID, folder: RunJournal.defaultFolder()) { return runID }
         let plain = path.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || "/._-+,:@%".unicodeScalars.contains($0) }
         return plain ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }

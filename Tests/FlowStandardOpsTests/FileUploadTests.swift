@@ -30,7 +30,7 @@ struct FileUploadTests {
 
     func upload(_ path: URL, to url: String, timeout: TimeAmount = .seconds(60)) async throws -> FileUpload.Answer {
         let open = try OpenFile(path: path.path)
-        let body = FileUpload(file: open, size: try open.size(), prefix: nil, suffix: nil)
+        let body = FileUpload(file: open, size: open.size, prefix: nil, suffix: nil)
         return try await body.send(url: url, method: .PUT, headers: HTTPHeaders(), on: HTTPUploadClient.shared,
                                    deadline: .now() + timeout)
     }

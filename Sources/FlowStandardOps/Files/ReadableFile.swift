@@ -58,5 +58,4 @@ final class ReadableFile {
         }
         return data
     }
-
 }

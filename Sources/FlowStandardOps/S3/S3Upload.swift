@@ -231,7 +231,7 @@ enum PartSource: Sendable {
         switch input {
         case .path(let path, _):
             let file = try OpenFile(path: path)
-            self = .file(file, size: try file.size())
+            self = .file(file, size: file.size)
         case .bytes(let bytes, _, _):
             self = .bytes(bytes)
         }

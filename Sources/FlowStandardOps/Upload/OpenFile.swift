@@ -8,6 +8,8 @@ import NIOCore
 /// A file open for reading at any offset (`pread`), closed when the last reference goes.
 final class OpenFile: Sendable {
     let path: String
+    /// The file's size when it was opened.
+    let size: Int64
     private let descriptor: Int32
 
     /// Opens `path` for reading.
@@ -16,20 +18,11 @@ final class OpenFile: Sendable {
     ///   also when it is not a regular file (``RegularFile``).
     init(path: String) throws {
         self.path = path
-        descriptor = try RegularFile.openForReading(path).descriptor
+        (descriptor, size) = try RegularFile.openForReading(path)
     }
 
     deinit {
         close(descriptor)
-    }
-
-    /// The file's size now.
-    func size() throws -> Int64 {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            throw RegularFile.failure(path, errno)
-        }
-        return Int64(info.st_size)
     }
 
     /// Up to `count` bytes from `offset`; fewer only at the end of the file.

@@ -26,7 +26,7 @@ struct UploadRequest: Sendable {
             switch input {
             case .path(let path, let name):
                 let file = try OpenFile(path: path)
-                size = try file.size()
+                size = file.size
                 var prefix: ByteBuffer?
                 var suffix: ByteBuffer?
                 if method == .post {
@@ -67,7 +67,7 @@ struct UploadRequest: Sendable {
     func existingSize(of input: FileInput, at url: URL) async throws -> Int64? {
         let size: Int64
         switch input {
-        case .path(let path, _): size = try OpenFile(path: path).size()
+        case .path(let path, _): size = try OpenFile(path: path).size
         case .bytes(let bytes, _, _): size = Int64(bytes.count)
         }
         var request = HTTPClientRequest(url: url.absoluteString)
