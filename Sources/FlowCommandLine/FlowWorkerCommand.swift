@@ -55,6 +55,9 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Missed heartbeats before reconnecting.")
     var liveness: Int = 3
 
+    @Option(name: .long, help: ArgumentHelp("The longest wait, in seconds, between attempts to reach a coordinator that is not there (yet): a coordinator started later is found within it.", valueName: "SECONDS"))
+    var reconnectInterval: Double = 0.1
+
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -70,6 +73,7 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
         if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
+        if !(0.01...60).contains(reconnectInterval) { throw ValidationError("--reconnect-interval must be between 0.01 and 60 seconds") }
         if let metrics {
             do { _ = try MetricsEndpoint(parsing: metrics) } catch { throw ValidationError(error.description) }
         }
@@ -118,6 +122,7 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         var configuration = FlowWorker.Configuration(endpoint: connect!, name: name, concurrency: concurrency ?? ProcessInfo.processInfo.activeProcessorCount)
         configuration.heartbeatInterval = .milliseconds(Int64((heartbeatInterval * 1000).rounded()))
         configuration.liveness = liveness
+        configuration.reconnectInterval = .milliseconds(Int64((reconnectInterval * 1000).rounded()))
         do {
             configuration.curve = try curveClient()
         } catch {

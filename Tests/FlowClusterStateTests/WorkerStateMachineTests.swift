@@ -15,7 +15,7 @@ private typealias WorkerMachine = WorkerStateMachine
 private func machine(slots: Int = 2) -> WorkerMachine {
     let ready = WireReady(workerName: "w1", slotCount: UInt32(slots), ops: ["EchoOp"], hostname: "h", processID: 1)
     return WorkerMachine(configuration: .init(ready: ready, slots: slots, heartbeatInterval: .seconds(1), liveness: 3,
-                                        reconnectInterval: .seconds(1), stopGrace: .seconds(1)), now: at(0))
+                                        stopGrace: .seconds(1)), now: at(0))
 }
 
 private func task(_ id: UInt64, limit: UInt32 = 0) -> WireTask {
@@ -95,32 +95,61 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(batch.map(\.taskID).sorted() == [1, 2, 3])
     }
 
-    /// CURVE failures are silent: a coordinator that never answers READY gets a hint and a
-    /// reconnect wait that doubles (up to 30 s); one answer resets it.
-    @Test func aCoordinatorThatNeverAnswersIsReportedAndRetriedWithBackoff() {
+    /// CURVE failures are silent: a coordinator that never answers READY gets a hint, on the 1st,
+    /// 2nd, 4th, 8th… unanswered connection in a row, so a long wait does not fill the log. Each
+    /// silence makes a new socket at once (it says READY again); no wait without a socket, in which
+    /// a coordinator that starts could not find the worker. One answer resets the count.
+    @Test func aCoordinatorThatNeverAnswersIsHintedAtLessAndLessOftenAndRetriedAtOnce() {
         var machine = machine()
-        func waits(_ actions: [WorkerMachine.Action]) -> [Duration] {
-            actions.compactMap { if case .reconnect(after: let wait) = $0 { wait } else { nil } }
-        }
         func hinted(_ actions: [WorkerMachine.Action]) -> Bool {
-            actions.contains { if case .log(.warning, let text, _) = $0 { text.hasPrefix("no answer from the coordinator") } else { false } }
+            actions.contains { if case .log(.warning, let text, _) = $0 { text == "no answer from the coordinator (still trying)" } else { false } }
         }
         var now = 0.0
-        var seen: [Duration] = []
-        for _ in 0..<7 {
-            _ = machine.connected(now: at(now))
+        var hints: [Int] = []
+        for connection in 1...9 {
+            #expect(sent(machine.connected(now: at(now))).map(\.command) == [.ready])
             now += 3.5
             let actions = machine.tick(now: at(now), date: date)
-            #expect(hinted(actions))
-            seen += waits(actions)
+            #expect(reconnects(actions), "connection \(connection): \(actions)")
+            #expect(!logs(actions).contains { $0.message.contains("silent") }, "nothing was registered on it: \(logs(actions))")
+            if hinted(actions) { hints.append(connection) }
         }
-        #expect(seen == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
-        // Heard once: the next silence is a lost coordinator, retried after the plain interval.
+        #expect(hints == [1, 2, 4, 8])
+        // Heard once: the next silence is a lost coordinator, warned about at once.
         _ = machine.connected(now: at(now))
         _ = machine.received(.heartbeat, now: at(now + 0.5))
         let actions = machine.tick(now: at(now + 4), date: date)
         #expect(!hinted(actions))
-        #expect(waits(actions) == [.seconds(1)])
+        #expect(reconnects(actions))
+        #expect(logs(actions).contains { $0.level == .warning && $0.message.hasPrefix("the coordinator was silent for") })
+        // And the count starts again: the first unanswered connection after it is hinted.
+        _ = machine.connected(now: at(now + 4))
+        #expect(hinted(machine.tick(now: at(now + 7.5), date: date)))
+    }
+
+    /// A standing worker between two runs: the coordinator said DISCONNECT when it stopped. The
+    /// worker makes a new socket at once, so its READY waits for the next coordinator instead of
+    /// reaching the stopping one, and waiting for that coordinator, however long, is no warning.
+    @Test func afterAGoodbyeTheWorkerWaitsForTheNextCoordinatorQuietlyOnANewSocket() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        _ = machine.received(.heartbeat, now: at(0.5))
+        let goodbye = machine.received(.disconnect(reason: "coordinator stopping"), now: at(1))
+        #expect(reconnects(goodbye), "READY must go out on a new socket: \(goodbye)")
+        #expect(!sent(goodbye).contains { $0.command == .ready }, "not on the socket to the stopping coordinator")
+        #expect(logs(goodbye).allSatisfy { $0.level == .info }, "\(logs(goodbye))")
+        var now = 1.0
+        for _ in 0..<20 {
+            #expect(sent(machine.connected(now: at(now))).map(\.command) == [.ready])
+            now += 3.5
+            let actions = machine.tick(now: at(now), date: date)
+            #expect(reconnects(actions))
+            #expect(!logs(actions).contains { $0.level >= .warning }, "\(logs(actions))")
+        }
+        // The next coordinator answers: it is not hinted at, and a later silence is a loss again.
+        _ = machine.connected(now: at(now))
+        #expect(machine.received(.heartbeat, now: at(now + 0.2)).isEmpty)
+        #expect(logs(machine.tick(now: at(now + 4), date: date)).contains { $0.level == .warning })
     }
 
     @Test func aSilentCoordinatorEndsTheRegistrationAndItsResultsAreDropped() {
@@ -131,7 +160,7 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(cancelled(actions) == runs.map(\.0))
         // Nobody ended it: a warning.
         #expect(logs(actions).contains { $0.0 == .warning && $0.1.hasSuffix("; cancelled 1 running task(s)") }, "\(logs(actions))")
-        #expect(actions.contains { if case .reconnect(after: .seconds(1)) = $0 { true } else { false } })
+        #expect(reconnects(actions))
         _ = machine.connected(now: at(4.2))
         _ = machine.finished(run: runs[0].0, result: ok(runs[0].1), now: at(4.3))
         #expect(results(machine.flush(now: at(4.3))).isEmpty, "a result of the old registration must not be sent")
@@ -143,7 +172,8 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         let runs = started(machine.received(.task([task(1)]), now: at(0.1)))
         let actions = machine.received(.disconnect(reason: "unknown worker"), now: at(0.2))
         #expect(cancelled(actions) == runs.map(\.0))
-        #expect(sent(actions).contains { if case .ready = $0 { true } else { false } })
+        #expect(reconnects(actions), "registers again on a new socket")
+        #expect(sent(machine.connected(now: at(0.2))).map(\.command) == [.ready])
         // The coordinator ended it: said at info, not as a warning of this worker's.
         #expect(logs(actions).map { "\($0.0) \($0.1)" }.first == "info the coordinator said DISCONNECT (unknown worker); cancelled 1 running task(s)")
         #expect(!logs(actions).contains { $0.0 == .warning })

@@ -70,5 +70,33 @@ extension ClusterIntegrationTests {
                 #expect(await worker.terminate() == .exit(0), "\(worker.transcript)")
             }
         }
+
+        /// A standing worker idle between two runs, as on a cluster whose runs are started from a
+        /// terminal now and then. It used to close its socket for 1, 1, 2, 4 … 30 s at a time while
+        /// no coordinator answered, so a run started in such a pause waited for it (and a
+        /// `--min-workers` run failed), and it warned about the silence every few seconds. Now its
+        /// socket stays open and retries by itself, so the next coordinator has it within
+        /// `--reconnect-interval` (0.1 s); the 2 s `--worker-timeout` is 20 times that.
+        @Test func aWorkerIdleBetweenRunsJoinsTheNextCoordinatorAtOnceAndQuietly() async throws {
+            try await withCluster { cluster in
+                let bind = cluster.ipcEndpoint("standing.sock")
+                let file = try cluster.write("chain.yaml", FlowFixtures.chain)
+                let arguments = ["--bind", bind, "--min-workers", "1"] + ClusterScope.fastHeartbeat
+                let first = try cluster.coordinator(["run", file, "--worker-timeout", "20"] + arguments, label: "coordinator-A")
+                _ = try await first.listeningEndpoint()
+                let worker = try cluster.worker(connect: bind, name: "standing")
+                #expect(await first.waitForExit(timeout: 20) == .exit(0), "\(first.transcript)")
+
+                // 7 s idle: with a 0.6 s liveness window, the old worker was in its 4 s pause by then.
+                try await Task.sleep(for: .seconds(7))
+                let second = try cluster.coordinator(["run", file, "--worker-timeout", "2"] + arguments, label: "coordinator-B")
+                #expect(await second.waitForExit(timeout: 20) == .exit(0), "\(second.transcript)\n\(worker.transcript)")
+                #expect(second.stdout.contains("[SimplePrintOp @ standing] Step2"), "\(second.stdout)")
+                #expect(await worker.terminate() == .exit(0), "\(worker.transcript)")
+                let warnings = worker.stderr.split(separator: "\n").filter { $0.contains(" warning ") || $0.contains(" error ") }
+                #expect(warnings.isEmpty, "waiting for the next coordinator is no warning:\n\(warnings.joined(separator: "\n"))")
+                #expect(worker.stderr.contains("waiting for the next coordinator"), "\(worker.stderr)")
+            }
+        }
     }
 }

@@ -33,8 +33,11 @@ public final class FlowWorker: Service, Sendable {
         public var heartbeatInterval: Duration = .seconds(1)
         /// Missed heartbeat intervals before the worker reconnects.
         public var liveness: Int = 3
-        /// The pause before a reconnect; doubled, up to 30 s, while the coordinator never answers.
-        public var reconnectInterval: Duration = .seconds(1)
+        /// The longest wait between two attempts to reach a coordinator that does not answer
+        /// (libzmq's `ZMQ_RECONNECT_IVL_MAX`): the first retry comes after 10 ms, each wait is
+        /// twice the last up to this one. A standing worker finds a coordinator started later
+        /// within this interval; a shorter one costs connection attempts while none runs.
+        public var reconnectInterval: Duration = .milliseconds(100)
         /// CURVE security: the worker's key pair and the coordinator's public key; `nil` is
         /// plaintext.
         public var curve: CurveClient?

@@ -35,8 +35,12 @@ struct WorkerIOLoop {
     private func connect() throws(ClusterError) -> ZMQSocket {
         do {
             let dealer = try ZMQSocket(context: context, type: .dealer)
-            try dealer.set(.sendHighWaterMark(0), .receiveHighWaterMark(0), .reconnectInterval(milliseconds: 100),
-                           .reconnectIntervalMax(milliseconds: 1000))
+            // The transport retries a connection nobody answers by itself, first after 10 ms,
+            // then waiting twice as long each time up to the configured interval: a standing
+            // worker finds a coordinator started later within that interval.
+            let longest = max(10, Int((configuration.reconnectInterval.seconds * 1000).rounded()))
+            try dealer.set(.sendHighWaterMark(0), .receiveHighWaterMark(0), .reconnectInterval(milliseconds: 10),
+                           .reconnectIntervalMax(milliseconds: longest))
             if let curve = configuration.curve {
                 try dealer.set(.curvePublicKey(curve.keyPair.publicKey), .curveSecretKey(curve.keyPair.secretKey),
                                .curveServerKey(curve.coordinatorKey))
@@ -59,7 +63,7 @@ struct WorkerIOLoop {
         logger.info("connecting to \(configuration.endpoint) as \(configuration.name) with \(configuration.concurrency) slots")
         var machine = WorkerStateMachine(
             configuration: .init(ready: ready, slots: configuration.concurrency, heartbeatInterval: configuration.heartbeatInterval,
-                                 liveness: configuration.liveness, reconnectInterval: configuration.reconnectInterval,
+                                 liveness: configuration.liveness,
                                  noAnswerHint: "no answer from \(configuration.endpoint): is the coordinator running"
                                      + (configuration.curve == nil ? ", and does it use CURVE (then give --curve-key and --coordinator-key)?"
                                                                    : ", and is --coordinator-key right?")),
@@ -77,7 +81,7 @@ struct WorkerIOLoop {
 
         while true {
             // Perform, then feed what the actions cause back, until nothing is left.
-            var reconnectAfter: Duration?
+            var reconnect = false
             for action in pending {
                 switch action {
                 case .send(let message):
@@ -89,8 +93,8 @@ struct WorkerIOLoop {
                     }
                 case .cancel(let run):
                     tasks[run]?.cancel()
-                case .reconnect(let after):
-                    reconnectAfter = after
+                case .reconnect:
+                    reconnect = true
                 case .stop:
                     // Give the DISCONNECT a moment to leave before the socket closes.
                     try? dealer.set(.linger(milliseconds: 500))
@@ -102,9 +106,8 @@ struct WorkerIOLoop {
                 }
             }
             pending = []
-            if let after = reconnectAfter {
+            if reconnect {
                 dealer.close()
-                Thread.sleep(forTimeInterval: after.seconds)
                 do {
                     dealer = try connect()
                 } catch {

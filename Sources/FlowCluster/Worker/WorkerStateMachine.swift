@@ -26,9 +26,9 @@ struct WorkerStateMachine: Sendable {
         var slots: Int
         var heartbeatInterval: Duration = .seconds(1)
         var liveness: Int = 3
-        var reconnectInterval: Duration = .seconds(1)
-        /// Said when a registration ends without the coordinator ever answering (CURVE failures
-        /// are silent in libzmq: a wrong coordinator key looks like no coordinator).
+        /// Said when a connection goes unanswered (CURVE failures are silent in libzmq: a wrong
+        /// coordinator key looks like no coordinator): on the 1st, 2nd, 4th, 8th… such connection
+        /// in a row, so a worker waiting long for its coordinator does not fill its log.
         var noAnswerHint = "no answer from the coordinator"
         /// How long a task stopped for its time limit may take to return before the worker
         /// answers for it and frees its slot.
@@ -45,8 +45,11 @@ struct WorkerStateMachine: Sendable {
         /// Cancel the Swift task of a run; it still reports back, and the machine decides what
         /// its result is worth.
         case cancel(run: UInt64)
-        /// Close the socket, wait, connect a new one and call ``connected(now:)``.
-        case reconnect(after: Duration)
+        /// Close the socket, connect a new one at once and call ``connected(now:)``, which says
+        /// READY on it. There is no pause without a socket: while no coordinator answers, the new
+        /// socket's transport retries the connection by itself (every `RECONNECT_INTERVAL` at
+        /// most, §8.7), so a coordinator that starts is found within that interval.
+        case reconnect
         /// Close the socket and return.
         case stop
         case log(Logger.Level, String, Logger.Metadata)
@@ -99,8 +102,13 @@ struct WorkerStateMachine: Sendable {
     var lastMalformedLog: Instant?
     /// Whether the coordinator said anything since the last connect.
     var heardSinceConnect = false
-    /// Registrations in a row that ended without an answer: the reconnect waits double.
+    /// Connections in a row that ended without an answer; the no-answer hint is logged when this
+    /// reaches a power of two.
     var unanswered = 0
+    /// Set by a DISCONNECT until a coordinator answers again: the worker waits for the next
+    /// coordinator, which is normal for a standing worker between runs, so nobody answering is
+    /// not worth a warning.
+    var awaitingNextCoordinator = false
 
     init(configuration: Configuration, now: Instant) {
         self.configuration = configuration
@@ -129,6 +137,7 @@ struct WorkerStateMachine: Sendable {
         lastReceived = now
         heardSinceConnect = true
         unanswered = 0
+        awaitingNextCoordinator = false
         switch message {
         case .task(let tasks):
             return accept(tasks, now: now)
@@ -143,9 +152,13 @@ struct WorkerStateMachine: Sendable {
                 isStopped = true
                 return actions + [.stop]
             }
-            actions.append(.log(.info, "registering again", [:]))
-            lastSent = now
-            return actions + [.send(.ready(configuration.ready))]
+            // READY goes out on a new socket: on this one it could reach the coordinator that is
+            // stopping and be lost with it, and the next one would not hear of this worker until
+            // the liveness window had passed.
+            awaitingNextCoordinator = true
+            isConnected = false
+            actions.append(.log(.info, "registering again; waiting for the next coordinator", [:]))
+            return actions + [.reconnect]
         case .ready, .result, .returned:
             return [.log(.warning, "unexpected \(message.command) from the coordinator: dropped", [:])]
         }
@@ -214,18 +227,25 @@ struct WorkerStateMachine: Sendable {
         }
         let silence = now - lastReceived
         if silence > configuration.heartbeatInterval * configuration.liveness {
-            actions += endRegistration(because: "the coordinator was silent for \(silence)")
             isConnected = false
+            if heardSinceConnect {
+                // A coordinator that was there went silent without a goodbye.
+                actions += endRegistration(because: "the coordinator was silent for \(silence)")
+            } else {
+                // Nobody answered this connection, so nothing was registered on it. A new socket
+                // says READY again, in case the last one reached a coordinator that went away.
+                unanswered += 1
+                if !awaitingNextCoordinator, !isDraining, unanswered & (unanswered - 1) == 0 {
+                    actions.append(.log(.warning, "\(configuration.noAnswerHint) (still trying)", [:]))
+                }
+            }
             if isDraining {
                 // Its running tasks were just discarded, so nothing is left to finish: a new
                 // registration would only say READY to say DISCONNECT.
                 isStopped = true
                 return actions + [.send(.disconnect(reason: "worker stopping")), .log(.info, "stopped", [:]), .stop]
             }
-            guard !heardSinceConnect else { return actions + [.reconnect(after: configuration.reconnectInterval)] }
-            unanswered += 1
-            let wait = min(configuration.reconnectInterval * (1 << min(unanswered - 1, 5)), .seconds(30))
-            return actions + [.log(.warning, "\(configuration.noAnswerHint) (trying again in \(wait))", [:]), .reconnect(after: wait)]
+            return actions + [.reconnect]
         }
         if now - lastSent >= configuration.heartbeatInterval {
             lastSent = now
