@@ -164,7 +164,7 @@ struct UploadFaultTests {
         #expect(text == "upload of f-000.bin to \(server.url("/up/f-000.bin")) failed: the server's TLS certificate is not trusted on "
             + "this machine (self-signed, expired, or from an authority it does not know); fix the server's certificate, or add "
             + "its authority to this machine's trust store (Debian: copy it into /usr/local/share/ca-certificates and run "
-            + "update-ca-certificates)")
+            + "update-ca-certificates) or name it in the op's caFile parameter")
         #expect(result.isPermanentFailure)
         #expect(!FileManager.default.fileExists(atPath: server.storedFile("/up/f-000.bin").path))
     }

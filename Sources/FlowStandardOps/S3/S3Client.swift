@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// Signed requests to one S3 target on the process's shared ``HTTPUploadClient``: what
 /// ``S3Upload`` is built from.
@@ -33,6 +34,8 @@ struct S3Client: Sendable {
     let objectHeaders: [(String, String)]
     /// For time-limit messages.
     let timeout: Double
+    /// TLS settings other than the client's (``CertificateAuthorityFile``), `nil` for its own.
+    var tls: TLSConfiguration? = nil
 
     /// Sends one signed request and returns the answer, whatever its status.
     ///
@@ -79,12 +82,13 @@ struct S3Client: Sendable {
         if !query.isEmpty { url += "?" + SigV4Signer.canonicalQuery(query) }
         do {
             if case .file(let upload) = body {
-                return try await upload.send(url: url, method: method, headers: httpHeaders, on: HTTPUploadClient.shared, deadline: deadline,
-                                             keeping: Self.answerLimit)
+                return try await upload.send(url: url, method: method, headers: httpHeaders, on: HTTPUploadClient.shared, tls: tls,
+                                             deadline: deadline, keeping: Self.answerLimit)
             }
             var request = HTTPClientRequest(url: url)
             request.method = method
             request.headers = httpHeaders
+            request.tlsConfiguration = tls
             if let inMemory { request.body = .bytes(inMemory) }
             return try await HTTPUploadClient.execute(request, length: inMemory?.readableBytes ?? 0, deadline: deadline,
                                                       keeping: Self.answerLimit)

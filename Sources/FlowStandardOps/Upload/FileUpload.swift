@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// One upload of a file on disk: an optional prefix, the file's first `size` bytes, an optional
 /// suffix (a multipart POST's head and tail around the file), streamed with backpressure.
@@ -36,9 +37,9 @@ struct FileUpload: Sendable {
     /// Sends the request with this body on `client`; cancelling the calling task cancels it.
     ///
     /// - Parameter keeping: how many bytes of the answer's body to keep in ``Answer/excerpt``.
-    func send(url: String, method: HTTPMethod, headers: HTTPHeaders, on client: HTTPClient, deadline: NIODeadline,
-              keeping: Int = 200) async throws -> Answer {
-        var request = try HTTPClient.Request(url: url, method: method, headers: headers)
+    func send(url: String, method: HTTPMethod, headers: HTTPHeaders, on client: HTTPClient, tls: TLSConfiguration? = nil,
+              deadline: NIODeadline, keeping: Int = 200) async throws -> Answer {
+        var request = try HTTPClient.Request(url: url, method: method, headers: headers, tlsConfiguration: tls)
         let loop = client.eventLoopGroup.next()
         request.body = .stream(contentLength: length) { [self] writer in
             writeBody(to: writer, on: loop)

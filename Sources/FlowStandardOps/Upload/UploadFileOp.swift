@@ -1,6 +1,7 @@
 import Flow
 import Foundation
 import NIOCore
+import NIOSSL
 
 /// Uploads one file to an HTTP or HTTPS server or to S3-compatible object storage: the group op
 /// of the stock worker's main job (`ListFilesOp` then a group of `UploadFileOp`).
@@ -24,6 +25,10 @@ import NIOCore
 ///   the server already has the object with the same size (`Content-Length`), as `rclone copy`
 ///   does; the output is the object's URL all the same. Any other answer (404, another size, a
 ///   server that refuses `HEAD`) uploads the file.
+/// - `caFile` (string, optional): a PEM file of certificate authorities to trust besides the
+///   machine's own, for an HTTPS server (or S3 endpoint) whose certificate a private authority
+///   signed, as `curl --cacert` takes one. It is read on the machine that runs the op; a missing
+///   file, or one without a certificate, fails the op at once, naming it.
 ///
 /// Requests go through the process's one AsyncHTTPClient with a connection pool per host. A file
 /// on disk is streamed with backpressure, `PUT` and multipart `POST` alike, with no temporary
@@ -73,6 +78,8 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     public let timeout: Double
     /// Whether a file the server already has with the same size is left alone.
     public let skipsExisting: Bool
+    /// A PEM file of certificate authorities trusted besides the machine's own, `nil` for none.
+    public let caFile: String?
     /// Where files go when the URL is `s3://…`, `nil` for HTTP(S).
     public let s3Target: S3Target?
     /// The S3 parameters as the flow gave them, sent to workers as they are so that each worker
@@ -91,14 +98,16 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     ///   - source: who reads the file.
     ///   - timeout: the most the upload may take, in seconds.
     ///   - skipExisting: whether a file the server already has with the same size is left alone.
+    ///   - caFile: a PEM file of certificate authorities to trust besides the machine's own.
     public init(baseURL: URL, method: Method = .put, headers: [String: String] = [:], source: Source = .worker, timeout: Double = 300,
-                skipExisting: Bool = false) {
+                skipExisting: Bool = false, caFile: String? = nil) {
         self.baseURL = baseURL
         self.method = method
         self.headers = headers
         self.source = source
         self.timeout = timeout
         skipsExisting = skipExisting
+        self.caFile = caFile
         s3Target = nil
         s3Parameters = [:]
     }
@@ -112,25 +121,27 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     ///   - source: who reads the file.
     ///   - timeout: the most the whole upload, all parts included, may take, in seconds.
     ///   - skipExisting: whether an object the store already has with the same size is left alone.
+    ///   - caFile: a PEM file of certificate authorities to trust besides the machine's own.
     public convenience init(s3 target: S3Target, headers: [String: String] = [:], source: Source = .worker, timeout: Double = 300,
-                            skipExisting: Bool = false) {
+                            skipExisting: Bool = false, caFile: String? = nil) {
         let given: [String: FlowValue] = [
             "url": .string(target.objectURI(key: target.keyPrefix)), "endpoint": .string(target.endpoint.absoluteString),
             "region": .string(target.region), "pathStyle": .bool(target.pathStyle), "partSize": .integer(Int64(target.partSize)),
             "partConcurrency": .integer(Int64(target.partConcurrency)),
         ]
-        self.init(s3: target, given: given, headers: headers, source: source, timeout: timeout, skipExisting: skipExisting)
+        self.init(s3: target, given: given, headers: headers, source: source, timeout: timeout, skipExisting: skipExisting, caFile: caFile)
     }
 
     /// `given`: the S3 parameters sent to workers.
     private init(s3 target: S3Target, given: [String: FlowValue], headers: [String: String], source: Source, timeout: Double,
-                 skipExisting: Bool) {
+                 skipExisting: Bool, caFile: String?) {
         baseURL = URL(string: target.objectURI(key: target.keyPrefix)) ?? URL(string: "s3://\(target.bucket)")!
         method = .put
         self.headers = headers
         self.source = source
         self.timeout = timeout
         skipsExisting = skipExisting
+        self.caFile = caFile
         s3Target = target
         s3Parameters = given
     }
@@ -148,7 +159,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             for name in Self.s3ParameterNames { given[name] = parameters[name] }
             self.init(s3: target, given: given, headers: try parameters.stringMap("headers"),
                       source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
-                      skipExisting: try parameters.bool("skipExisting", default: false))
+                      skipExisting: try parameters.bool("skipExisting", default: false), caFile: try Self.caFile(parameters))
             return
         }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
@@ -159,7 +170,15 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         self.init(
             baseURL: url, method: try parameters.choice("method", default: Method.put), headers: try parameters.stringMap("headers"),
             source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
-            skipExisting: try parameters.bool("skipExisting", default: false))
+            skipExisting: try parameters.bool("skipExisting", default: false), caFile: try Self.caFile(parameters))
+    }
+
+    /// `caFile`, when given: a non-empty path.
+    private static func caFile(_ parameters: FlowParameters) throws -> String? {
+        guard parameters["caFile"] != nil else { return nil }
+        let path = try parameters.string("caFile")
+        guard !path.isEmpty else { throw parameters.error("caFile", "must be the path of a PEM file, not empty") }
+        return path
     }
 
     /// Refuses, for an S3 target, what would put a credential in a flow file or fight the
@@ -198,7 +217,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         }
         do {
             let objectURL = try Self.objectURL(base: baseURL, name: input.name)
-            let request = UploadRequest(method: method, headers: headers, timeout: timeout)
+            let request = UploadRequest(method: method, headers: headers, timeout: timeout, tls: try tlsConfiguration())
             if skipsExisting, let size = try await request.existingSize(of: input, at: objectURL) {
                 log(message: "skipped \(input.name): the server has it already (\(size) bytes) at \(objectURL.absoluteString)")
                 set(primaryOutputParamKey, objectURL.absoluteString)
@@ -223,7 +242,8 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
                 throw FlowStandardOpError(.missingCredentials, "upload of \(input.name) to s3://\(target.bucket) failed: \(error.description)")
             }
             let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
-                                  objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout)
+                                  objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
+                                  tls: try tlsConfiguration())
             let upload = S3Upload(client: client, key: target.key(forFileNamed: input.name), retry: retryPolicy) { [weak self] line in
                 guard let self, !self.isCancelled else {
                     // The op has already reported, cancelled: its summary takes no more lines, so
@@ -250,6 +270,11 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         }
     }
 
+    /// The TLS settings for `caFile`, read on this machine; `nil` without one.
+    private func tlsConfiguration() throws -> TLSConfiguration? {
+        try caFile.map(CertificateAuthorityFile.tlsConfiguration(path:))
+    }
+
     /// The object's URL: the base, exactly one `/`, and the percent-encoded name.
     static func objectURL(base: URL, name: String) throws -> URL {
         var text = base.absoluteString
@@ -272,11 +297,14 @@ extension UploadFileOp: FlowRemoteOperation {
             parameters["source"] = .string(source.rawValue)
             parameters["timeout"] = .double(timeout)
             parameters["skipExisting"] = .bool(skipsExisting)
+            parameters["caFile"] = caFile.map(FlowValue.string)
             return parameters
         }
-        return [
+        var parameters: [String: FlowValue] = [
             "url": .string(baseURL.absoluteString), "method": .string(method.rawValue), "headers": .map(headers.mapValues(FlowValue.string)),
             "source": .string(source.rawValue), "timeout": .double(timeout), "skipExisting": .bool(skipsExisting),
         ]
+        parameters["caFile"] = caFile.map(FlowValue.string)
+        return parameters
     }
 }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// One HTTP upload on the process's shared ``HTTPUploadClient``: builds the request, streams a file
 /// from disk (or sends bytes from memory), and turns the answer into a size or a
@@ -10,6 +11,8 @@ struct UploadRequest: Sendable {
     let method: UploadFileOp.Method
     let headers: [String: String]
     let timeout: Double
+    /// TLS settings other than the client's (``CertificateAuthorityFile``), `nil` for its own.
+    var tls: TLSConfiguration? = nil
 
     /// Uploads the file and returns how many bytes of it were sent.
     ///
@@ -36,7 +39,7 @@ struct UploadRequest: Sendable {
                 }
                 let body = FileUpload(file: file, size: size, prefix: prefix, suffix: suffix)
                 answer = try await body.send(url: url.absoluteString, method: httpMethod, headers: headers,
-                                             on: HTTPUploadClient.shared, deadline: deadline)
+                                             on: HTTPUploadClient.shared, tls: tls, deadline: deadline)
             case .bytes(let bytes, let name, _):
                 size = Int64(bytes.count)
                 var body = ByteBuffer(bytes: bytes)
@@ -72,6 +75,7 @@ struct UploadRequest: Sendable {
         }
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .HEAD
+        request.tlsConfiguration = tls
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
         let response: HTTPClientResponse
         do {
@@ -92,6 +96,7 @@ struct UploadRequest: Sendable {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = httpMethod
         request.headers = headers
+        request.tlsConfiguration = tls
         request.body = .bytes(body)
         return try await HTTPUploadClient.execute(request, length: body.readableBytes, deadline: deadline, keeping: 200)
     }
@@ -118,7 +123,8 @@ struct UploadRequest: Sendable {
         if text.contains("CERTIFICATE_VERIFY_FAILED") {
             return "the server's TLS certificate is not trusted on this machine (self-signed, expired, or from an "
                 + "authority it does not know); fix the server's certificate, or add its authority to this machine's "
-                + "trust store (Debian: copy it into /usr/local/share/ca-certificates and run update-ca-certificates)"
+                + "trust store (Debian: copy it into /usr/local/share/ca-certificates and run update-ca-certificates) "
+                + "or name it in the op's caFile parameter"
         }
         return nil
     }
