@@ -194,7 +194,10 @@ struct UploadFileOpTests {
             Issue.record("expected a failure, got \(result.state)")
             return
         }
-        #expect(text == "cannot read \(missing): No such file or directory")
+        // Where it was looked for: on a cluster the paths come from the coordinator's folder, and a
+        // worker on another machine finds none of them.
+        #expect(text == "cannot read \(missing): No such file or directory (looked for on \(ProcessInfo.processInfo.hostName), the "
+            + "machine running the op; for files only the coordinator's machine has, give the op source: coordinator)")
         #expect(result.logLines.contains(text))
         #expect(throws: FlowStandardOpError.self) { try UploadFileSource.coordinatorElement(forPath: missing) }
         do {

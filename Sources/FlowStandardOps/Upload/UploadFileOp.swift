@@ -227,9 +227,20 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             log(message: "uploaded \(input.name) (\(size) bytes) -> \(objectURL.absoluteString) in \(DurationText.elapsed(since: started)) s")
             set(primaryOutputParamKey, objectURL.absoluteString)
         } catch let error as FlowStandardOpError {
+            let error = Self.withWhereItWasRead(error, input)
             log(message: error.message)
             throw error
         }
+    }
+
+    /// A path the op could not find says where it looked: on a cluster, `ListFilesOp` lists the
+    /// coordinator's folder, and a worker on another machine finds none of those paths, which
+    /// `No such file or directory` alone does not explain.
+    static func withWhereItWasRead(_ error: FlowStandardOpError, _ input: FileInput) -> FlowStandardOpError {
+        guard error.code == .unreadableFile, case .path(let path, _) = input, error.message == "cannot read \(path): \(String(cString: strerror(ENOENT)))"
+        else { return error }
+        return FlowStandardOpError(.unreadableFile, error.message + " (looked for on \(ProcessInfo.processInfo.hostName), the machine running "
+                                   + "the op; for files only the coordinator's machine has, give the op source: coordinator)")
     }
 
     /// Uploads to S3 with credentials found on this machine.
@@ -265,6 +276,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             log(message: "uploaded \(input.name) (\(outcome.size) bytes) -> \(upload.objectURI) in \(DurationText.elapsed(since: started)) s\(parts)")
             set(primaryOutputParamKey, upload.objectURI)
         } catch let error as FlowStandardOpError {
+            let error = Self.withWhereItWasRead(error, input)
             log(message: error.message)
             throw error
         }
