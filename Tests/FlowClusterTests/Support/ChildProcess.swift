@@ -1,3 +1,4 @@
+import FlowTestSupport
 import Foundation
 import Testing
 
@@ -44,7 +45,10 @@ final class ChildProcess: @unchecked Sendable {
         collect(outPipe.fileHandleForReading, intoStdout: true)
         collect(errPipe.fileHandleForReading, intoStdout: false)
         do {
-            try process.run()
+            // Tied to the test process: a killed test run leaves no worker or coordinator behind
+            // (a standing worker would wait for its next coordinator for good). The signal mask
+            // stays this thread's, as before.
+            try ProcessLaunch.run(process, unblockingSignals: false)
         } catch {
             outPipe.fileHandleForReading.readabilityHandler = nil
             errPipe.fileHandleForReading.readabilityHandler = nil
