@@ -19,11 +19,16 @@ struct ClusterRunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("With --bind: wait until N workers have joined before the flow starts (at most --worker-timeout seconds).", valueName: "N"))
     var minWorkers: Int = 0
 
+    /// `--workers` when not given.
+    static let defaultWorkers = 2
+    /// `--concurrency` when not given.
+    static let defaultConcurrency = 4
+
     @Option(name: .long, help: "Local workers to start (without --bind).")
-    var workers: Int = 2
+    var workers: Int = Self.defaultWorkers
 
     @Option(name: .long, help: "Tasks each local worker runs at once.")
-    var concurrency: Int = 4
+    var concurrency: Int = Self.defaultConcurrency
 
     @Option(name: .long, help: ArgumentHelp("Seconds a task waits for a worker that offers its op.", valueName: "SECONDS"))
     var workerTimeout: Double = 30
@@ -87,6 +92,23 @@ struct ClusterRunOptions: ParsableArguments {
         guard let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY"),
               let authorized = CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS") else { return nil }
         return FlowCoordinator.CurveServer(keyPair: try CurveKeyFile.read(at: key), authorizedKeys: try AuthorizedKeys.read(at: authorized))
+    }
+
+    /// The options that say where a run's workers come from, as given (defaults left out), for
+    /// the command that resumes it: `--bind` with its CURVE files, `--insecure` and
+    /// `--min-workers`, or a local cluster's `--workers` and `--concurrency`. CURVE files that
+    /// came from the environment stay there.
+    var workerArguments: [String] {
+        guard let bind else {
+            return (workers == Self.defaultWorkers ? [] : ["--workers", String(workers)])
+                + (concurrency == Self.defaultConcurrency ? [] : ["--concurrency", String(concurrency)])
+        }
+        var arguments = ["--bind", bind]
+        if let curveKey { arguments += ["--curve-key", curveKey] }
+        if let authorizedKeys { arguments += ["--authorized-keys", authorizedKeys] }
+        if insecure { arguments.append("--insecure") }
+        if minWorkers > 0 { arguments += ["--min-workers", String(minWorkers)] }
+        return arguments
     }
 
     /// The authorised-keys file, for SIGHUP.

@@ -59,7 +59,7 @@ struct RunCommand: AsyncParsableCommand {
         try await RunExecution.execute(options: options, load: load) { definition in
             do {
                 let record = try RunJournal.create(at: path, runID: runID, flowFile: flowFile, flowText: text, definition: definition)
-                CommandLineLogging.printDiagnostic("run \(runID); journal \(path) (resume it with: flow-coordinator resume \(ResumeHint.argument(runID: runID, journal: path)))")
+                CommandLineLogging.printDiagnostic("run \(runID); journal \(path) (resume it with: \(ResumeHint.command(runID: runID, journal: path, options: options)))")
                 return .success(record)
             } catch {
                 CommandLineLogging.printError("cannot start the run's journal: \(error)")

@@ -115,7 +115,7 @@ enum RunExecution {
         case .failure(let error):
             run.stop()
             CommandLineLogging.printError(String(describing: error))
-            end(journal, .interrupted, code: 3)
+            end(journal, .interrupted, code: 3, options: options)
             throw ExitCode(3)
         }
         run.flow.setProgressHandler { event in
@@ -132,7 +132,7 @@ enum RunExecution {
             run.stop()
             progress.stop()
             CommandLineLogging.printError("fewer than \(options.minWorkers) worker(s) joined within \(options.workerTimeout) s (--min-workers); start workers with flow-worker --connect ENDPOINT")
-            end(journal, .interrupted, code: 3)
+            end(journal, .interrupted, code: 3, options: options)
             throw ExitCode(3)
         }
         let startedAt = Date()
@@ -158,7 +158,7 @@ enum RunExecution {
             case .failed: state = run.flow.isCancelled ? .interrupted : .failed
             case .clusterError: state = .interrupted
             }
-            end(journal, state, code: outcome.rawValue)
+            end(journal, state, code: outcome.rawValue, options: options)
         }
         // After the cluster has stopped: the timeline shows the workers leaving.
         if let timeline, let path = options.timeline {
@@ -208,7 +208,7 @@ enum RunExecution {
 
     /// Records the run's end; a journal that cannot be written is reported, not fatal: the run
     /// itself is over.
-    private static func end(_ journal: RunJournal?, _ state: RunJournalInfo.State, code: Int32) {
+    private static func end(_ journal: RunJournal?, _ state: RunJournalInfo.State, code: Int32, options: ClusterRunOptions) {
         guard let journal else { return }
         do {
             try journal.finish(state, exitCode: code)
@@ -216,6 +216,6 @@ enum RunExecution {
             CommandLineLogging.printError("the run's journal is incomplete: \(error)")
             return
         }
-        if let hint = ResumeHint.afterEnd(runID: journal.runID, journal: journal.path, state) { CommandLineLogging.printDiagnostic(hint) }
+        if let hint = ResumeHint.afterEnd(runID: journal.runID, journal: journal.path, options: options, state) { CommandLineLogging.printDiagnostic(hint) }
     }
 }

@@ -143,7 +143,7 @@ extension ClusterIntegrationTests {
                 let runID = try #require(stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
                 #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n3\n")
                 // Its last line says how to run the failed elements again.
-                #expect(stderr.contains("run \(runID) failed; run its failed elements again with: flow-coordinator resume \(runID) --retry-failed\n"), "\(stderr)")
+                #expect(stderr.contains("run \(runID) failed; run its failed elements again with: flow-coordinator resume \(runID) --workers 1 --retry-failed\n"), "\(stderr)")
                 #expect(try await Self.runsLine(cluster).contains(" failed "))
 
                 // A failed run is over: plain resume does nothing and keeps its code.
@@ -225,12 +225,13 @@ extension ClusterIntegrationTests {
                 let journal = cluster.path("it's a run.sqlite")
                 let (log, stderr) = try await Self.failedRun(cluster, items: [1, 2, 3], failing: 2, journal: journal)
                 let quoted = "'" + journal.replacingOccurrences(of: "'", with: "'\\''") + "'"
-                #expect(stderr.contains("(resume it with: flow-coordinator resume \(quoted))"), "\(stderr)")
+                // With the run's own --workers 1: it resumes on the same kind of cluster.
+                #expect(stderr.contains("(resume it with: flow-coordinator resume \(quoted) --workers 1)"), "\(stderr)")
                 let command = try #require(stderr.firstMatch(of: /failed; run its failed elements again with: (flow-coordinator resume .*)\n/)?.1)
-                #expect(command == "flow-coordinator resume \(quoted) --retry-failed")
+                #expect(command == "flow-coordinator resume \(quoted) --workers 1 --retry-failed")
 
                 let binary = ClusterScope.productsDirectory.path
-                let resumed = try cluster.startSystem("/bin/sh", ["-c", "PATH='\(binary)':$PATH " + command + " --quiet --workers 1"], label: "pasted")
+                let resumed = try cluster.startSystem("/bin/sh", ["-c", "PATH='\(binary)':$PATH " + command + " --quiet"], label: "pasted")
                 #expect(await resumed.waitForExit(timeout: 60) == .exit(0), "\(resumed.transcript)")
                 #expect(try String(contentsOfFile: log, encoding: .utf8) == "1\n2\n2\n3\n")
             }

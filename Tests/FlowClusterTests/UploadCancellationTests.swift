@@ -32,6 +32,7 @@ extension ClusterIntegrationTests {
                 let endpoint = "tcp://127.0.0.1:\(port)"
                 let worker = try cluster.worker(connect: endpoint, name: "w1", concurrency: 64)
                 var inFlightSeen: [Int] = []
+                var lastResume = ""
                 for round in 1...50 {
                     let before = try server.stats().puts
                     let coordinator = try cluster.coordinator(["run", flowFile, "--bind", endpoint, "--min-workers", "1", "--quiet"],
@@ -48,16 +49,24 @@ extension ClusterIntegrationTests {
                     coordinator.send(SIGINT)
                     let end = await coordinator.waitForExit(timeout: 20)
                     #expect(end == .exit(1), "round \(round): \(coordinator.transcript)")
-                    // The last thing an interrupted run says is how to go on (a run that ended by
-                    // itself, reported just below, says nothing of the kind).
+                    // The last thing an interrupted run says is how to go on, on the same standing
+                    // worker (a run that ended by itself, reported just below, says nothing of the kind).
                     let runID = try #require(coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
-                    #expect(endedEarly || coordinator.stderr.contains(
-                        "run \(runID) stopped before its end; go on where it stopped with: flow-coordinator resume \(runID)\n"),
+                    let resume = "flow-coordinator resume \(runID) --bind \(endpoint) --min-workers 1"
+                    lastResume = resume
+                    #expect(coordinator.stderr.contains("(resume it with: \(resume))"), "round \(round): \(coordinator.stderr)")
+                    #expect(endedEarly || coordinator.stderr.contains("run \(runID) stopped before its end; go on where it stopped with: \(resume)\n"),
                             "round \(round): \(coordinator.stderr)")
                     #expect(!endedEarly, "round \(round): the run ended by itself with \(puts - before) uploads at the server\n\(coordinator.transcript)")
                     try #require(worker.isRunning, "round \(round): the worker died\n\(worker.transcript)")
                 }
                 #expect(inFlightSeen.allSatisfy { $0 == 64 }, "uploads in flight when cancelled: \(inFlightSeen)")
+                // The last round's command, pasted as printed, finishes that run on the standing
+                // worker, not on local workers of its own.
+                let binary = ClusterScope.productsDirectory.path
+                let pasted = try cluster.startSystem("/bin/sh", ["-c", "PATH='\(binary)':$PATH \(lastResume) --quiet"], label: "pasted")
+                #expect(await pasted.waitForExit(timeout: 60) == .exit(0), "\(pasted.transcript)")
+                #expect(pasted.stdout.contains("@ w1]") && !pasted.stdout.contains("@ worker-1]"), "\(pasted.stdout.suffix(2_000))")
                 #expect(!worker.stderr.contains("Fatal error"), "\(worker.stderr)")
                 let end = await worker.terminate()
                 #expect(end == .exit(0), "the worker must still drain and exit cleanly\n\(worker.transcript)")
