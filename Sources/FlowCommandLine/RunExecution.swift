@@ -33,7 +33,7 @@ enum RunExecution {
             throw ExitCode(2)
         }
         if let bind = options.bind, clusterOptions.curve == nil, !CurveOptions.isLocal(bind) {
-            CommandLineLogging.printError("warning: --insecure: \(bind) takes plaintext workers from anywhere; anyone who reaches it can join and read the buckets")
+            CommandLineLogging.printDiagnostic("warning: --insecure: \(bind) takes plaintext workers from anywhere; anyone who reaches it can join and read the buckets")
         }
         for (flag, path) in [("--json", options.json), ("--timeline", options.timeline)] {
             if let path, let problem = ReportPath.problem(path) {
@@ -111,7 +111,11 @@ enum RunExecution {
         if let journal { run.flow.setJournal(journal) }
         switch started {
         case .success(let endpoint):
-            if options.bind != nil { progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(endpoint)") }
+            if options.bind != nil {
+                let connect = WorkerEndpoint.toConnect(bound: endpoint)
+                let which = connect == endpoint ? "" : " (this machine's name; any address of it that the workers reach will do)"
+                progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(connect)\(which)")
+            }
         case .failure(let error):
             run.stop()
             CommandLineLogging.printError(String(describing: error))
