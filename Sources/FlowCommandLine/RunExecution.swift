@@ -114,7 +114,9 @@ enum RunExecution {
             if options.bind != nil {
                 let connect = WorkerEndpoint.toConnect(bound: endpoint)
                 let which = connect == endpoint ? "" : " (this machine's name; any address of it that the workers reach will do)"
-                progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(connect)\(which)")
+                // With CURVE, the coordinator's public key too (Z85 has no quote, but has & and *).
+                let keys = clusterOptions.curve.map { " --curve-key WORKER.key --coordinator-key '\($0.keyPair.publicKey)'" } ?? ""
+                progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(connect)\(keys)\(which)")
             }
         case .failure(let error):
             run.stop()

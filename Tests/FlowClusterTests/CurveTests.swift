@@ -59,6 +59,8 @@ extension ClusterIntegrationTests {
                 let file = try cluster.write("secrets.yaml", Self.flow)
                 let coordinator = try Self.curveCoordinator(cluster, file, authorized: authorized, minWorkers: 1, workerTimeout: 30)
                 let endpoint = try await coordinator.listeningEndpoint()
+                #expect(coordinator.stderr.contains("start workers with: flow-worker --connect \(endpoint) --curve-key WORKER.key "
+                                                    + "--coordinator-key '\(coordinatorKey)'"), "the key workers need: \(coordinator.stderr)")
                 // A stranger's key, a plaintext worker, and a worker that trusts the wrong coordinator key.
                 let stranger = try Self.curveWorker(cluster, endpoint, name: "stranger", key: "stranger.key", coordinatorKey: coordinatorKey)
                 let plaintext = try cluster.worker(connect: endpoint, name: "plaintext")
