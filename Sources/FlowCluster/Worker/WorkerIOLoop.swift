@@ -61,6 +61,11 @@ struct WorkerIOLoop {
             return error
         }
         logger.info("connecting to \(configuration.endpoint) as \(configuration.name) with \(configuration.concurrency) slots")
+        if let problem = WorkerEndpoint.resolutionProblem(configuration.endpoint) {
+            // libzmq would only retry in silence; the worker goes on trying too (the name may
+            // appear later, as a service's does), but says why nothing answers.
+            logger.warning("\(problem); still trying, in case the name appears later")
+        }
         var machine = WorkerStateMachine(
             configuration: .init(ready: ready, slots: configuration.concurrency, heartbeatInterval: configuration.heartbeatInterval,
                                  liveness: configuration.liveness,
