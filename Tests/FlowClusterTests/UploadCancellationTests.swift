@@ -10,8 +10,11 @@ extension ClusterIntegrationTests {
     /// Linux once crashed a worker here (`EasyHandle.swift: 'try!'`), which AsyncHTTPClient must not.
     @Suite struct CancellingUploads {
         @Test func cancellingAGroupWith64UploadsInFlight50TimesNeverCrashesAProcess() async throws {
-            // Every upload stalls at the server, so all 64 are in flight when the run is cancelled.
-            let server = try FaultyHTTPServer(rules: [.init(kind: "stall", seconds: 3)])
+            // The server holds each upload of the 50 rounds for a minute, so all 64 are in flight
+            // when a run is cancelled however slowly this machine gets to it (a 3 s stall once let
+            // a loaded machine's run finish first); a held request ends when its client closes.
+            // The 51st try of each file, the resume's, goes through.
+            let server = try FaultyHTTPServer(rules: [.init(kind: "hold", first: 50, seconds: 60)])
             defer { server.stop() }
             try await withCluster { cluster in
                 let folder = cluster.path("files")

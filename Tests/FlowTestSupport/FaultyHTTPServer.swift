@@ -15,7 +15,8 @@ import FoundationNetworking
 public final class FaultyHTTPServer: @unchecked Sendable {
     /// One fault; the first rule whose selectors all match a `PUT` acts on it.
     public struct Rule: Encodable, Sendable {
-        /// `503`, `403`, `reset-before`, `reset-during` or `stall`.
+        /// `503`, `403`, `reset-before`, `reset-during`, `stall` (before reading the body) or `hold`
+        /// (after it, until the client closes or `seconds` pass).
         public var kind: String
         /// Every Nth `PUT`, counting all of them from 1.
         public var every: Int?
@@ -25,7 +26,7 @@ public final class FaultyHTTPServer: @unchecked Sendable {
         public var names: [String]?
         /// For `503`: the `Retry-After` seconds sent.
         public var retryAfter: Int?
-        /// For `stall`: how long the request is held.
+        /// For `stall` and `hold`: how long the request is held.
         public var seconds: Double?
 
         public init(kind: String, every: Int? = nil, first: Int? = nil, names: [String]? = nil, retryAfter: Int? = nil,

@@ -10,7 +10,10 @@ RULES_JSON is a list of rules tried in order for each PUT; the first that matche
   {"kind": "503", "retryAfter": 1, "first": 1}       the first try of every path
   {"kind": "reset-before", "every": 7}              reset the connection before reading the body
   {"kind": "reset-during", "every": 5}              read half the body, then reset
-  {"kind": "stall", "seconds": 30, "first": 1}      hold the request that long before answering
+  {"kind": "stall", "seconds": 30, "first": 1}      hold the request that long before reading its body
+  {"kind": "hold", "seconds": 60}                   read the body, then hold the answer that long, or
+                                                    until the client closes the connection (its
+                                                    thread then ends: no pile-up of held requests)
   {"kind": "403", "names": ["secret.txt"]}          refuse these file names every time
 Selectors: "every": N (global PUT counter), "first": K (the first K tries of each path),
 "names": [...] (file names). A rule with several selectors needs all of them.
@@ -20,6 +23,7 @@ GET /_stats answers JSON: {"puts": n, "byPath": {path: tries}, "stored": {path: 
 """
 import json
 import os
+import select
 import socket
 import struct
 import sys
@@ -77,6 +81,29 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.answer(404, b"not found")
 
+    def hold(self, seconds):
+        """Waits `seconds`; False as soon as the client closes its end (it gave up)."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            if readable:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):
+                        return False
+                except (OSError, ValueError):
+                    return False
+        return True
+
+    def store(self, body):
+        target = os.path.join(ROOT, self.path.lstrip("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target + ".partial", "wb") as out:
+            out.write(body)
+        os.replace(target + ".partial", target)
+        with LOCK:
+            STATS["stored"][self.path] = len(body)
+        self.answer(201)
+
     def do_PUT(self):
         length = int(self.headers.get("Content-Length", "0"))
         name = os.path.basename(self.path)
@@ -97,6 +124,12 @@ class Handler(BaseHTTPRequestHandler):
                 if kind == "reset-during":
                     self.rfile.read(length // 2)
                     return self.reset()
+                if kind == "hold":
+                    body = self.rfile.read(length)
+                    if not self.hold(rule.get("seconds", 30)):
+                        self.close_connection = True
+                        return
+                    return self.store(body)
                 if kind == "stall":
                     deadline = time.time() + rule.get("seconds", 30)
                     while time.time() < deadline:
