@@ -8,12 +8,10 @@ public enum WorkerEndpoint {
     /// `tcp://*:5555`) becomes this machine's name, which other machines can reach, where the
     /// wildcard is reachable from none; any other endpoint is given as it is.
     public static func toConnect(bound endpoint: String, hostName: String = ProcessInfo.processInfo.hostName) -> String {
-        guard endpoint.hasPrefix("tcp://") else { return endpoint }
-        let address = endpoint.dropFirst("tcp://".count)
-        for wildcard in ["0.0.0.0:", "[::]:", "*:"] where address.hasPrefix(wildcard) {
-            return "tcp://\(hostName):" + address.dropFirst(wildcard.count)
+        guard let host = host(of: endpoint), ["0.0.0.0", "::", "*"].contains(host), let colon = endpoint.lastIndex(of: ":") else {
+            return endpoint
         }
-        return endpoint
+        return "tcp://\(hostName)" + endpoint[colon...]
     }
 
     /// Why the host of a `tcp://` endpoint cannot be looked up now (`cannot resolve the host
@@ -31,8 +29,8 @@ public enum WorkerEndpoint {
     }
 
     /// The host of a `tcp://` endpoint: what follows a source address (`eth0;host`), without the
-    /// port and without brackets.
-    static func host(of endpoint: String) -> String? {
+    /// port and without brackets; `nil` for another transport.
+    public static func host(of endpoint: String) -> String? {
         guard endpoint.hasPrefix("tcp://") else { return nil }
         var address = String(endpoint.dropFirst("tcp://".count))
         if let semicolon = address.lastIndex(of: ";") { address = String(address[address.index(after: semicolon)...]) }

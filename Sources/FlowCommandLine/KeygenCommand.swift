@@ -40,15 +40,8 @@ enum CurveOptions {
     /// loopback address.
     static func isLocal(_ endpoint: String) -> Bool {
         if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") { return true }
-        guard endpoint.hasPrefix("tcp://") else { return false }
-        var host = String(endpoint.dropFirst("tcp://".count))
-        if host.hasPrefix("[") {
-            host = String(host.dropFirst().prefix { $0 != "]" })
-        } else if let colon = host.lastIndex(of: ":") {
-            host = String(host[..<colon])
-        }
-        // `tcp://eth0;192.168.1.2:5555` binds from a source: the part after `;` is the address.
-        if let semicolon = host.lastIndex(of: ";") { host = String(host[host.index(after: semicolon)...]) }
+        // `tcp://eth0;192.168.1.2:5555` binds from a source: the host is the part after `;`.
+        guard let host = WorkerEndpoint.host(of: endpoint) else { return false }
         return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }

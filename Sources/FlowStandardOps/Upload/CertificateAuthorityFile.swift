@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import NIOSSL
 
 /// Certificate authorities an upload trusts besides the machine's own: `UploadFileOp`'s `caFile`,

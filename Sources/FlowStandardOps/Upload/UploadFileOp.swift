@@ -181,30 +181,6 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         return path
     }
 
-    /// Refuses, for an S3 target, what would put a credential in a flow file or fight the
-    /// signature: parameters named like credentials, signing headers, and `method: POST`. The
-    /// messages never repeat the values.
-    static func refuseCredentials(in parameters: FlowParameters) throws {
-        let where_ = "credentials are read on the machine that runs the op: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and "
-            + "AWS_SESSION_TOKEN, or AWS_PROFILE with ~/.aws/credentials; remove it from the flow file"
-        for name in parameters.values.keys.sorted() {
-            let lower = name.lowercased()
-            if ["secret", "accesskey", "access_key", "credential", "password", "token"].contains(where: lower.contains) {
-                throw parameters.error(name, "cannot be given for an s3:// target: \(where_)")
-            }
-        }
-        if let method = parameters["method"], method.stringValue?.uppercased() != "PUT" {
-            throw parameters.error("method", "must be PUT (or left out) for an s3:// target: S3 takes objects by PUT")
-        }
-        if case .map(let headers) = parameters["headers"] {
-            for name in headers.keys.sorted() {
-                if ["authorization", "host", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256"].contains(name.lowercased()) {
-                    throw parameters.error("headers", "cannot set \(name) for an s3:// target: requests are signed with the \(where_)")
-                }
-            }
-        }
-    }
-
     public override var primaryInputParamKey: String { "file" }
     public override var primaryOutputParamKey: String { "url" }
 
@@ -237,53 +213,13 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     /// coordinator's folder, and a worker on another machine finds none of those paths, which
     /// `No such file or directory` alone does not explain.
     static func withWhereItWasRead(_ error: FlowStandardOpError, _ input: FileInput) -> FlowStandardOpError {
-        guard error.code == .unreadableFile, case .path(let path, _) = input, error.message == "cannot read \(path): \(String(cString: strerror(ENOENT)))"
-        else { return error }
+        guard case .path(let path, _) = input, error == RegularFile.failure(path, ENOENT) else { return error }
         return FlowStandardOpError(.unreadableFile, error.message + " (looked for on \(ProcessInfo.processInfo.hostName), the machine running "
                                    + "the op; for files only the coordinator's machine has, give the op source: coordinator)")
     }
 
-    /// Uploads to S3 with credentials found on this machine.
-    private func upload(_ input: FileInput, to target: S3Target, started: Date) async throws {
-        do {
-            let credentials: S3Credentials
-            do {
-                credentials = try S3CredentialChain().resolve()
-            } catch {
-                throw FlowStandardOpError(.missingCredentials, "upload of \(input.name) to s3://\(target.bucket) failed: \(error.description)")
-            }
-            let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
-                                  objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
-                                  tls: try tlsConfiguration())
-            let upload = S3Upload(client: client, key: target.key(forFileNamed: input.name), retry: retryPolicy) { [weak self] line in
-                guard let self, !self.isCancelled else {
-                    // The op has already reported, cancelled: its summary takes no more lines, so
-                    // what its cleanup did (an abort, or the command to run when it failed) goes
-                    // to the process's standard error, which the coordinator shows.
-                    FileHandle.standardError.write(Data("UploadFileOp, after it was cancelled: \(line)\n".utf8))
-                    return
-                }
-                self.log(message: line)
-            }
-            let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
-            if skipsExisting, let size = try await upload.existingSize(of: input, deadline: deadline) {
-                log(message: "skipped \(input.name): the store has it already (\(size) bytes) at \(upload.objectURI)")
-                set(primaryOutputParamKey, upload.objectURI)
-                return
-            }
-            let outcome = try await upload.upload(input, deadline: deadline)
-            let parts = outcome.parts > 0 ? " (\(outcome.parts) parts)" : ""
-            log(message: "uploaded \(input.name) (\(outcome.size) bytes) -> \(upload.objectURI) in \(DurationText.elapsed(since: started)) s\(parts)")
-            set(primaryOutputParamKey, upload.objectURI)
-        } catch let error as FlowStandardOpError {
-            let error = Self.withWhereItWasRead(error, input)
-            log(message: error.message)
-            throw error
-        }
-    }
-
     /// The TLS settings for `caFile`, read on this machine; `nil` without one.
-    private func tlsConfiguration() throws -> TLSConfiguration? {
+    func tlsConfiguration() throws -> TLSConfiguration? {
         try caFile.map(CertificateAuthorityFile.tlsConfiguration(path:))
     }
 
