@@ -39,6 +39,9 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
         /// No credentials were found for a store that needs them; the message names where they
         /// were looked for.
         public static let missingCredentials = Code("missingCredentials")
+        /// An upload's object name would leave its target's prefix (`..`, `.`, an empty segment, a
+        /// leading `/`); the message names it.
+        public static let invalidName = Code("invalidName")
 
         public var description: String { name }
     }
@@ -76,7 +79,8 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
     ]
 
     /// Whether `retry` would only repeat the failure: a file or folder that cannot be read, a
-    /// program that cannot start, missing credentials, a server certificate that is not accepted,
+    /// program that cannot start, missing credentials, a server certificate that is not accepted, an
+    /// upload name that would leave its prefix,
     /// and an HTTP status other than 408, 425,
     /// 429 and 5xx. A connection error, a time limit and a program's non-zero exit are transient.
     /// An S3 error is judged by its `Code` first (``transientS3Codes``, ``permanentS3Codes``), then

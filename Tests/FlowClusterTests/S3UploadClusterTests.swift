@@ -77,6 +77,37 @@ extension ClusterIntegrationTests {
             }
         }
 
+        @Test func namesThatWouldClimbOutOfThePrefixAreRefusedAndFoldersBecomeKeys() async throws {
+            try await Self.withS3 { s3, cluster in
+                let file = try cluster.write("payload.txt", "payload")
+                let flowFile = try cluster.write("names.yaml", """
+                    flow: s3-names
+                    bucket:
+                      files:
+                        - {name: "../../escaped.txt", path: "\(file)"}
+                        - {name: "a/../../up.txt", path: "\(file)"}
+                        - {name: "/root.txt", path: "\(file)"}
+                        - {name: "a//b.txt", path: "\(file)"}
+                        - {name: "2026/01/a photo.jpg", path: "\(file)"}
+                    steps:
+                      - group:
+                          op: UploadFileOp
+                          input: files
+                          output: objects
+                          allowFailure: true
+                          with: {url: "s3://photos/up/sub", endpoint: "\(s3.endpoint)"}
+                    """)
+                let run = try cluster.start("flow-coordinator", ["run", flowFile], extraEnvironment: s3.credentialsEnvironment)
+                _ = await run.waitForExit(timeout: 120)
+                #expect(run.termination == .exit(0), "\(run.transcript)")
+                #expect(try s3.objects().keys.sorted() == ["up/sub/2026/01/a photo.jpg"])
+                #expect(try s3.object("up/sub/2026/01/a photo.jpg") == Data("payload".utf8))
+                for name in ["../../escaped.txt", "a/../../up.txt", "/root.txt", "a//b.txt"] {
+                    #expect(run.stdout.contains("refused the upload name '\(name)'"), "no refusal for \(name): \(run.stdout)")
+                }
+            }
+        }
+
         /// The README's example, as it is, against the local store.
         @Test func theExampleUploadsAFolder() async throws {
             try await Self.withS3 { s3, cluster in

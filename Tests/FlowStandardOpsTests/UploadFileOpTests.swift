@@ -81,6 +81,38 @@ struct UploadFileOpTests {
         #expect(try Data(contentsOf: server.storedFile("/nested/deeper/two words.txt")) == Data("spaced".utf8))
     }
 
+    @Test func namesThatWouldClimbOutOfThePrefixAreRefusedAndFoldersKeepTheirSlash() async throws {
+        let server = try NginxServer()
+        try server.start()
+        let folder = try TemporaryDirectory()
+        let file = folder.file("payload.txt")
+        try Data("payload".utf8).write(to: file)
+        let climbing = ["../../escaped.txt", "../sibling.txt", "./dot.txt", "a/./b.txt", "a/../../up.txt", "a//b.txt", "/root.txt",
+                        "trailing/", ".."]
+        let names = climbing + ["2026/01/a photo.jpg", "q?#%.txt"]
+        let elements = FlowValue.array(names.map { .map(["name": .string($0), "path": .string(file.path)]) })
+
+        let flow = await runFlow(bucket: ["files": elements], steps: [
+            group("UploadFileOp", input: "files", output: "urls", maxConcurrent: 4, allowFailure: true,
+                  ["url": .string(server.url("/up/sub"))]),
+        ])
+
+        #expect(flow.isSuccess, "\(flow.errorText)")
+        #expect(flow.dataBucket["urls"] as? [String] == [server.url("/up/sub/2026/01/a%20photo.jpg"), server.url("/up/sub/q%3F%23%25.txt")])
+        #expect(try Data(contentsOf: server.storedFile("/up/sub/2026/01/a photo.jpg")) == Data("payload".utf8))
+        #expect(try Data(contentsOf: server.storedFile("/up/sub/q?#%.txt")) == Data("payload".utf8))
+        // Nothing reached the server for the refused names, so nothing lies outside the prefix.
+        // (nginx logs a request after answering it: wait for the two that were sent.)
+        for _ in 0..<100 where server.accessLog().filter({ $0.method == "PUT" }).count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(server.accessLog().filter { $0.method == "PUT" }.count == 2, "\(server.accessLog().map(\.uri))")
+        let stored = FileManager.default.enumerator(atPath: server.documentRoot.path)?.compactMap { $0 as? String } ?? []
+        #expect(stored.filter { !$0.hasPrefix("up") }.isEmpty, "stored outside /up/sub: \(stored)")
+        for name in climbing {
+            #expect(flow.lines.contains { $0.contains("refused the upload name '\(name)'") }, "no refusal for \(name)")
+        }
+        #expect(flow.lines.contains { $0.contains("refused the upload name '../../escaped.txt': it has a '..' segment") })
+    }
+
     @Test func serverErrorsAreSkippedWhenTheGroupAllowsFailure() async throws {
         let server = try NginxServer()
         try server.start()

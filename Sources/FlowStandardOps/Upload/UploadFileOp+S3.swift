@@ -32,6 +32,7 @@ extension UploadFileOp {
     /// Uploads to S3 with credentials found on this machine.
     func upload(_ input: FileInput, to target: S3Target, started: Date) async throws {
         do {
+            let key = target.key(forFileNamed: try ObjectName(input.name).text)
             let credentials: S3Credentials
             do {
                 credentials = try S3CredentialChain().resolve()
@@ -41,7 +42,7 @@ extension UploadFileOp {
             let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
                                   objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
                                   tls: try tlsConfiguration())
-            let upload = S3Upload(client: client, key: target.key(forFileNamed: input.name), retry: retryPolicy) { [weak self] line in
+            let upload = S3Upload(client: client, key: key, retry: retryPolicy) { [weak self] line in
                 guard let self, !self.isCancelled else {
                     // The op has already reported, cancelled: its summary takes no more lines, so
                     // what its cleanup did (an abort, or the command to run when it failed) goes

@@ -14,7 +14,9 @@ import NIOSSL
 ///
 /// Parameters:
 /// - `url` (string, required): the base URL; the object's URL is the base, one `/`, and the
-///   file's name (percent-encoded). `s3://BUCKET/PREFIX` uploads to S3 (below).
+///   file's name (percent-encoded). `s3://BUCKET/PREFIX` uploads to S3 (below). A name given in
+///   the element (`{name, path}`) may hold folders (`2026/a.jpg`, sent with its `/`); one with an
+///   empty, `.` or `..` segment or a leading `/` fails that element, permanently.
 /// - `method` (`PUT` or `POST`, default `PUT`): `PUT` sends the file as the body; `POST` sends a
 ///   `multipart/form-data` body with the file as the field `file`.
 /// - `headers` (map of strings, optional): extra request headers, for example `Authorization`.
@@ -223,14 +225,15 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         try caFile.map(CertificateAuthorityFile.tlsConfiguration(path:))
     }
 
-    /// The object's URL: the base, exactly one `/`, and the percent-encoded name.
+    /// The object's URL: the base, exactly one `/`, and the name's segments, each percent-encoded.
+    ///
+    /// - Throws: ``FlowStandardOpError`` (``FlowStandardOpError/Code/invalidName``) for a name
+    ///   that would leave the base (`ObjectName`).
     static func objectURL(base: URL, name: String) throws -> URL {
         var text = base.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove("/")
-        let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
-        guard let url = URL(string: text + "/" + encoded) else {
+        let objectName = try ObjectName(name)
+        guard let url = URL(string: text + "/" + objectName.urlPath) else {
             throw FlowStandardOpError(.transport, "cannot make a URL from \(text) and the file name \(name)")
         }
         return url
