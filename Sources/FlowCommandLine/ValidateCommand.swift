@@ -42,7 +42,7 @@ struct ValidateCommand: AsyncParsableCommand {
         var errors = 0
         let startingBucket = definition.bucket.mapValues(\.anyValue)
         definition.forEachOperation { name, parameters, location in
-            guard standard.contains(name), let resolved = try? FlowParameterTemplate.resolve(parameters, bucket: startingBucket) else { return }
+            guard standard.contains(name), let resolved = try? standard.resolveParameters(of: name, parameters, bucket: startingBucket) else { return }
             do {
                 _ = try standard.makeOperation(named: name, parameters: resolved)
             } catch {

@@ -40,7 +40,7 @@ extension FlowOperationRegistry {
             "ShellOp",
             summary: "input (appended as last argument) -> output (stdout); runs `command` (argv list, or a string with `shell: true`), "
                 + "`env`, `timeout` s (60), `workingDirectory`",
-            primaryInputParamKey: "input", primaryOutputParamKey: "output"
+            primaryInputParamKey: "input", primaryOutputParamKey: "output", resolveParameters: ShellCommandTemplate.resolve
         ) { parameters in
             try ShellOp(parameters: parameters)
         }

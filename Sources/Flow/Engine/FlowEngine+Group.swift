@@ -23,7 +23,7 @@ extension FlowEngine {
         var resolvedPlan = plan
         if case .named(let name, let parameters) = plan.source {
             do {
-                resolvedPlan.source = .named(name, parameters: try FlowParameterTemplate.resolve(parameters, bucket: flow.dataBucket))
+                resolvedPlan.source = .named(name, parameters: try executor.resolveParameters(of: name, parameters, bucket: flow.dataBucket))
             } catch {
                 return reportUnresolved(error, operation: name, location: plan.location)
             }

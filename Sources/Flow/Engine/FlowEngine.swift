@@ -65,7 +65,7 @@ struct FlowEngine: Sendable {
         case .named(let name, let parameters):
             let bucket = flow.dataBucket
             do {
-                let resolved = try FlowParameterTemplate.resolve(parameters, bucket: bucket)
+                let resolved = try executor.resolveParameters(of: name, parameters, bucket: bucket)
                 task = FlowTask(operation: .named(name, parameters: resolved), bucket: bucket, operationName: name, location: location)
             } catch {
                 return reportUnresolved(error, operation: name, location: location)

@@ -71,10 +71,21 @@ public protocol FlowExecutor: Sendable {
     /// executor. A cluster's coordinator names its I/O thread: the engine then hands each task
     /// over and takes each result there, with no wake-up of another thread in between.
     var preferredTaskExecutor: (any TaskExecutor)? { get }
+
+    /// The parameters of the op named `name` with their `${key}` references resolved against
+    /// `bucket`; by default as ``FlowParameterTemplate`` does. An executor with a registry lets
+    /// each op resolve them its own way (``FlowOperationRegistry/resolveParameters(of:_:bucket:)``).
+    ///
+    /// - Throws: ``FlowParameterTemplate/MissingKey`` for a reference to a key the bucket lacks.
+    func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue]
 }
 
 extension FlowExecutor {
     public var preferredTaskExecutor: (any TaskExecutor)? { nil }
+
+    public func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue] {
+        try FlowParameterTemplate.resolve(parameters, bucket: bucket)
+    }
 }
 
 /// Runs ops in this process; registered names are built from a registry.
@@ -85,6 +96,10 @@ public struct FlowLocalExecutor: FlowExecutor {
     /// Creates a local executor.
     public init(registry: FlowOperationRegistry = FlowOperationRegistry()) {
         self.registry = registry
+    }
+
+    public func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue] {
+        try registry.resolveParameters(of: name, parameters, bucket: bucket)
     }
 
     public func execute(_ task: FlowTask) async -> FlowTaskResult {

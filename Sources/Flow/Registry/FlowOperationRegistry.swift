@@ -20,6 +20,12 @@ public struct FlowOperationRegistry: Sendable {
     /// error fails the task with the error's text.
     public typealias InputPreparer = @Sendable (_ parameters: [String: FlowValue], _ input: FlowValue) throws -> FlowValue
 
+    /// How an op's `${key}` references take bucket values, given its parameters as written and
+    /// the bucket; ``FlowParameterTemplate/resolve(_:bucket:)`` (the value pasted in) unless an
+    /// op needs otherwise, as `ShellOp` does for a `shell: true` command, where a pasted value
+    /// would be code.
+    public typealias ParameterResolver = @Sendable (_ parameters: [String: FlowValue], _ bucket: [String: Any]) throws -> [String: FlowValue]
+
     /// One registered op.
     public struct Entry: Sendable {
         /// The name used in flow files (`op: NAME`).
@@ -36,6 +42,8 @@ public struct FlowOperationRegistry: Sendable {
         public let placement: Placement
         /// What the coordinator does to the op's input before dispatch, if anything.
         public let prepareInput: InputPreparer?
+        /// How its `${key}` references are resolved, `nil` for ``FlowParameterTemplate``'s way.
+        public let resolveParameters: ParameterResolver?
     }
 
     private var entries: [String: Entry] = [:]
@@ -53,10 +61,12 @@ public struct FlowOperationRegistry: Sendable {
     ///   - primaryOutputParamKey: the op's group output key; likewise.
     ///   - placement: where the op runs on a cluster: a worker (the default) or the coordinator.
     ///   - prepareInput: work the coordinator does on the op's input before dispatch.
+    ///   - resolveParameters: how `${key}` references in its parameters take bucket values, when
+    ///     not pasted in as ``FlowParameterTemplate`` does.
     ///   - make: builds the op; throws ``FlowParameterError`` for bad parameters.
     public mutating func register(
         _ name: String, summary: String = "", primaryInputParamKey: String? = nil, primaryOutputParamKey: String? = nil,
-        placement: Placement = .worker, prepareInput: InputPreparer? = nil,
+        placement: Placement = .worker, prepareInput: InputPreparer? = nil, resolveParameters: ParameterResolver? = nil,
         make: @escaping @Sendable (FlowParameters) throws -> FlowOperation
     ) {
         let probe = (primaryInputParamKey == nil || primaryOutputParamKey == nil)
@@ -65,7 +75,7 @@ public struct FlowOperationRegistry: Sendable {
             name: name,
             primaryInputParamKey: primaryInputParamKey ?? probe?.primaryInputParamKey ?? "",
             primaryOutputParamKey: primaryOutputParamKey ?? probe?.primaryOutputParamKey ?? "",
-            summary: summary, make: make, placement: placement, prepareInput: prepareInput
+            summary: summary, make: make, placement: placement, prepareInput: prepareInput, resolveParameters: resolveParameters
         )
     }
 
@@ -96,6 +106,15 @@ public struct FlowOperationRegistry: Sendable {
 
     /// The entry registered under `name`.
     public func entry(named name: String) -> Entry? { entries[name] }
+
+    /// The parameters of the op registered as `name` with their `${key}` references resolved
+    /// against `bucket`, the op's own way (``Entry/resolveParameters``) or
+    /// ``FlowParameterTemplate``'s.
+    ///
+    /// - Throws: ``FlowParameterTemplate/MissingKey`` for a reference to a key the bucket lacks.
+    public func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue] {
+        try (entries[name]?.resolveParameters ?? FlowParameterTemplate.resolve)(parameters, bucket)
+    }
 
     /// Builds an op.
     ///

@@ -13,6 +13,12 @@ public enum FlowParameterTemplate {
         /// The parameter that referenced it.
         public let parameter: String
 
+        /// Creates the error for `key`, referenced by `parameter`.
+        public init(key: String, parameter: String) {
+            self.key = key
+            self.parameter = parameter
+        }
+
         public var description: String {
             "can't find <\(key)> in data bucket (referenced by parameter '\(parameter)' as ${\(key)})"
         }
@@ -28,6 +34,11 @@ public enum FlowParameterTemplate {
             resolved[name] = try resolve(value, parameter: name, bucket: bucket)
         }
         return resolved
+    }
+
+    /// A bucket value as a reference embedded in text prints it.
+    public static func printedForm(of value: Any) -> String {
+        String(describing: value)
     }
 
     private static func containsReference(_ value: FlowValue) -> Bool {
@@ -70,7 +81,7 @@ public enum FlowParameterTemplate {
             output += rest[..<start.lowerBound]
             let key = String(rest[start.upperBound..<end])
             guard let value = bucket[key] else { throw MissingKey(key: key, parameter: parameter) }
-            output += String(describing: value)
+            output += printedForm(of: value)
             rest = rest[rest.index(after: end)...]
         }
         return .string(output + rest)

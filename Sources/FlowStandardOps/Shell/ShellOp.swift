@@ -11,7 +11,10 @@ import Foundation
 /// Parameters:
 /// - `command` (list of strings, required): argv; the program is looked up in `PATH` unless it
 ///   contains a `/`. With `shell: true` it may be a single string (a list is joined with spaces).
-/// - `shell` (bool, default false): run `command` with `/bin/sh -c`.
+/// - `shell` (bool, default false): run `command` with `/bin/sh -c`. A `${key}` in such a command
+///   is never pasted into the script: the value reaches the shell as the environment variable
+///   `FLOW_VAR_key`, referenced quoted where the `${key}` stood, so it is one word of text
+///   whatever it holds (`$(…)`, `;`, quotes). Write `$${NAME}` for the shell's own variables.
 /// - `env` (map of strings, optional): added to the worker's environment; values may reference
 ///   bucket values (`"${key}"`), resolved before the op is built.
 /// - `timeout` (seconds, default 60): past it the program's process group gets SIGTERM, then

@@ -1,0 +1,9 @@
+import Flow
+
+extension FlowCoordinator {
+    /// Resolves an op's `${key}` references the way its registry entry says (a `shell: true`
+    /// `ShellOp` passes them as environment variables), as a run in one process does.
+    public func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue] {
+        try configuration.registry.resolveParameters(of: name, parameters, bucket: bucket)
+    }
+}
