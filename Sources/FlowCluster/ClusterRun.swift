@@ -80,7 +80,7 @@ public final class ClusterRun: @unchecked Sendable {
 
     /// The coordinator's configuration for `options`, on a private endpoint without `bind`.
     static func coordinatorConfiguration(_ options: Options) -> FlowCoordinator.Configuration {
-        var configuration = FlowCoordinator.Configuration(endpoint: options.bind ?? privateEndpoint())
+        var configuration = FlowCoordinator.Configuration(endpoint: options.bind ?? PrivateEndpoint.make())
         configuration.workerTimeout = options.workerTimeout
         configuration.heartbeatInterval = options.heartbeatInterval
         configuration.liveness = options.liveness
@@ -193,14 +193,6 @@ public final class ClusterRun: @unchecked Sendable {
             pool?.stop()
             coordinator?.stop()
         }
-        if options.bind == nil { Self.removePrivateEndpoint(coordinator?.endpoint) }
-    }
-
-    /// A fresh ipc endpoint in the temporary directory (absolute: ZeroMQ resolves relative paths
-    /// against the working directory).
-    static func privateEndpoint() -> String {
-        let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        let name = "flow-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max)).sock"
-        return "ipc://" + URL(fileURLWithPath: directory).appendingPathComponent(name).path
+        if options.bind == nil { PrivateEndpoint.remove(coordinator?.endpoint) }
     }
 }

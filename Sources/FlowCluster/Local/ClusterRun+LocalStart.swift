@@ -35,7 +35,7 @@ extension ClusterRun {
             guard take() else { return }
             pool.stop()
             coordinator.stop()
-            ClusterRun.removePrivateEndpoint(coordinator.endpoint)
+            PrivateEndpoint.remove(coordinator.endpoint)
         }
     }
 
@@ -62,14 +62,8 @@ extension ClusterRun {
             return LocalStart(coordinator: coordinator, pool: pool, relay: relay, logger: logger)
         } catch {
             coordinator.stop()
-            removePrivateEndpoint(endpoint)
+            PrivateEndpoint.remove(endpoint)
             throw error
         }
-    }
-
-    /// Removes the socket file of a private `ipc://` endpoint.
-    static func removePrivateEndpoint(_ endpoint: String?) {
-        guard let endpoint, endpoint.hasPrefix("ipc://") else { return }
-        try? FileManager.default.removeItem(atPath: String(endpoint.dropFirst("ipc://".count)))
     }
 }

@@ -55,11 +55,13 @@ final class ClusterScope: @unchecked Sendable {
     // MARK: Children
 
     /// Starts a built program (`flow-coordinator`, `flow-worker`).
-    /// The environment of the scope's programs: its TMPDIR, and its own folder for run journals
+    /// The environment of the scope's programs: its TMPDIR and XDG_RUNTIME_DIR (where an embedded
+    /// run's socket file goes), and its own folder for run journals
     /// (`$XDG_STATE_HOME/flow/runs`, see ``journalFolder``).
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["TMPDIR"] = directory.path
+        environment["XDG_RUNTIME_DIR"] = directory.path
         environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
         return environment
     }
