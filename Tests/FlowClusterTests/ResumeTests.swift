@@ -201,7 +201,8 @@ extension ClusterIntegrationTests {
                 let before = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count
                 #expect(before < count, "the run finished before the kill")
 
-                let resumed = try cluster.coordinator(["resume", runID, "--quiet", "--workers", "1"], label: "resume")
+                let report = cluster.path("report.json")
+                let resumed = try cluster.coordinator(["resume", runID, "--quiet", "--workers", "1", "--json", report], label: "resume")
                 #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript.suffix(3000))")
                 let tries = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").dropFirst(before).map { line in
                     line.split(separator: " ").compactMap { Int($0) }
@@ -215,6 +216,15 @@ extension ClusterIntegrationTests {
                 #expect(first.contains(count - 1), "the last elements had never started")
                 #expect((first.min() ?? 0) > (second.max() ?? 0), "attempt 1 only past the elements that may have run")
                 #expect(resumed.stdout.contains("output size: \(count)"))
+                // The report's attempt is the one the op saw.
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+                let operations = try #require(json["operations"] as? [[String: Any]])
+                var reported: [Int: Int] = [:]
+                for operation in operations {
+                    if let index = operation["groupIndex"] as? Int, let attempt = operation["attempt"] as? Int { reported[index] = attempt }
+                }
+                #expect(second.allSatisfy { reported[$0] == 2 }, "reported attempts of elements that saw 2: \(second.sorted().prefix(8).map { reported[$0] ?? -1 })")
+                #expect(first.allSatisfy { reported[$0] == 1 }, "elements that saw attempt 1 reported otherwise")
             }
         }
 

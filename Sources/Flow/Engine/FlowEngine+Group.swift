@@ -115,6 +115,9 @@ extension FlowEngine {
         // `maxConcurrent` itself.
         let inbox = FlowResultInbox(concurrencyLimit: lookahead > 0 ? plan.maxConcurrent : nil)
         var tags: [Int: String] = [:]
+        // The try each element's op sees, where it is not the first: an element of a resumed run
+        // that may have run before (its op sees attempt 2, and so must the report).
+        var laterAttempts: [Int: Int] = [:]
         var running = 0
         func refill() {
             var tasks: [FlowTask] = []
@@ -125,6 +128,7 @@ extension FlowEngine {
                 task.timeLimit = plan.policy.timeout
                 task.retry = plan.policy.retry
                 if let index = task.groupIndex, let tag = task.groupTag { tags[index] = tag }
+                if task.mayHaveRunBefore, let index = task.groupIndex { laterAttempts[index] = task.operationAttempt }
                 tasks.append(task)
             }
             guard !tasks.isEmpty else { return }
@@ -141,7 +145,7 @@ extension FlowEngine {
             var judgedFailure = false
             for var result in results {
                 running -= 1
-                result.attempt = 1
+                result.attempt = result.groupIndex.flatMap { laterAttempts.removeValue(forKey: $0) } ?? 1
                 result.groupTag = result.groupIndex.flatMap { tags.removeValue(forKey: $0) }
                 if let stop = settle(result, at: id, accept: accept) {
                     executor.cancelAll(in: inbox)

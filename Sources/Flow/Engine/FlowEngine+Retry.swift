@@ -15,7 +15,7 @@ extension FlowEngine {
         // copy of the task to change (about 230 instructions an element, callgrind).
         if policy.retry.attempts <= 1, task.timeLimit == policy.timeout, task.retry == policy.retry {
             var result = await executor.execute(task)
-            result.attempt = task.attempt
+            result.attempt = task.operationAttempt
             return result
         }
         var task = task
@@ -25,7 +25,7 @@ extension FlowEngine {
         var random = SystemRandomNumberGenerator()
         while true {
             var result = await executor.execute(task)
-            result.attempt = task.attempt
+            result.attempt = task.operationAttempt
             let cancelled = { if case .cancelled = result.state { true } else { false } }()
             guard !result.state.isSuccess, !cancelled, !result.isPermanentFailure, task.attempt < policy.retry.attempts,
                   !Task.isCancelled else {

@@ -150,7 +150,7 @@ public struct FlowLocalExecutor: FlowExecutor {
             result = await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag, attempt: task.operationAttempt,
                                                    retry: task.retry)
         }
-        result.attempt = task.attempt
+        result.attempt = task.operationAttempt
         return result
     }
 }

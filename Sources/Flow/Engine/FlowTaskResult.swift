@@ -105,7 +105,8 @@ public struct FlowTaskResult: @unchecked Sendable {
         get { storage.fields.retryAfter }
         _modify { yield &unique.fields.retryAfter }
     }
-    /// Which try this was, from 1 (``FlowRetryPolicy``).
+    /// Which try this was, as the op saw it (``FlowOperation/attempt``), from 1: the retry
+    /// policy's count, one more for an element of a resumed run that may have run before.
     public var attempt: Int {
         get { storage.fields.attempt }
         _modify { yield &unique.fields.attempt }
