@@ -20,8 +20,11 @@ struct RunCommand: AsyncParsableCommand {
     @Argument(help: "The flow file (YAML or JSON).")
     var flowFile: String
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Override one bucket value, read as a YAML scalar (target=B, count=3).", valueName: "KEY=VALUE"))
+    @Option(name: .customLong("set"), help: ArgumentHelp("Override one bucket value, typed as YAML 1.2 types it (count=3 an integer, ok=true a bool, zip=0123 the integer 123).", valueName: "KEY=VALUE"))
     var assignments: [String] = []
+
+    @Option(name: .customLong("set-string"), help: ArgumentHelp("Override one bucket value with text, as it is (zip=0123, version=1.10).", valueName: "KEY=VALUE"))
+    var textAssignments: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Merge a JSON or YAML map into the bucket.", valueName: "FILE"))
     var bucket: String?
@@ -36,8 +39,15 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         if noJournal && journal != nil { throw ValidationError("--no-journal and --journal exclude each other") }
-        for assignment in assignments where !assignment.contains("=") || assignment.hasPrefix("=") {
-            throw ValidationError("--set takes KEY=VALUE, got '\(assignment)'")
+        for (option, list) in [("--set", assignments), ("--set-string", textAssignments)] {
+            for assignment in list where !assignment.contains("=") || assignment.hasPrefix("=") {
+                throw ValidationError("\(option) takes KEY=VALUE, got '\(assignment)'")
+            }
+        }
+        // The two lists arrive apart, so which of them came last is not known: one key, one option.
+        let typedKeys = Set(assignments.map(Self.key))
+        if let key = textAssignments.map(Self.key).first(where: typedKeys.contains) {
+            throw ValidationError("'\(key)' is given by both --set and --set-string: keep one")
         }
     }
 
@@ -86,9 +96,21 @@ struct RunCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         for assignment in assignments {
-            let parts = assignment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            definition.bucket[String(parts[0])] = FlowFileLoader.value(fromScalar: parts.count > 1 ? String(parts[1]) : "")
+            definition.bucket[Self.key(assignment)] = FlowFileLoader.value(fromScalar: Self.value(assignment))
+        }
+        for assignment in textAssignments {
+            definition.bucket[Self.key(assignment)] = .string(Self.value(assignment))
         }
         return (definition, text)
+    }
+
+    /// The KEY of KEY=VALUE.
+    private static func key(_ assignment: String) -> String {
+        String(assignment.prefix { $0 != "=" })
+    }
+
+    /// The VALUE of KEY=VALUE (everything after the first `=`).
+    private static func value(_ assignment: String) -> String {
+        assignment.firstIndex(of: "=").map { String(assignment[assignment.index(after: $0)...]) } ?? ""
     }
 }

@@ -34,4 +34,85 @@ public enum TestCommand {
         }
         return String(digest)
     }
+
+    /// What a program run by ``runMeasured(_:_:memoryCap:timeLimit:)`` did, and its peak memory.
+    public struct MeasuredResult: Sendable {
+        /// Its exit status; `nil` when a signal ended it.
+        public let status: Int32?
+        /// Its standard output.
+        public let output: String
+        /// Its standard error.
+        public let errors: String
+        /// Its highest resident set size, in bytes, as the kernel accounts it at its end.
+        public let peakResidentBytes: Int
+        /// Whether it was killed for passing `memoryCap` or `timeLimit`.
+        public let killed: Bool
+    }
+
+    /// Runs `executable` to its end and measures its peak memory (`ru_maxrss` from `wait4`, exact
+    /// where sampling `/proc` could miss a short peak).
+    ///
+    /// It is killed when its resident size passes `memoryCap` or it outlasts `timeLimit`, so that a
+    /// program gone wrong does not take the machine's memory with it.
+    ///
+    /// - Throws: when it cannot be started.
+    public static func runMeasured(_ executable: String, _ arguments: [String], memoryCap: Int = 2 << 30,
+                                   timeLimit: Double = 120) throws -> MeasuredResult {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("measured-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outputPath = folder.appendingPathComponent("stdout").path
+        let errorPath = folder.appendingPathComponent("stderr").path
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // The test's threads block most signals, which a child would inherit.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var nothingBlocked = sigset_t()
+        sigemptyset(&nothingBlocked)
+        posix_spawnattr_setsigmask(&attributes, &nothingBlocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        guard spawned == 0 else { throw TestSupportError("cannot start \(executable): \(String(cString: strerror(spawned)))") }
+
+        var status: Int32 = 0
+        var usage = rusage()
+        var killed = false
+        let deadline = Date().addingTimeInterval(timeLimit)
+        while true {
+            let waited = wait4(pid, &status, WNOHANG, &usage)
+            if waited == pid || (waited == -1 && errno != EINTR) { break }
+            if !killed, (residentBytes(of: pid) ?? 0) > memoryCap || Date() > deadline {
+                kill(pid, SIGKILL)
+                killed = true
+            }
+            usleep(10_000)
+        }
+        let exited = status & 0x7f == 0
+        return MeasuredResult(
+            status: exited ? (status >> 8) & 0xff : nil,
+            output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+            errors: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "",
+            peakResidentBytes: usage.ru_maxrss * 1024,
+            killed: killed)
+    }
+
+    /// A running process's resident size (`VmRSS` of `/proc/PID/status`), in bytes.
+    private static func residentBytes(of pid: pid_t) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return line.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }.map { $0 * 1024 }
+        }
+        return nil
+    }
 }

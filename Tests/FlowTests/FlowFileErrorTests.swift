@@ -341,8 +341,35 @@ struct FlowFileErrorTests {
         }
         lines.append("steps: [{op: A}]")
         #expect(diagnostics(lines.joined(separator: "\n")) == [
-            "f.yaml:1:1: the file expands to more than 1000000 values beyond what it writes out, through aliases ('*name'): "
-                + "write it out smaller",
+            "f.yaml:3:39: the file expands to more than 1000000 values beyond what it writes out, through aliases ('*name') "
+                + "of values such as this one: alias them fewer times, or write the file out smaller",
+        ])
+    }
+
+    @Test func aliasesOfALongTextAreRefusedPastTheByteLimit() throws {
+        // 70 copies of a 1 MiB text are few values but 70 MiB, past 64 MiB beyond the file's own.
+        let long = String(repeating: "x", count: 1 << 20)
+        func flow(copies: Int, asKeys: Bool = false) -> String {
+            let uses = asKeys
+                ? (0..<copies).map { _ in "    - *big : 1" }.joined(separator: "\n")
+                : (0..<copies).map { _ in "    - *big" }.joined(separator: "\n")
+            return "flow: x\nbucket:\n  big: &big \(long)\n  copies:\n\(uses)\nsteps: [{op: A}]"
+        }
+        let refusal = "f.yaml:3:8: the file expands to more than 64 MiB of text beyond what it writes out, through aliases ('*name') "
+            + "of values such as this one: alias them fewer times, or write the file out smaller"
+        #expect(diagnostics(flow(copies: 70)) == [refusal])
+        #expect(diagnostics(flow(copies: 70, asKeys: true)) == [refusal])
+        #expect(diagnostics(flow(copies: 60)) == [])
+
+        // A --bucket YAML file is read the same way.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bomb-\(UUID().uuidString).yaml").path
+        try "big: &big \(long)\ncopies: [\(Array(repeating: "*big", count: 70).joined(separator: ", "))]\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = try #require(throws: FlowFileError.self) { try FlowFileLoader().loadBucket(contentsOf: path) }
+        #expect(error.diagnostics.map(\.description) == [
+            "\(path):1:6: the file expands to more than 64 MiB of text beyond what it writes out, through aliases ('*name') "
+                + "of values such as this one: alias them fewer times, or write the file out smaller",
         ])
     }
 

@@ -217,11 +217,17 @@ struct FlowFileLoaderTests {
               exponent: 1e3
               flag: true
               off: no
+              version: 1.10
+              octal: 0o17
+              leadingZero: 0123
+              time: 12:30
+              infinity: -.inf
               nothing: null
               tilde: ~
               empty:
               day: 2024-05-01
               moment: 2024-05-01T12:30:00Z
+              explicitDay: !!timestamp 2024-05-01
               quotedNumber: "42"
               quotedBool: 'true'
               explicitString: !!str 7
@@ -237,12 +243,18 @@ struct FlowFileLoaderTests {
             "ratio": .double(1.5),
             "exponent": .double(1000),
             "flag": .bool(true),
-            "off": .bool(false),
+            "off": .string("no"),
+            "version": .double(1.1),
+            "octal": .integer(15),
+            "leadingZero": .integer(123),
+            "time": .string("12:30"),
+            "infinity": .double(-.infinity),
             "nothing": .null,
             "tilde": .null,
             "empty": .null,
-            "day": .date(Date(timeIntervalSince1970: 1_714_521_600)),
-            "moment": .date(Date(timeIntervalSince1970: 1_714_566_600)),
+            "day": .string("2024-05-01"),
+            "moment": .string("2024-05-01T12:30:00Z"),
+            "explicitDay": .date(Date(timeIntervalSince1970: 1_714_521_600)),
             "quotedNumber": .string("42"),
             "quotedBool": .string("true"),
             "explicitString": .string("7"),
@@ -255,9 +267,9 @@ struct FlowFileLoaderTests {
         ])
     }
 
-    /// Plain text is typed without Yams' regular expressions where that is certain
-    /// (`FlowFileReader.plainScalarTag`); wherever it answers, it answers as they do.
-    @Test func plainTextIsTypedAsYamsResolvesIt() {
+    /// Plain text is typed from its bytes (`FlowFileReader.plainScalarTag`), without regular
+    /// expressions, exactly as the core schema's patterns (`FlowCoreSchema.resolver`) type it.
+    @Test func plainTextIsTypedAsTheCoreSchemaPatternsTypeIt() {
         var samples = [
             "", "a", "i17", "file-0000001.jpg", "hello world", "é", "日本", "/tmp/x", "_x", "@x", "x:y",
             "y", "Y", "n", "N", "yes", "Yes", "YES", "yES", "no", "No", "NO", "true", "True", "TRUE", "tRUE",
@@ -266,6 +278,8 @@ struct FlowFileLoaderTests {
             "0", "1", "42", "-42", "+42", "-0", "+0", "00", "007", "08", "019", "0x1F", "0o17", "0b101", "1_000", "1:30",
             "-", "+", "--1", "1-", "12a", "1.5", "1e3", ".5", ".inf", "-.inf", ".nan", ".x", "<<", "<", "~", "=", "==",
             "2024-05-01", "2024-05-01T12:30:00Z", "9223372036854775807", "99999999999999999999", "-9223372036854775808",
+            "0123", "12:30", "1.10", "0x", "0o", "0o8", "0xG", "-0x1F", "+0o7", "1.", "-.5", "+.5e-3", "1e", "1e+", "1E5",
+            ".Inf", "-.INF", "+.inf", "-.nan", ".NaN", ".NAN", ".nAn", "1.5.5", "e3", "- 1", "1 ", "ñ1", "~~", "<<<",
         ]
         // And random text over the characters the patterns turn on.
         let alphabet = Array("0123456789-+._:<~=xeEoObBaflnrstuyYNTF ")
@@ -273,17 +287,17 @@ struct FlowFileLoaderTests {
         for _ in 0..<3000 {
             samples.append(String((0..<Int.random(in: 1...7, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
         }
-        var answered = 0
         for text in samples {
-            guard let tag = FlowFileReader.plainScalarTag(text) else { continue }
-            answered += 1
-            #expect(tag.rawValue == FlowFileReader.resolverTag(text).rawValue, "\(text.debugDescription)")
+            #expect(FlowFileReader.plainScalarTag(text).rawValue == FlowFileReader.resolverTag(text).rawValue, "\(text.debugDescription)")
         }
-        // It does answer for the usual text and numbers, not only for the odd case.
-        #expect(FlowFileReader.plainScalarTag("file-0000001.jpg")?.rawValue == "tag:yaml.org,2002:str")
-        #expect(FlowFileReader.plainScalarTag("-42")?.rawValue == "tag:yaml.org,2002:int")
-        #expect(FlowFileReader.plainScalarTag("true") == nil)
-        #expect(answered > 1000)
+        // The patterns are the core schema's, not YAML 1.1's.
+        #expect(FlowFileReader.resolverTag("yes") == .str)
+        #expect(FlowFileReader.resolverTag("0123") == .int)
+        #expect(FlowFileReader.resolverTag("12:30") == .str)
+        #expect(FlowFileReader.resolverTag("2024-05-01") == .str)
+        #expect(FlowFileReader.resolverTag("1.10") == .float)
+        #expect(FlowFileReader.resolverTag("True") == .bool)
+        #expect(FlowFileReader.resolverTag("<<") == .merge)
     }
 
     @Test func mergeKeysAndAliasesFillParameters() throws {
@@ -338,7 +352,7 @@ struct FlowFileLoaderTests {
         ("hello world", .string("hello world")),
         ("\"3\"", .string("3")),
         ("'true'", .string("true")),
-        ("2024-05-01", .date(Date(timeIntervalSince1970: 1_714_521_600))),
+        ("2024-05-01", .string("2024-05-01")),
         ("[1, x]", .array([.integer(1), .string("x")])),
         ("{a: 1}", .map(["a": .integer(1)])),
         ("", .string("")),
@@ -352,6 +366,100 @@ struct FlowFileLoaderTests {
     ])
     func valueFromScalarReadsTextAsYAMLWould(text: String, expected: FlowValue) {
         #expect(FlowFileLoader.value(fromScalar: text) == expected)
+    }
+
+    /// How values are typed, the YAML 1.2 core schema as the README's table gives it: text that
+    /// YAML 1.1 typed against a user's reading (`NO`, `off`, `0123` as octal, `12:30` as base 60,
+    /// dates) is text, or the decimal integer it reads as.
+    static let coreSchemaTable: [(String, FlowValue)] = [
+        ("0123", .integer(123)),
+        ("12:30", .string("12:30")),
+        ("NO", .string("NO")),
+        ("off", .string("off")),
+        ("yes", .string("yes")),
+        ("on", .string("on")),
+        ("1.10", .double(1.1)),
+        ("2024-01-01", .string("2024-01-01")),
+        ("0x1F", .integer(31)),
+        ("0o17", .integer(15)),
+        ("true", .bool(true)),
+        ("True", .bool(true)),
+        ("FALSE", .bool(false)),
+        ("~", .null),
+        ("null", .null),
+        (".inf", .double(.infinity)),
+        ("-.inf", .double(-.infinity)),
+        ("+12", .integer(12)),
+        ("1e3", .double(1000)),
+        ("0b101", .string("0b101")),
+        ("1_000", .string("1_000")),
+        ("=", .string("=")),
+    ]
+
+    @Test(arguments: FlowFileLoaderTests.coreSchemaTable)
+    func setAndBucketAndParametersTypeByTheCoreSchema(text: String, expected: FlowValue) throws {
+        #expect(FlowFileLoader.value(fromScalar: text) == expected, "--set v=\(text)")
+        let definition = try load("""
+            flow: typing
+            bucket:
+              v: \(text)
+            steps:
+              - op: A
+                with:
+                  v: \(text)
+            """)
+        #expect(definition.bucket["v"] == expected, "bucket: v: \(text)")
+        guard case .operation(let step) = definition.steps.first else {
+            Issue.record("not an op step: \(definition.steps)")
+            return
+        }
+        #expect(step.parameters["v"] == expected, "with: v: \(text)")
+        let bucketFile = try temporaryFile("v: \(text)\n", suffix: ".yaml")
+        defer { try? FileManager.default.removeItem(atPath: bucketFile) }
+        #expect(try FlowFileLoader().loadBucket(contentsOf: bucketFile)["v"] == expected, "--bucket v: \(text)")
+    }
+
+    @Test func notANumberIsADouble() throws {
+        for text in [".nan", ".NaN", ".NAN"] {
+            guard case .double(let value) = FlowFileLoader.value(fromScalar: text) else {
+                Issue.record("\(text) is not a double")
+                continue
+            }
+            #expect(value.isNaN)
+        }
+        #expect(FlowFileLoader.value(fromScalar: "nan") == .string("nan"))
+    }
+
+    @Test func stepKeysTypeByTheCoreSchema() throws {
+        let definition = try load("""
+            flow: keys
+            steps:
+              - op: A
+                timeout: 0x1E
+                retry: {attempts: 010, delay: 1.50, jitter: True}
+            """)
+        guard case .operation(let step) = definition.steps.first else {
+            Issue.record("not an op step: \(definition.steps)")
+            return
+        }
+        #expect(step.timeout == .seconds(30))
+        #expect(step.retry?.attempts == 10)
+        #expect(step.retry?.delay == .seconds(1.5))
+        #expect(step.retry?.jitter == true)
+        // YAML 1.1's words and base 60 are text, which these keys do not take.
+        let error = try #require(throws: FlowFileError.self) {
+            try load("""
+                flow: keys
+                steps:
+                  - op: A
+                    timeout: 1:30
+                    retry: {attempts: 3, jitter: yes}
+                """)
+        }
+        #expect(error.diagnostics.map(\.description) == [
+            "f.yaml:4:14: timeout must be a number (seconds), found the text '1:30'",
+            "f.yaml:5:34: jitter must be true or false, found the text 'yes'",
+        ])
     }
 
     @Test func loadBucketReadsYAMLAndJSONMaps() throws {

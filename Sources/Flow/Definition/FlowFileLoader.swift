@@ -85,10 +85,12 @@ public struct FlowFileLoader: Sendable {
 
     /// A value written as a YAML scalar, as `--set key=value` takes it.
     ///
-    /// `3` is an integer, `1.5` a double, `true` a bool, `null` or `~` null, `2024-05-01` a date,
-    /// `"3"` or `'3'` the text `3`, anything else text (a `#` is kept, not read as a comment). A
-    /// flow-style `[a, b]` or `{k: v}` is an array or map. Empty text, and text that is not a valid
-    /// value, is taken as it is.
+    /// Typed by the YAML 1.2 core schema, as values in flow files are (``FlowCoreSchema``): `3`
+    /// and `0123` are integers (3 and 123), `0x1F` and `0o17` too, `1.5` and `1.10` doubles, `true`
+    /// a bool, `null` or `~` null; `yes`, `off`, `12:30` and `2024-05-01` are text, as is anything
+    /// else (a `#` is kept, not read as a comment). `"3"` or `'3'` is the text `3`. A flow-style
+    /// `[a, b]` or `{k: v}` is an array or map. Empty text, and text that is not a valid value, is
+    /// taken as it is. `--set-string` takes text as it is, without this.
     ///
     /// - Parameter text: the value as typed.
     /// - Returns: the value.
@@ -102,7 +104,7 @@ public struct FlowFileLoader: Sendable {
             node = parsed
         } else {
             // Plain text is resolved without the parser, so `a: b` and `x # y` stay text.
-            node = .scalar(.init(trimmed, .implicit, .plain))
+            node = .scalar(.init(trimmed, FlowCoreSchema.implicitTag, .plain))
         }
         var reader = FlowFileReader(file: "")
         guard let value = reader.prepared(node, sourceBytes: trimmed.utf8.count).flatMap({ reader.readValue($0) }), reader.diagnostics.isEmpty else {

@@ -18,7 +18,7 @@ extension FlowFileReader {
         var failed = false
         var attempts: Int?
         if let value = fields["attempts"] {
-            if case .scalar(let scalar) = value, Self.tagName(of: value) == .int, let number = Int.construct(from: scalar), number >= 1 {
+            if case .scalar(let scalar) = value, Self.tagName(of: value) == .int, let number = Self.integer(scalar), number >= 1 {
                 attempts = number
             } else {
                 report("attempts must be an integer of at least 1 (every try, the first included), found \(Self.describe(value))", at: value)
@@ -47,7 +47,7 @@ extension FlowFileReader {
             if let seconds = readSeconds("maxDelay", value, allowZero: true) { policy.maxDelay = .seconds(seconds) } else { failed = true }
         }
         if let value = fields["jitter"] {
-            if case .scalar(let scalar) = value, Self.tagName(of: value) == .bool, let flag = Bool.construct(from: scalar) {
+            if case .scalar(let scalar) = value, Self.tagName(of: value) == .bool, let flag = FlowCoreSchema.bool(scalar.string) {
                 policy.jitter = flag
             } else {
                 report("jitter must be true or false, found \(Self.describe(value))", at: value)
@@ -67,7 +67,7 @@ extension FlowFileReader {
         if case .scalar(let scalar) = node {
             switch Self.tagName(of: node) {
             case .int:
-                if let count = Int.construct(from: scalar), count >= 0 { return .count(count) }
+                if let count = Self.integer(scalar), count >= 0 { return .count(count) }
             case .str where scalar.string.hasSuffix("%"):
                 let number = scalar.string.dropLast().trimmingCharacters(in: .whitespaces)
                 if let percent = Double(number), percent >= 0, percent <= 100 { return .percent(percent) }
@@ -119,8 +119,7 @@ extension FlowFileReader {
     private func readNumberQuietly(_ node: Yams.Node) -> Double? {
         guard case .scalar(let scalar) = node else { return nil }
         switch Self.tagName(of: node) {
-        case .int: return Int.construct(from: scalar).map(Double.init)
-        case .float: return Double.construct(from: scalar)
+        case .int, .float: return FlowCoreSchema.double(scalar.string)
         default: return nil
         }
     }

@@ -183,7 +183,7 @@ extension FlowFileReader {
     /// An integer of at least 1.
     private mutating func readPositiveInteger(_ name: String, _ node: Yams.Node) -> Int? {
         if case .scalar(let scalar) = node, Self.tagName(of: node) == .int,
-           let number = Int.construct(from: scalar), number >= 1 {
+           let number = Self.integer(scalar), number >= 1 {
             return number
         }
         report("\(name) must be an integer of at least 1, found \(Self.describe(node))", at: node)
@@ -192,10 +192,17 @@ extension FlowFileReader {
 
     /// `true` or `false`.
     private mutating func readBool(_ name: String, _ node: Yams.Node) -> Bool? {
-        if case .scalar(let scalar) = node, Self.tagName(of: node) == .bool, let flag = Bool.construct(from: scalar) {
+        if case .scalar(let scalar) = node, Self.tagName(of: node) == .bool, let flag = FlowCoreSchema.bool(scalar.string) {
             return flag
         }
         report("\(name) must be true or false, found \(Self.describe(node))", at: node)
         return nil
+    }
+}
+
+extension FlowFileReader {
+    /// A scalar's core-schema integer as an `Int`, `nil` when it is none or does not fit.
+    static func integer(_ scalar: Yams.Node.Scalar) -> Int? {
+        FlowCoreSchema.integer(scalar.string).flatMap { Int(exactly: $0) }
     }
 }

@@ -4,8 +4,9 @@ import Yams
 extension FlowFileReader {
     /// A node as a bucket or parameter value, by its resolved tag.
     ///
-    /// Quoted scalars are text whatever they look like; plain ones resolve as YAML 1.1 does
-    /// (`3` integer, `1.5` double, `true`/`yes` bool, `~`/`null` null, `2024-05-01` date).
+    /// Quoted scalars are text whatever they look like; plain ones are typed by the YAML 1.2 core
+    /// schema (``FlowCoreSchema``: `3` integer, `1.5` double, `true` bool, `~`/`null` null, and
+    /// `yes`, `0123` as 123, `12:30` and `2024-05-01` as they read); an explicit tag types its value.
     mutating func readValue(_ node: Yams.Node) -> FlowValue? {
         switch node {
         case .scalar(let scalar):
@@ -68,14 +69,14 @@ extension FlowFileReader {
         case .null:
             return .null
         case .bool:
-            if let value = Bool.construct(from: scalar) { return .bool(value) }
+            if let value = FlowCoreSchema.bool(scalar.string) { return .bool(value) }
             report("'\(scalar.string)' is not a bool: use true or false", at: node)
         case .int:
-            if let value = Int64.construct(from: scalar) { return .integer(value) }
+            if let value = FlowCoreSchema.integer(scalar.string) { return .integer(value) }
             report(
                 "'\(scalar.string)' is not an integer that fits in 64 bits: quote it to keep it as text", at: node)
         case .float:
-            if let value = Double.construct(from: scalar) { return .double(value) }
+            if let value = FlowCoreSchema.double(scalar.string) { return .double(value) }
             report("'\(scalar.string)' is not a number: quote it to keep it as text", at: node)
         case .timestamp:
             if let value = Date.construct(from: scalar) { return .date(value) }

@@ -17,6 +17,12 @@ struct FlowFileReader {
     var visitedNodes = 0
     /// The most nodes the document may have: ``nodeLimit`` more than its text has bytes.
     var nodeBudget = FlowFileReader.nodeLimit
+    /// Bytes of text (keys and values) walked so far, counting each alias use anew, against ``byteBudget``.
+    var visitedBytes = 0
+    /// The most bytes of text the document may have: ``expansionByteLimit`` more than its text has bytes.
+    var byteBudget = FlowFileReader.expansionByteLimit
+    /// The node being walked when a budget was passed, where the refusal points.
+    var overBudgetNode: Yams.Node?
 
     init(file: String, registry: FlowOperationRegistry? = nil) {
         self.file = file
@@ -110,52 +116,99 @@ struct FlowFileReader {
         return nil
     }
 
-    /// The resolved tag of a node: the explicit tag, or the one its plain text resolves to.
+    /// The resolved tag of a node: the explicit tag, or the one its plain text has in the YAML 1.2
+    /// core schema (``FlowCoreSchema``).
     static func tagName(of node: Yams.Node) -> Tag.Name {
-        // A plain scalar's tag is implicit (its unresolved tag's text is empty): Yams resolves it
-        // by trying up to seven regular expressions in turn, about 4 us a scalar (perf: 72% of
-        // reading a flow file with a 20,000-value list). Most plain text is told without them.
-        if case .scalar(let scalar) = node, scalar.tag.rawValue.isEmpty, let tag = plainScalarTag(scalar.string) {
-            return tag
+        // A plain scalar's tag is implicit (its unresolved tag's text is empty). Yams would resolve
+        // it by trying regular expressions in turn, about 4 us a scalar (perf: 72% of reading a
+        // flow file with a 20,000-value list); it is told from its bytes instead.
+        if case .scalar(let scalar) = node, scalar.tag.rawValue.isEmpty {
+            return plainScalarTag(scalar.string)
         }
         return Tag.Name(rawValue: node.tag.rawValue)
     }
 
-    /// The tag Yams' default resolver gives plain text, where it is certain without its regular
-    /// expressions; `nil` leaves the text to them.
+    /// The tag plain text has in the YAML 1.2 core schema, told from its bytes without regular
+    /// expressions; it must agree with ``FlowCoreSchema/resolver``'s patterns (its tests compare
+    /// them).
     ///
-    /// Every one of the resolver's patterns (bool, int, float, merge, null, timestamp, value)
-    /// starts with one of `-+.0123456789<~=` or is one of the words `yes`, `no`, `true`, `false`,
-    /// `on`, `off` and `null` in their spellings (five letters at most): other text is a string.
-    /// Digits alone, signed or not and without a leading zero, are the int pattern's decimal form
-    /// (the bool pattern, tried first, takes no digits).
-    static func plainScalarTag(_ text: String) -> Tag.Name? {
-        var utf8 = text.utf8.makeIterator()
-        guard let first = utf8.next() else { return nil }
-        switch first {
-        case UInt8(ascii: "y"), UInt8(ascii: "Y"), UInt8(ascii: "n"), UInt8(ascii: "N"), UInt8(ascii: "t"), UInt8(ascii: "T"),
-             UInt8(ascii: "f"), UInt8(ascii: "F"), UInt8(ascii: "o"), UInt8(ascii: "O"):
-            return text.utf8.count > 5 ? .str : nil
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"):
-            var digits = first >= UInt8(ascii: "0") ? 1 : 0
-            var leadingZero = first == UInt8(ascii: "0")
-            while let byte = utf8.next() {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                if digits == 0 { leadingZero = byte == UInt8(ascii: "0") }
-                digits += 1
+    /// Only text starting with one of `tTfFnN~<-+.0123456789`, or empty, can be anything but text.
+    static func plainScalarTag(_ text: String) -> Tag.Name {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let first = bytes.first else { return .null }
+            switch first {
+            case UInt8(ascii: "t"), UInt8(ascii: "T"), UInt8(ascii: "f"), UInt8(ascii: "F"), UInt8(ascii: "n"), UInt8(ascii: "N"):
+                guard bytes.count <= 5 else { return .str }
+                switch String(decoding: bytes, as: UTF8.self) {
+                case "true", "True", "TRUE", "false", "False", "FALSE": return .bool
+                case "null", "Null", "NULL": return .null
+                default: return .str
+                }
+            case UInt8(ascii: "~"):
+                return bytes.count == 1 ? .null : .str
+            case UInt8(ascii: "<"):
+                return bytes.count == 2 && bytes[1] == UInt8(ascii: "<") ? .merge : .str
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."):
+                return numberTag(bytes)
+            default:
+                return .str
             }
-            return digits > 0 && !(leadingZero && digits > 1) ? .int : nil
-        case UInt8(ascii: "."), UInt8(ascii: "<"), UInt8(ascii: "~"), UInt8(ascii: "="):
-            return nil
-        default:
-            return .str
         }
     }
 
-    /// The tag Yams' default resolver gives plain text through its regular expressions alone,
-    /// which ``plainScalarTag(_:)`` must agree with (its tests compare them).
+    /// `.int`, `.float` or `.str` for text that starts like a number: the core schema's
+    /// `[-+]?[0-9]+`, `0o[0-7]+`, `0x[0-9a-fA-F]+`,
+    /// `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, `[-+]?\.(inf|Inf|INF)` and
+    /// `\.(nan|NaN|NAN)`.
+    private static func numberTag(_ bytes: UnsafeBufferPointer<UInt8>) -> Tag.Name {
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        func isHexDigit(_ byte: UInt8) -> Bool {
+            isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
+        }
+        let count = bytes.count
+        if count > 2, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "o") {
+            return bytes[2...].allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "7") } ? .int : .str
+        }
+        if count > 2, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "x") {
+            return bytes[2...].allSatisfy(isHexDigit) ? .int : .str
+        }
+        var index = 0
+        let signed = bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+")
+        if signed { index += 1 }
+        if count - index == 4, bytes[index] == UInt8(ascii: ".") {
+            switch String(decoding: bytes[(index + 1)...], as: UTF8.self) {
+            case "inf", "Inf", "INF": return .float
+            case "nan", "NaN", "NAN": return signed ? .str : .float
+            default: break
+            }
+        }
+        let integerStart = index
+        while index < count, isDigit(bytes[index]) { index += 1 }
+        let integerDigits = index - integerStart
+        if index == count { return integerDigits > 0 ? .int : .str }
+        if bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let fractionStart = index
+            while index < count, isDigit(bytes[index]) { index += 1 }
+            guard integerDigits > 0 || index > fractionStart else { return .str }
+        } else if integerDigits == 0 {
+            return .str
+        }
+        if index < count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+            index += 1
+            if index < count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
+            let exponentStart = index
+            while index < count, isDigit(bytes[index]) { index += 1 }
+            guard index > exponentStart else { return .str }
+        }
+        return index == count ? .float : .str
+    }
+
+    /// The tag ``FlowCoreSchema/resolver`` gives plain text through its regular expressions
+    /// alone, which ``plainScalarTag(_:)`` must agree with (its tests compare them).
     static func resolverTag(_ text: String) -> Tag.Name {
-        Tag.Name(rawValue: Yams.Node(text).tag.rawValue)
+        Tag.Name(rawValue: Yams.Node(text, FlowCoreSchema.implicitTag).tag.rawValue)
     }
 
     /// A node as a message names it: "a map", "the integer 3", "the text 'abc'".

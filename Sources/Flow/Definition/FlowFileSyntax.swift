@@ -23,7 +23,7 @@ enum FlowFileSyntax {
     ///   - file: the file's path as given, for locations.
     static func parse(_ text: String, file: String) -> Outcome {
         do {
-            guard let node = try Yams.compose(yaml: text) else { return .empty }
+            guard let node = try Yams.compose(yaml: text, FlowCoreSchema.resolver) else { return .empty }
             return .document(node)
         } catch let error as YamlError {
             return .invalid(diagnostic(for: error, text: text, file: file))
