@@ -67,7 +67,9 @@ enum FlowCoreSchema {
         }
         if let integer = integer(text) { return Double(integer) }
         // Swift's parser also takes `nan`, `infinity` and hex floats; the core schema does not.
-        guard FlowFileReader.plainScalarTag(text) == .float || FlowFileReader.plainScalarTag(text) == .int else { return nil }
-        return Double(text)
+        switch FlowFileReader.plainScalarTag(text) {
+        case .float, .int: return Double(text)
+        default: return nil
+        }
     }
 }
