@@ -108,7 +108,18 @@ enum RunExecution {
             run.stop()
             throw code
         }
-        if let journal { run.flow.setJournal(journal) }
+        if let journal {
+            run.flow.setJournal(journal)
+            // A journal that cannot be written stops the run as Ctrl-C does: what the run did
+            // next would not be recorded, and a resume would do it again.
+            let resume = ResumeHint.command(runID: journal.runID, journal: journal.path, options: options)
+            journal.onWriteFailure { failure in
+                // Off the progress line a terminal shows.
+                if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\n".utf8)) }
+                CommandLineLogging.printError(journalFailureMessage(failure, resume: resume))
+                run.flow.cancel()
+            }
+        }
         switch started {
         case .success(let endpoint):
             if options.bind != nil {
@@ -212,15 +223,24 @@ enum RunExecution {
         URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("flow-summary-\(getpid()).txt").path
     }
 
+    /// What a run whose journal could not be written says at once: what failed, the room left
+    /// there, that the run stops, and how to go on once there is room.
+    static func journalFailureMessage(_ failure: RunJournalWriteFailure, resume: String) -> String {
+        let free = failure.freeBytes.map { "\(RunJournalWriteFailure.describe(bytes: $0)) free" } ?? "free space unknown"
+        return "the run's journal cannot be written: \(failure) (\(free) in \(failure.folder)). "
+            + "Stopping the run: no new task starts; what finished and was recorded is kept. "
+            + "Make room there, then go on with: \(resume)"
+    }
+
     /// Records the run's end; a journal that cannot be written is reported, not fatal: the run
-    /// itself is over.
+    /// itself is over. The resume hint comes even then: a run whose end is not recorded reads
+    /// as interrupted once its process is gone.
     private static func end(_ journal: RunJournal?, _ state: RunJournalInfo.State, code: Int32, options: ClusterRunOptions) {
         guard let journal else { return }
         do {
             try journal.finish(state, exitCode: code)
         } catch {
             CommandLineLogging.printError("the run's journal is incomplete: \(error)")
-            return
         }
         if let hint = ResumeHint.afterEnd(runID: journal.runID, journal: journal.path, options: options, state) { CommandLineLogging.printDiagnostic(hint) }
     }

@@ -21,6 +21,12 @@ import Synchronization
 /// `synchronous = NORMAL` a committed batch survives the coordinator's crash (it is in the WAL
 /// file the moment it commits); a power loss can take the last batches committed before it, never
 /// the file's consistency. What the journal lost runs again on resume: delivery is at least once.
+///
+/// A write that fails (a full disk) ends the writing: the transaction it was in is rolled back,
+/// nothing more is written, ``mayStart(at:through:)`` refuses (so nothing more starts), and the handler
+/// given to ``onWriteFailure(_:)`` is told at once, to stop the run. ``finish(_:exitCode:)``
+/// then frees the room held for it (``JournalReserve``) and records how the run ended; a resume
+/// re-runs exactly what the journal did not record.
 public final class RunJournal: FlowJournal, @unchecked Sendable {
     /// The longest an accepted result waits in memory before it is written.
     public static let flushInterval = Duration.milliseconds(100)
@@ -41,8 +47,12 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     /// Where `mayStart` notes go (``StartMarkFile``); `nil` when it could not be opened, and they
     /// are rows of the `started` table at once.
     private let marks: StartMarkFile?
+    /// Room on the disk for recording the run's end after a write failed for want of it.
+    private let reserve: JournalReserve?
     private let buffer = Mutex(Buffer())
-    private let flushed = Mutex<(any Error)?>(nil)
+    private let failure = Mutex(FailureState())
+    /// Whether a write failed: read for every result, where the mutex would cost a lock each.
+    private let hasFailed = Atomic<Bool>(false)
     /// Wakes the flushing thread early: when a transaction's worth of results waits, and at the
     /// end of the run.
     private let wake = DispatchSemaphore(value: 0)
@@ -56,11 +66,20 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         var finished = false
     }
 
+    private struct FailureState {
+        /// The first write that failed; nothing is written after it but the run's end.
+        var failure: RunJournalWriteFailure?
+        var handler: (@Sendable (RunJournalWriteFailure) -> Void)?
+        /// Whether a handler was told: ``finish(_:exitCode:)`` then does not throw it again.
+        var told = false
+    }
+
     private init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: [String: [Int: FlowJournalRecord]],
                  startedBefore: [String: Int] = [:]) {
         self.path = path
         // Emptied: a new run has no notes, and a resumed one folded them into its table.
         marks = StartMarkFile(journal: path, truncating: true)
+        reserve = JournalReserve(journal: path)
         self.database = database
         self.info = info
         runID = info.runID
@@ -173,6 +192,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     }
 
     public func accepted(_ record: FlowJournalRecord, at step: FlowStepID) {
+        // Not kept once writing has failed: it would never be written, and runs again on resume.
+        if hasFailed.load(ordering: .acquiring) { return }
         let chunkFull = buffer.withLock { buffer in
             buffer.results.append((step.path, record))
             return buffer.results.count == Self.flushChunk
@@ -184,20 +205,73 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         if chunkFull { wake.signal() }
     }
 
-    public func mayStart(at step: FlowStepID, through index: Int) {
+    @discardableResult
+    public func mayStart(at step: FlowStepID, through index: Int) -> Bool {
+        // After a failed write nothing more starts: the run is stopping, and what it would start
+        // could not be recorded.
+        if hasFailed.load(ordering: .acquiring) { return false }
         // Written at once, not batched: an element must never start before its start is on disk.
         // Appended to the notes file (one system call, as safe against a crash as a commit); the
         // row comes at the end of the run, or from a resume after a crash.
-        if let marks, marks.append(step: step.path, through: index) { return }
-        // No notes file: one statement, prepared once, in SQLite's autocommit mode: a
-        // transaction of its own without GRDB's BEGIN and COMMIT around it.
+        if let marks, marks.append(step: step.path, through: index) { return true }
+        // No notes file, or it could not be appended to: one statement, prepared once, in
+        // SQLite's autocommit mode: a transaction of its own without GRDB's BEGIN and COMMIT.
         do {
             try database.writeWithoutTransaction { db in
                 try db.cachedStatement(sql: Self.startedUpsert).execute(arguments: [step.path, index])
             }
+            return true
         } catch {
-            flushed.withLock { if $0 == nil { $0 = error } }
+            // Told from another thread: the engine holds a group's lock here, and the handler
+            // stops the run. The engine stops starting tasks by itself on `false`.
+            writeFailed(error, writing: "how far step \(step.path) may start", tellAsynchronously: true)
+            return false
         }
+    }
+
+    // MARK: Write failures
+
+    /// Calls `handler` once, on the journal's writing thread or a thread of its own (at once when
+    /// a write already failed), when a write fails while the run goes on: the run should then
+    /// stop starting tasks and end interrupted; ``finish(_:exitCode:)`` still records its end.
+    /// Set it before the run starts; a later call replaces it.
+    public func onWriteFailure(_ handler: @escaping @Sendable (RunJournalWriteFailure) -> Void) {
+        let failed = failure.withLock { state -> RunJournalWriteFailure? in
+            state.handler = handler
+            guard let failed = state.failure, !state.told else { return nil }
+            state.told = true
+            return failed
+        }
+        if let failed { handler(failed) }
+    }
+
+    /// The first write that failed, `nil` while all went well.
+    public var writeFailure: RunJournalWriteFailure? { failure.withLock { $0.failure } }
+
+    /// Records the first failed write (later ones follow from it) and tells the handler, unless
+    /// `tell` is false (at the run's end, when there is no run left to stop: ``finish(_:exitCode:)``
+    /// throws it instead).
+    private func writeFailed(_ error: any Error, writing what: String, tell: Bool = true, tellAsynchronously: Bool = false) {
+        // Measured now, before anything is freed: the room there was when the write failed.
+        let free = RunJournalWriteFailure.freeBytes(at: RunJournalWriteFailure.folder(of: path))
+        let (failed, handler) = failure.withLock { state -> (RunJournalWriteFailure?, (@Sendable (RunJournalWriteFailure) -> Void)?) in
+            guard state.failure == nil else { return (nil, nil) }
+            let failed = RunJournalWriteFailure(path: path, reason: "cannot write \(what): \(Self.describe(error))", freeBytes: free)
+            state.failure = failed
+            hasFailed.store(true, ordering: .releasing)
+            guard tell, let handler = state.handler else { return (failed, nil) }
+            state.told = true
+            return (failed, handler)
+        }
+        if let failed, let handler {
+            if tellAsynchronously {
+                DispatchQueue.global().async { handler(failed) }
+            } else {
+                handler(failed)
+            }
+        }
+        // What waits in memory would never be written.
+        if failed != nil { buffer.withLock { $0.results = []; $0.groups = [] } }
     }
 
     public func startedThrough(at step: FlowStepID) -> Int? {
@@ -211,10 +285,14 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
 
     /// Writes what is still in memory and how the run ended, then closes the journal.
     ///
+    /// After a failed write (``writeFailure``) the results still in memory are let go (they run
+    /// again on resume), the room held for this is freed, and the run's end is still written.
+    ///
     /// - Parameters:
     ///   - state: `succeeded`, `failed`, or `interrupted` (cancelled: resume goes on with it).
     ///   - exitCode: the exit code the run ends with.
-    /// - Throws: ``RunJournalError`` when the journal could not be written (then or earlier).
+    /// - Throws: ``RunJournalError`` when the journal could not be written: the run's end now, or
+    ///   an earlier write no ``onWriteFailure(_:)`` handler was told of.
     public func finish(_ state: RunJournalInfo.State, exitCode: Int32) throws(RunJournalError) {
         let alreadyFinished = buffer.withLock { buffer in
             defer { buffer.closing = true }
@@ -223,8 +301,16 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         guard !alreadyFinished else { return }
         wake.signal()
         while buffer.withLock({ !$0.finished }) { usleep(200) }
+        if writeFailure == nil {
+            do {
+                try flush()
+            } catch {
+                writeFailed(error, writing: "the run's last results", tell: false)
+            }
+        }
+        // Given back now: a write that failed for want of room leaves room for the run's end.
+        reserve?.release()
         do {
-            try flush()
             try database.write { db in
                 _ = try Self.foldStartMarks(db, journal: path)
                 try db.execute(sql: "UPDATE run SET state = ?, finished_at = ?, exit_code = ?",
@@ -234,18 +320,22 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
             // Folded in: the notes file is no longer needed.
             StartMarkFile.remove(journal: path)
         } catch {
-            throw RunJournalError(path: path, Self.describe(error))
+            let earlier = writeFailure.map { "; an earlier write failed too: \($0.reason)" } ?? ""
+            throw RunJournalError(path: path, "cannot record how the run ended: \(Self.describe(error))\(earlier)")
         }
-        if let error = flushed.withLock({ $0 }) { throw RunJournalError(path: path, "an earlier write failed: \(Self.describe(error))") }
+        let untold = failure.withLock { $0.told ? nil : $0.failure }
+        if let untold { throw RunJournalError(path: path, "an earlier write failed: \(untold.reason)") }
     }
 
     private func flushLoop() {
         while !buffer.withLock({ $0.closing }) {
             _ = wake.wait(timeout: .now() + .milliseconds(Int(Self.flushInterval.seconds * 1000)))
+            // After a failure nothing more is written (``writeFailed(_:writing:)``).
+            guard writeFailure == nil else { continue }
             do {
                 try flush()
             } catch {
-                flushed.withLock { if $0 == nil { $0 = error } }
+                writeFailed(error, writing: "the run's results")
             }
         }
         buffer.withLock { $0.finished = true }

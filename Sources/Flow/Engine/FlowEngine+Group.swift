@@ -76,7 +76,11 @@ extension FlowEngine {
         }
         // Elements start in index order, from a feed that tells the journal ahead how far they
         // may have started.
-        let feed = FlowGroupFeed(plan: resolvedPlan, elements: elements, replayed: replayed, journal: journal, id: id)
+        let feed = FlowGroupFeed(plan: resolvedPlan, elements: elements, replayed: replayed, journal: journal, id: id) { [flow] in
+            // As ``journalRefused()``: the run stops as a cancelled one, which also wakes the
+            // engine waiting for results of elements that will not start.
+            flow.cancel()
+        }
 
         // Elements tried once go to an executor that takes batches without a Swift task each.
         let batch: (executor: any FlowBatchExecutor, lookahead: Int)? = {
@@ -95,6 +99,8 @@ extension FlowEngine {
             flow.log(message: "[Group] \(tally.retries) retries for \(tally.retriedElements) of \(total) elements")
         }
         if let stop { return stop }
+        // The feed ran dry because the journal refused, not because every element ran.
+        if feed.wasRefused { return .cancelled }
         if !tally.failures.isEmpty { logFailures(tally.failures, total: total, plan: plan) }
         let outputs = tally.takeOutputs()
         flow.applyBucketChange(key: plan.outputKey, value: outputs, at: Date())

@@ -73,7 +73,7 @@ struct FlowEngine: Sendable {
         }
         if let journal {
             task.mayHaveRunBefore = journal.startedThrough(at: id) != nil
-            journal.mayStart(at: id, through: 0)
+            guard journal.mayStart(at: id, through: 0) else { return journalRefused() }
         }
         flow.progress(.operationStarted(name: task.operationName))
         let result = await execute(task, policy: policy)
@@ -82,6 +82,14 @@ struct FlowEngine: Sendable {
         if case .cancelled = result.state { return .cancelled }
         guard result.state.isSuccess else { return .failed(result.failure) }
         return Task.isCancelled ? .cancelled : nil
+    }
+
+    /// The journal could not keep that a step may start (``FlowJournal/mayStart(at:through:)``):
+    /// the run stops as a cancelled one does, for a resume to go on with once the journal can be
+    /// written again.
+    func journalRefused() -> Outcome {
+        flow.cancel()
+        return .cancelled
     }
 
     /// A parameter referenced a missing bucket key: the op fails as the seed fails a missing key.

@@ -15,6 +15,7 @@ final class FlowGroupFeed: @unchecked Sendable {
     private let journal: (any FlowJournal)?
     private let id: FlowStepID
     private let startedBefore: Int
+    private let whenRefused: @Sendable () -> Void
     // A pthread mutex (FlowLock, adaptive: the child tasks and the engine take it in turn all the
     // time): ThreadSanitizer sees through it (not through `Mutex`, whose futex it does not know),
     // and the TSan pass covers this file.
@@ -25,6 +26,8 @@ final class FlowGroupFeed: @unchecked Sendable {
         var next = 0
         var mayStartThrough = -1
         var closed = false
+        /// The journal could not keep how far elements may start: none starts any more.
+        var refused = false
         /// Failed elements handed to the engine and not judged yet: no element starts meanwhile.
         var judging = 0
         /// Child tasks waiting for the judging to end.
@@ -37,7 +40,11 @@ final class FlowGroupFeed: @unchecked Sendable {
     ///   - replayed: per element, whether an earlier life of the run finished it (empty: none did).
     ///   - journal: the run's journal, told how far elements may have started.
     ///   - id: the group's step.
-    init(plan: FlowGroupPlan, elements: FlowGroupElements, replayed: [Bool], journal: (any FlowJournal)?, id: FlowStepID) {
+    ///   - whenRefused: called once when the journal refuses (``wasRefused``), outside the lock:
+    ///     stops the run, so that the engine stops waiting for elements that will not come.
+    init(plan: FlowGroupPlan, elements: FlowGroupElements, replayed: [Bool], journal: (any FlowJournal)?, id: FlowStepID,
+         whenRefused: @escaping @Sendable () -> Void = {}) {
+        self.whenRefused = whenRefused
         self.plan = plan
         self.elements = elements
         self.replayed = replayed
@@ -46,14 +53,25 @@ final class FlowGroupFeed: @unchecked Sendable {
         startedBefore = journal?.startedThrough(at: id) ?? -1
     }
 
+    /// Whether the journal refused to keep how far elements may start
+    /// (``FlowJournal/mayStart(at:through:)``): the feed then hands out nothing more, and the
+    /// group ends cancelled, not complete.
+    var wasRefused: Bool { withState { $0.refused } }
+
     /// How many elements there are to run: those not replayed.
     var count: Int { replayed.isEmpty ? elements.count : replayed.lazy.filter { !$0 }.count }
 
     /// The next element's task, or `nil` when none is left or the feed is closed (the engine's
     /// side, which judges failures itself).
     func next() -> FlowTask? {
-        guard case .element(let index, let mayHaveRunBefore) = take(waitingForJudgement: false) else { return nil }
-        return makeTask(index, mayHaveRunBefore: mayHaveRunBefore)
+        switch take(waitingForJudgement: false) {
+        case .element(let index, let mayHaveRunBefore): return makeTask(index, mayHaveRunBefore: mayHaveRunBefore)
+        case .refused:
+            close()
+            whenRefused()
+            return nil
+        case .wait, .none: return nil
+        }
     }
 
     /// The next element's task for a child task that runs elements: waits while a failure is
@@ -64,6 +82,10 @@ final class FlowGroupFeed: @unchecked Sendable {
             switch take(waitingForJudgement: true) {
             case .element(let index, let mayHaveRunBefore): return makeTask(index, mayHaveRunBefore: mayHaveRunBefore)
             case .none: return nil
+            case .refused:
+                close()
+                whenRefused()
+                return nil
             case .wait:
                 await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
                     let goOn = withState { state in
@@ -86,6 +108,8 @@ final class FlowGroupFeed: @unchecked Sendable {
         case element(index: Int, mayHaveRunBefore: Bool)
         case wait
         case none
+        /// The journal refused: the feed is closed now.
+        case refused
     }
 
     private func take(waitingForJudgement: Bool) -> Slot {
@@ -97,8 +121,15 @@ final class FlowGroupFeed: @unchecked Sendable {
             let index = state.next
             if let journal, index > state.mayStartThrough {
                 // Under the lock: no element starts before the journal has it.
-                state.mayStartThrough = min(elements.count - 1, index + max(256, 4 * plan.maxConcurrent))
-                journal.mayStart(at: id, through: state.mayStartThrough)
+                let through = min(elements.count - 1, index + max(256, 4 * plan.maxConcurrent))
+                guard journal.mayStart(at: id, through: through) else {
+                    // Nothing more starts; the child tasks waiting for a judgement find nothing
+                    // either (``close()`` lets them go).
+                    state.closed = true
+                    state.refused = true
+                    return .refused
+                }
+                state.mayStartThrough = through
             }
             state.next += 1
             return .element(index: index, mayHaveRunBefore: index <= startedBefore)

@@ -49,7 +49,12 @@ public protocol FlowJournal: AnyObject, Sendable {
     /// on. The engine calls it ahead of starting them, in chunks, and waits: the journal must
     /// keep it durably before it returns, so a resumed run knows which unfinished elements may
     /// have run (``startedThrough(at:)``). The default does nothing.
-    func mayStart(at step: FlowStepID, through index: Int)
+    ///
+    /// - Returns: `false` when the journal could not keep it (a full disk): the elements must not
+    ///   start, as a resume would not know they may have run; the engine then stops the run as
+    ///   cancelled, and a resume goes on from what the journal holds.
+    @discardableResult
+    func mayStart(at step: FlowStepID, through index: Int) -> Bool
 
     /// The highest index an earlier life of the run said may start at `step` (``mayStart(at:through:)``),
     /// `nil` when it said nothing there. Elements up to it that have no recorded result run again
@@ -58,7 +63,8 @@ public protocol FlowJournal: AnyObject, Sendable {
 }
 
 extension FlowJournal {
-    public func mayStart(at step: FlowStepID, through index: Int) {}
+    @discardableResult
+    public func mayStart(at step: FlowStepID, through index: Int) -> Bool { true }
     public func startedThrough(at step: FlowStepID) -> Int? { nil }
 }
 
