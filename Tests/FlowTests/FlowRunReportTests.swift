@@ -191,6 +191,25 @@ private func operations(_ json: [String: Any]) -> [[String: Any]] {
         #expect(operations(json).first?["location"] as? String == expected)
     }
 
+    @Test func aWrittenReportIsJSONDataByteForByteAlsoWithLongTextsWrittenApart() throws {
+        // Every byte JSON escapes, and text on either side of the long-text threshold.
+        let specials = String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self) + "é\u{1F600}\u{FFFF}\"\\/"
+        let long = String(repeating: specials, count: (FlowRunReport.streamedTextLength / specials.utf8.count) + 2)
+        let flow = Flow().setDataBucket(dataBucket: [
+            "long": long, "short": specials, "list": [long, "x", ["k": long]], "edge": String(repeating: "a", count: FlowRunReport.streamedTextLength),
+            "lookalike": "\u{FFFF}flow-long-text:0\u{FFFF}", "lookalike2": "\u{FFFF}flow-long-text-1:0\u{FFFF}",
+        ])
+        let report = FlowRunReport(flow: flow, startedAt: Date(timeIntervalSince1970: 0), finishedAt: Date(timeIntervalSince1970: 1))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("report.json").path
+        try Data("old".utf8).write(to: URL(fileURLWithPath: path))
+        try report.write(to: path)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == report.jsonData())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["report.json"], "a temporary file was left")
+    }
+
     @Test func bucketValuesAreEncodedNaturallyAndTaggedWhenJSONHasNoForm() throws {
         let flow = Flow().setDataBucket(dataBucket: [
             "text": "t", "int": 42, "double": 1.5, "flag": false, "nothing": NSNull(),

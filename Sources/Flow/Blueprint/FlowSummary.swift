@@ -53,7 +53,7 @@ public enum FlowSummary {
     static func bucketDump(title: String, bucket: [String: Any], limit: Int? = nil) -> String {
         var text = title
         for key in bucket.keys.sorted() {
-            text += "\n\(key): " + describe(bucket[key]!, limit: limit)
+            text += "\n\(key): " + describe(bucket[key]!, limit: limit, written: key.utf8.count + 2)
         }
         return text
     }
@@ -79,16 +79,41 @@ public enum FlowSummary {
         return false
     }
 
-    /// A bucket value as the summary prints it, `String(describing:)`; with a `limit`, a list
-    /// longer than that many characters is written only that far, then `…` and how many values
-    /// it has, so a million-value list never becomes a 20 MB line.
-    static func describe(_ value: Any, limit: Int?) -> String {
+    /// Room for `… (N more bytes)` after a cut text.
+    static let markerRoom = 40
+
+    /// The most characters of one bucket value a summary line writes when no retention limits
+    /// lines: a 200 MB output printed whole in its `[DataBucket]` line (and again in the
+    /// `end with:` dump, the report's summary and its op's log lines) cost the coordinator ten times
+    /// its size. The bucket itself, and the `--json` report's `bucket`, keep the whole value.
+    public static let longestValue = 1 << 20
+
+    /// A bucket value as the summary prints it, `String(describing:)`, written only to about
+    /// `limit` characters (``longestValue`` without one): a longer list then ends with `…` and how
+    /// many values it has (a million-value list never becomes a 20 MB line), and a longer text
+    /// with `…` and how many bytes were left out, without copying the text whole.
+    ///
+    /// - Parameter written: how many characters the line holds before the value: a text is cut
+    ///   short enough that the line, with its `… (N more bytes)`, stays within `limit`, and the
+    ///   line's own cut (``FlowElementRetention/maxLineLength``) leaves it whole.
+    static func describe(_ value: Any, limit: Int?, written: Int = 0) -> String {
+        let limit = limit ?? longestValue
         // Lists, the usual group inputs and outputs, written directly: `String(describing:)`
         // prints each element through dynamic casts, a cost per element. A list's type is looked
         // at, not cast to: `as? [String]` converted each element of an `[Any]` of a million
         // texts to make a new list (perf: 10 ms of the end of a 100,000-element run), of which a
         // limited line then wrote a few.
         let type = type(of: value)
+        if type == String.self {
+            let text = value as! String
+            guard written + text.utf8.count > limit else { return text }
+            let kept = max(0, limit - written - markerRoom)
+            let cut = text.index(text.startIndex, offsetBy: kept, limitedBy: text.endIndex) ?? text.endIndex
+            guard cut < text.endIndex else { return text }
+            // Bytes, not characters, are counted: counting the characters of a 200 MB text took
+            // longer than the rest of its way through the coordinator.
+            return text[..<cut] + "… (\(text.utf8.count - text[..<cut].utf8.count) more bytes)"
+        }
         if type == [Int].self {
             let integers = value as! [Int]
             return listText(integers.count, limit) { String(integers[$0]) }
@@ -104,7 +129,7 @@ public enum FlowSummary {
         // Other lists (an optional one, one of another element type): cast as they always were.
         if let integers = value as? [Int] { return listText(integers.count, limit) { String(integers[$0]) } }
         if let strings = value as? [String] { return listText(strings.count, limit) { strings[$0].debugDescription } }
-        guard let limit, let list = value as? [Any], list.count > 1 else { return String(describing: value) }
+        guard let list = value as? [Any], list.count > 1 else { return String(describing: value) }
         return listText(list.count, limit) { String(reflecting: list[$0]) }
     }
 
@@ -118,11 +143,11 @@ public enum FlowSummary {
     }
 
     /// `[e0, e1, …]` as `String(describing:)` writes a list, cut as ``describe(_:limit:)`` cuts one.
-    private static func listText(_ count: Int, _ limit: Int?, _ element: (Int) -> String) -> String {
+    private static func listText(_ count: Int, _ limit: Int, _ element: (Int) -> String) -> String {
         var text = "["
         for index in 0..<count {
             if index > 0 { text += ", " }
-            if let limit, count > 1, text.utf8.count > limit {
+            if count > 1, text.utf8.count > limit {
                 return text + "…] (\(count) values)"
             }
             text += element(index)

@@ -104,9 +104,15 @@ extension Flow {
         let limit = retention?.maxLineLength
         let old = storedBucket[key]
         let line: @Sendable ([Any]) -> String = { values in
-            let new = FlowSummary.describe(values[0], limit: limit)
-            guard values.count > 1 else { return "[DataBucket] add for \(key): \(new)" }
-            return "[DataBucket] replace for \(key): \(FlowSummary.describe(values[1], limit: limit)) -> \(new)"
+            guard values.count > 1 else {
+                let head = "[DataBucket] add for \(key): "
+                return head + FlowSummary.describe(values[0], limit: limit, written: head.utf8.count)
+            }
+            // Two values share the line: each gets half of it.
+            let half = limit.map { $0 / 2 }
+            let head = "[DataBucket] replace for \(key): "
+            let old = FlowSummary.describe(values[1], limit: half, written: head.utf8.count)
+            return head + old + " -> " + FlowSummary.describe(values[0], limit: half, written: 4)
         }
         appendLocked(FlowLogEntry(time: time, describing: [value] + (old.map { [$0] } ?? []), line))
         storedBucket[key] = value

@@ -63,14 +63,6 @@ public struct FlowRunReport: Encodable, Sendable {
         return try encoder.encode(self)
     }
 
-    /// Writes ``jsonData()`` to a file, replacing it atomically.
-    ///
-    /// - Parameter path: the file's path.
-    /// - Throws: the encoding error, or the file system's error.
-    public func write(to path: String) throws {
-        try jsonData().write(to: URL(fileURLWithPath: path), options: .atomic)
-    }
-
     private enum CodingKeys: String, CodingKey {
         case flow, isSuccess, error, startedAt, finishedAt, durationSeconds, bucket, operations, groups, summary
     }

@@ -90,7 +90,7 @@ struct WorkerIOLoop {
             for action in pending {
                 switch action {
                 case .send(let message):
-                    _ = try? dealer.send(WireCodec.encode(message), flags: .dontWait)
+                    for frames in ResultSizeGuard.frames(for: message) { _ = try? dealer.send(frames, flags: .dontWait) }
                 case .start(let run, let task):
                     tasks[run] = Task(executorPreference: executor) { [mailbox] in
                         let result = await runner.run(task)
