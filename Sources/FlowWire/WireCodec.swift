@@ -90,6 +90,11 @@ public enum WireCodec {
         guard frames.count == expectedFrames else {
             throw WireDecodingError(.missingFrame, "missing body frame for \(command)")
         }
+        if command == .ready, frames[2].count > WireLimits.maximumReadyBodySize {
+            // Megabytes of names: refused before the body is copied for reading (§7.1).
+            throw WireDecodingError(.overLimit, "READY body of \(frames[2].count) bytes, longer than the "
+                                    + "\(WireLimits.maximumReadyBodySize) a READY within the name and op limits can have")
+        }
         var reader = WireReader(frames[2])
         let message = try decodeBody(of: command, from: &reader)
         try reader.expectEnd()

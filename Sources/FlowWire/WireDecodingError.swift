@@ -24,6 +24,7 @@ public struct WireDecodingError: Error, Sendable, Hashable, CustomStringConverti
             case invalidMap = "invalid map"
             case emptyBatch = "empty batch"
             case invalidField = "invalid field"
+            case overLimit = "over limit"
         }
 
         private let base: Base
@@ -61,6 +62,8 @@ public struct WireDecodingError: Error, Sendable, Hashable, CustomStringConverti
         public static let emptyBatch = Code(.emptyBatch)
         /// A field holds a value the spec forbids (reserved bits, zero slots, unknown code, …).
         public static let invalidField = Code(.invalidField)
+        /// A string or list is longer than the protocol allows it to be (a READY's names, §7.1).
+        public static let overLimit = Code(.overLimit)
 
         public var description: String { base.rawValue }
     }

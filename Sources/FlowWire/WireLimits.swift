@@ -15,4 +15,25 @@ public enum WireLimits {
     /// before the coordinator buffers it; an op whose result is that big (a serial op that sets a
     /// list of millions of long values) fails as a lost worker does.
     public static let maximumInboundFrameSize = 256 << 20
+
+    /// The most bytes (UTF-8) a worker name or a host name in READY may have: 255, a DNS name's
+    /// limit. A decoder refuses a READY with a longer one (§7.1), so a peer cannot make the
+    /// coordinator print or keep a name of megabytes.
+    public static let maximumReadyNameBytes = 255
+
+    /// The most bytes (UTF-8) one op name in READY may have: 255.
+    public static let maximumOperationNameBytes = 255
+
+    /// The most op names one READY may list: 1,024. A decoder refuses a longer list at its count,
+    /// before it makes an array for it (§7.1).
+    public static let maximumReadyOperations = 1_024
+
+    /// The longest body a READY within the limits above can have: 263,700 bytes (each name at
+    /// its longest, with a 2-byte length). A decoder refuses a longer READY body before it reads
+    /// a field, and so before it copies the frame for reading.
+    public static let maximumReadyBodySize: Int = {
+        let name = 2 + maximumReadyNameBytes
+        let operations = 2 + maximumReadyOperations * (2 + maximumOperationNameBytes)
+        return name + 4 + 4 + operations + name + 4 + 4
+    }()
 }

@@ -172,7 +172,20 @@ public struct WireReader: Sendable {
 
     /// Reads a string: varint byte count, then that many bytes of valid UTF-8.
     public mutating func readString(_ field: StaticString) throws(WireDecodingError) -> String {
+        try readString(field, maximumBytes: .max)
+    }
+
+    /// Reads a string of at most `maximumBytes` bytes, refusing a longer one at its length,
+    /// before its bytes are looked at.
+    ///
+    /// - Throws: ``WireDecodingError/Code/overLimit`` for a longer string, and what
+    ///   ``readString(_:)`` throws.
+    public mutating func readString(_ field: StaticString, maximumBytes: Int) throws(WireDecodingError) -> String {
+        let lengthStart = offset
         let length = try readLength(field)
+        guard length <= maximumBytes else {
+            throw WireDecodingError(.overLimit, offset: lengthStart, "\(field): \(length) bytes long, longer than the \(maximumBytes) allowed")
+        }
         let start = offset
         if length == 0 { return "" }
         offset += length
@@ -205,11 +218,24 @@ public struct WireReader: Sendable {
 
     /// Reads a list of strings: varint count, then each string.
     public mutating func readStrings(_ field: StaticString) throws(WireDecodingError) -> [String] {
+        try readStrings(field, maximumCount: .max, maximumBytes: .max)
+    }
+
+    /// Reads a list of at most `maximumCount` strings of at most `maximumBytes` bytes each. A
+    /// longer list is refused at its count, before an array is made for it.
+    ///
+    /// - Throws: ``WireDecodingError/Code/overLimit`` for a longer list or string, and what
+    ///   ``readStrings(_:)`` throws.
+    public mutating func readStrings(_ field: StaticString, maximumCount: Int, maximumBytes: Int) throws(WireDecodingError) -> [String] {
+        let countStart = offset
         let count = try readCount(minimumElementSize: 1, field)
+        guard count <= maximumCount else {
+            throw WireDecodingError(.overLimit, offset: countStart, "\(field)s: \(count) of them, more than the \(maximumCount) allowed")
+        }
         var strings: [String] = []
         strings.reserveCapacity(count)
         for _ in 0..<count {
-            strings.append(try readString(field))
+            strings.append(try readString(field, maximumBytes: maximumBytes))
         }
         return strings
     }

@@ -1,14 +1,17 @@
 /// The body of READY: a worker announces itself, its capacity and the ops it offers.
 public struct WireReady: Sendable, Hashable {
     /// The worker's name, as the summary shows it (unique per cluster by convention, not by rule).
+    /// At most ``WireLimits/maximumReadyNameBytes`` bytes.
     public var workerName: String
     /// Protocol feature flags the worker supports (``Feature``); unknown bits are ignored.
     public var features: UInt32
     /// How many tasks the worker runs at once: the coordinator's credit for it. At least 1.
     public var slotCount: UInt32
-    /// The registered op names the worker can run.
+    /// The registered op names the worker can run: at most ``WireLimits/maximumReadyOperations``,
+    /// each at most ``WireLimits/maximumOperationNameBytes`` bytes.
     public var ops: [String]
-    /// The worker machine's host name, for the summary and diagnostics.
+    /// The worker machine's host name, for the summary and diagnostics. At most
+    /// ``WireLimits/maximumReadyNameBytes`` bytes.
     public var hostname: String
     /// The worker's process id, for diagnostics.
     public var processID: UInt32
@@ -56,9 +59,11 @@ extension WireReady {
 
     /// Reads the body fields in spec order.
     ///
-    /// - Throws: on truncation or invalid UTF-8, and when the slot count is 0 or no op is named.
+    /// - Throws: on truncation or invalid UTF-8, when the slot count is 0 or no op is named, and
+    ///   (``WireDecodingError/Code/overLimit``) when a name or the op list is longer than
+    ///   ``WireLimits`` allows: a list too long is refused at its count, before any array is made.
     public init(reading reader: inout WireReader) throws(WireDecodingError) {
-        workerName = try reader.readString("worker name")
+        workerName = try reader.readString("worker name", maximumBytes: WireLimits.maximumReadyNameBytes)
         features = try reader.readUInt32("features")
         let slotStart = reader.offset
         slotCount = try reader.readUInt32("slot count")
@@ -66,11 +71,12 @@ extension WireReady {
             throw WireDecodingError(.invalidField, offset: slotStart, "slot count: must be at least 1, got 0")
         }
         let opsStart = reader.offset
-        ops = try reader.readStrings("op name")
+        ops = try reader.readStrings("op name", maximumCount: WireLimits.maximumReadyOperations,
+                                     maximumBytes: WireLimits.maximumOperationNameBytes)
         guard !ops.isEmpty else {
             throw WireDecodingError(.invalidField, offset: opsStart, "op names: a worker must offer at least one op, got none")
         }
-        hostname = try reader.readString("hostname")
+        hostname = try reader.readString("hostname", maximumBytes: WireLimits.maximumReadyNameBytes)
         processID = try reader.readUInt32("pid")
         let intervalStart = reader.offset
         heartbeatIntervalMilliseconds = try reader.readUInt32("heartbeat interval")

@@ -58,14 +58,19 @@ extension FlowTaskResult {
     ///   - wire: the accepted RESULT.
     ///   - operationName: the op's name as the summary shows it.
     ///   - worker: the worker that ran it.
+    ///
+    /// The texts a worker sent that are printed (its error, its log lines) have their control
+    /// characters escaped (`String.escapingControlCharacters`): they come from a peer.
     public init(wire: WireResult, operationName: String, worker: String) {
         let events = wire.events.map { event -> FlowRecordedEvent in
             switch event.kind {
-            case .log(let text): return FlowRecordedEvent(time: event.time, kind: .log(text))
+            case .log(let text): return FlowRecordedEvent(time: event.time, kind: .log(text.escapingControlCharacters))
             case .set(let key, let value): return FlowRecordedEvent(time: event.time, kind: .set(key: key, value: value.anyValue))
             }
         }
-        self.init(operationName: operationName, state: wire.finishState, events: events, bucket: [:],
+        var state = wire.finishState
+        if case .withError(let text) = state { state = .withError(text.escapingControlCharacters) }
+        self.init(operationName: operationName, state: state, events: events, bucket: [:],
                   startedAt: wire.startedAt, finishedAt: wire.finishedAt, worker: worker)
         groupIndex = wire.elementIndex
         groupOutput = wire.output?.anyValue

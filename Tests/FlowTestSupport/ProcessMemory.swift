@@ -22,8 +22,19 @@ public enum ProcessMemory {
         return (try? handle.write(contentsOf: Data("5".utf8))) != nil
     }
 
-    private static func statusValue(_ field: String) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    /// The highest resident set size of another process, `pid` (its `VmHWM`), in bytes; `nil`
+    /// where `/proc` is missing or the process is gone.
+    public static func peakResidentBytes(ofProcess pid: Int32) -> Int? {
+        statusValue("VmHWM:", file: "/proc/\(pid)/status")
+    }
+
+    /// The resident set size of another process, `pid` (its `VmRSS`), in bytes.
+    public static func residentBytes(ofProcess pid: Int32) -> Int? {
+        statusValue("VmRSS:", file: "/proc/\(pid)/status")
+    }
+
+    private static func statusValue(_ field: String, file: String = "/proc/self/status") -> Int? {
+        guard let status = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix(field) {
             let words = line.dropFirst(field.count).split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard let number = words.first.flatMap({ Int($0) }) else { return nil }

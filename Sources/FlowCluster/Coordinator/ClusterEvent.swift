@@ -1,3 +1,4 @@
+import FlowWire
 import Foundation
 import Logging
 
@@ -38,7 +39,11 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     /// another coordinator's key. Reported once per address.
     case handshakeFailed(address: String)
 
-    public var description: String {
+    /// The event as one line: every control character in it escaped, since most of its text
+    /// (names, hosts, reasons, op names) came from peers (`String.escapingControlCharacters`).
+    public var description: String { text.escapingControlCharacters }
+
+    private var text: String {
         switch self {
         case .workerJoined(let name, let host, let slots, let ops):
             return "worker \(name) joined from \(host) (\(slots) slots, \(ops) ops)"
@@ -94,8 +99,13 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Data about the event as swift-log metadata (`worker.name`, `task.id`, `task.attempt`).
+    /// Data about the event as swift-log metadata (`worker.name`, `task.id`, `task.attempt`),
+    /// control characters escaped as in ``description``.
     public var metadata: Logger.Metadata {
+        rawMetadata.mapValues { .string("\($0)".escapingControlCharacters) }
+    }
+
+    private var rawMetadata: Logger.Metadata {
         switch self {
         case .workerJoined(let name, _, _, _), .workerLost(let name, _, _), .workerLeft(let name, _, _):
             return ["worker.name": "\(name)"]

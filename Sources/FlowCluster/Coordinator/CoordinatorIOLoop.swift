@@ -47,6 +47,7 @@ struct CoordinatorIOLoop {
         let tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)
         var nextTick = clock.now
         var malformedLog = RateLimiter(interval: .seconds(1))
+        var overLimitPeers = Set<Data>()
 
         while true {
             // What the last turn handed the engine (results that resume it) runs at once, without
@@ -77,7 +78,7 @@ struct CoordinatorIOLoop {
                 actions += handshakeFailures(from: monitor, seen: &failedHandshakes)
             }
             if polled, poller.events(at: routerIndex).contains(.readable) {
-                actions += receiveAll(from: router, into: &machine, now: now, malformedLog: &malformedLog)
+                actions += receiveAll(from: router, into: &machine, now: now, malformedLog: &malformedLog, overLimitPeers: &overLimitPeers)
             }
             if now >= nextTick {
                 actions += machine.tick(now: now)
@@ -133,7 +134,7 @@ struct CoordinatorIOLoop {
     }
 
     private func receiveAll(from router: ZMQSocket, into machine: inout Machine, now: ContinuousClock.Instant,
-                            malformedLog: inout RateLimiter) -> [Machine.Action] {
+                            malformedLog: inout RateLimiter, overLimitPeers: inout Set<Data>) -> [Machine.Action] {
         var actions: [Machine.Action] = []
         for _ in 0..<10_000 {
             let frames: [Data]
@@ -164,6 +165,13 @@ struct CoordinatorIOLoop {
                 let message = try WireCodec.decode(Array(frames.dropFirst()))
                 machine.receive(message, from: peer, now: now, into: &actions)
             } catch {
+                // A READY past the name and op limits (§7.1) is refused once per peer: whatever
+                // it says again is the same, and its text is what is too big to repeat.
+                if error.code == .overLimit {
+                    // Bounded as the rate limiter is: fresh connections cannot grow it forever.
+                    if overLimitPeers.count >= 4_096 { overLimitPeers.removeAll(keepingCapacity: true) }
+                    guard overLimitPeers.insert(peer).inserted else { continue }
+                }
                 // §9.1: logged at most once a second per peer and kind of fault, with how many
                 // were not; so a burst of garbage cannot hide another version's message (§9.3).
                 guard let suppressed = malformedLog.admit(peer + Data(String(describing: error.code).utf8), now: now) else { continue }

@@ -15,7 +15,7 @@ extension CoordinatorStateMachine {
             switch self {
             case .silent(let silence): return "no message for \(silence.secondsText)"
             case .unreachable(let reason): return "unreachable: \(reason)"
-            case .left(let reason): return reason.isEmpty ? "it said DISCONNECT" : "it said DISCONNECT: \(reason)"
+            case .left(let reason): return reason.isEmpty ? "it said DISCONNECT" : "it said DISCONNECT: \(reason.escapingControlCharacters)"
             case .reregistered: return "it registered again"
             case .revoked: return "its key is no longer in the authorised keys"
             }
@@ -72,11 +72,15 @@ extension CoordinatorStateMachine {
     }
 
     mutating func register(_ ready: WireReady, peer: Data, now: Instant) -> [Action] {
-        workers[peer] = Worker(name: ready.workerName, ops: Set(ready.ops), slots: Int(ready.slotCount),
+        // The name as it is printed everywhere (summary lines, events, errors): a peer's newline
+        // or terminal escape must not reach a terminal as one.
+        let name = ready.workerName.escapingControlCharacters
+        workers[peer] = Worker(name: name, ops: Set(ready.ops), slots: Int(ready.slotCount),
                                lastReceived: now, lastSent: now,
                                heartbeatInterval: .milliseconds(max(1, ready.heartbeatIntervalMilliseconds)),
                                features: ready.features)
-        return [.report(.workerJoined(name: ready.workerName, host: ready.hostname, slots: Int(ready.slotCount), ops: ready.ops.count))]
+        return [.report(.workerJoined(name: name, host: ready.hostname.escapingControlCharacters, slots: Int(ready.slotCount),
+                                      ops: ready.ops.count))]
     }
 
     /// Ends a worker's registration (§8.6): its running tasks go back to the front of the queue

@@ -81,10 +81,23 @@ public final class FlowWorker: Service, Sendable {
     ///   - configuration: the coordinator endpoint, name and concurrency.
     ///   - registry: the ops this worker offers; at least one.
     ///   - logger: diagnostics, with `task.id`, `task.attempt` and `task.op` metadata.
-    /// - Throws: ``ClusterError/invalidWorker(_:)`` for an empty registry.
+    /// - Throws: ``ClusterError/invalidWorker(_:)`` for an empty registry, and for a name or ops
+    ///   past what a READY may carry (``WireLimits``), which a coordinator would refuse in silence.
     public init(configuration: Configuration, registry: FlowOperationRegistry, logger: Logger) throws {
         guard !registry.names.isEmpty else {
             throw ClusterError.invalidWorker("a worker needs at least one op: register ops in its FlowOperationRegistry")
+        }
+        if configuration.name.utf8.count > WireLimits.maximumReadyNameBytes {
+            throw ClusterError.invalidWorker("the worker name is \(configuration.name.utf8.count) bytes long; "
+                                             + "a coordinator takes at most \(WireLimits.maximumReadyNameBytes): choose a shorter --name")
+        }
+        if registry.names.count > WireLimits.maximumReadyOperations {
+            throw ClusterError.invalidWorker("the worker offers \(registry.names.count) ops; a coordinator takes at most "
+                                             + "\(WireLimits.maximumReadyOperations) from one worker: split them among workers")
+        }
+        if let long = registry.names.first(where: { $0.utf8.count > WireLimits.maximumOperationNameBytes }) {
+            throw ClusterError.invalidWorker("the op name '\(long.prefix(40))…' is \(long.utf8.count) bytes long; "
+                                             + "a coordinator takes at most \(WireLimits.maximumOperationNameBytes): register it under a shorter name")
         }
         self.configuration = configuration
         self.registry = registry

@@ -95,7 +95,7 @@ extension WorkerStateMachine {
     }
 
     static func metadata(_ task: Header) -> Logger.Metadata {
-        ["task.id": "\(task.taskID)", "task.attempt": "\(task.attempt)", "task.op": "\(task.op)"]
+        ["task.id": "\(task.taskID)", "task.attempt": "\(task.attempt)", "task.op": "\(task.op.escapingControlCharacters)"]
     }
 
     static func timeLimitText(_ task: Header) -> String {

@@ -1,0 +1,28 @@
+extension String {
+    /// The string with every control character written out, for a terminal or a log line:
+    /// C0 controls, DEL and C1 controls (U+0080–U+009F) become `\n`, `\r`, `\t` or `\u{1B}`-style
+    /// escapes; everything else is kept.
+    ///
+    /// Text a peer supplied (a worker's name, its host, an op name, a DISCONNECT reason, an op's
+    /// error or log line from a worker) goes through this before it is printed: a newline in it
+    /// could forge a line of the coordinator's own (`[cluster] worker … joined`), and an escape
+    /// sequence could rewrite the terminal. The result has no control character left, so applying
+    /// it twice changes nothing (a backslash is kept as it is, which is why).
+    package var escapingControlCharacters: String {
+        // Nearly every name is printable ASCII: returned as it is, without a copy.
+        guard utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else { return self }
+        var escaped = ""
+        escaped.reserveCapacity(utf8.count + 8)
+        for scalar in unicodeScalars {
+            switch scalar.value {
+            case 0x0A: escaped += "\\n"
+            case 0x0D: escaped += "\\r"
+            case 0x09: escaped += "\\t"
+            case 0x00..<0x20, 0x7F, 0x80..<0xA0:
+                escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+}
