@@ -13,6 +13,11 @@ public struct ZMQMonitorEvents: OptionSet, Sendable, Hashable {
     public static let handshakeFailedProtocol = ZMQMonitorEvents(rawValue: ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
     /// The ZAP handler refused a peer (`ZMQ_EVENT_HANDSHAKE_FAILED_AUTH`).
     public static let handshakeFailedAuth = ZMQMonitorEvents(rawValue: ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+    /// A listening socket accepted a connection; the value is its descriptor (`ZMQ_EVENT_ACCEPTED`).
+    public static let accepted = ZMQMonitorEvents(rawValue: ZMQ_EVENT_ACCEPTED)
+    /// A connection ended; the value is its descriptor, still open when the event is sent
+    /// (`ZMQ_EVENT_DISCONNECTED`).
+    public static let disconnected = ZMQMonitorEvents(rawValue: ZMQ_EVENT_DISCONNECTED)
 }
 
 /// One event read from a monitor socket.

@@ -36,8 +36,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     /// CURVE coordinator. Reported once per address and key.
     case peerRefused(address: String, key: String?)
     /// A peer's handshake with a CURVE coordinator failed: it spoke plaintext, or it was given
-    /// another coordinator's key. Reported once per address.
-    case handshakeFailed(address: String)
+    /// another coordinator's key. Reported once per peer address; `nil` when the peer's address
+    /// was gone before it could be read (``HandshakeFailureLog``), reported at most once a minute.
+    case handshakeFailed(address: String?)
 
     /// The event as one line: every control character in it escaped, since most of its text
     /// (names, hosts, reasons, op names) came from peers (`String.escapingControlCharacters`).
@@ -73,7 +74,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case .malformedMessage(let peer, let reason):
             return "dropped a malformed message from \(peer): \(reason)"
         case .handshakeFailed(let address):
-            return "refused a peer at \(address): its handshake failed (a plaintext worker, or one given the wrong --coordinator-key)"
+            let peer = address.map { "a peer at \($0)" } ?? "a peer whose address was gone before it could be read"
+            return "refused \(peer): its handshake failed (a plaintext worker, or one given the wrong --coordinator-key)"
         case .peerRefused(let address, let key):
             guard let key else { return "refused a peer at \(address): it did not use CURVE; start workers with --curve-key and --coordinator-key" }
             return "refused a peer at \(address) with key \(key): not in the authorised keys (add it to --authorized-keys, then send SIGHUP)"
@@ -122,7 +124,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case .peerRefused(let address, let key):
             return ["peer": "\(address)", "peer.key": "\(key ?? "none")"]
         case .handshakeFailed(let address):
-            return ["peer": "\(address)"]
+            return ["peer": "\(address ?? "unknown")"]
         case .unknownPeer:
             return [:]
         }

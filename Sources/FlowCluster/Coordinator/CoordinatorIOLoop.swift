@@ -43,7 +43,7 @@ struct CoordinatorIOLoop {
         let routerIndex = poller.register(router)
         let wakeupIndex = poller.register(wakeup)
         let monitorIndex = monitor.map { poller.register($0) }
-        var failedHandshakes = Set<String>()
+        var failedHandshakes = HandshakeFailureLog()
         let tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)
         var nextTick = clock.now
         var malformedLog = RateLimiter(interval: .seconds(1))
@@ -75,7 +75,7 @@ struct CoordinatorIOLoop {
                 return
             }
             if polled, let monitor, let monitorIndex, poller.events(at: monitorIndex).contains(.readable) {
-                actions += handshakeFailures(from: monitor, seen: &failedHandshakes)
+                actions += handshakeFailures(from: monitor, log: &failedHandshakes, now: now)
             }
             if polled, poller.events(at: routerIndex).contains(.readable) {
                 actions += receiveAll(from: router, into: &machine, now: now, malformedLog: &malformedLog, overLimitPeers: &overLimitPeers)
@@ -101,17 +101,13 @@ struct CoordinatorIOLoop {
         perform(actions, on: router, machine: &machine)
     }
 
-    /// A report for each address whose handshake failed, once per address.
-    private func handshakeFailures(from monitor: ZMQSocket, seen: inout Set<String>) -> [Machine.Action] {
-        var actions: [Machine.Action] = []
+    /// A report for each peer whose handshake failed, once per peer address (``HandshakeFailureLog``).
+    private func handshakeFailures(from monitor: ZMQSocket, log: inout HandshakeFailureLog, now: ContinuousClock.Instant) -> [Machine.Action] {
+        var events: [ZMQMonitorEvent] = []
         while let frames = try? monitor.receiveMultipart(dontWait: true) {
-            guard let event = ZMQMonitorEvent(frames: frames) else { continue }
-            var address = event.endpoint
-            if address.hasPrefix("tcp://") { address.removeFirst("tcp://".count) }
-            if let colon = address.lastIndex(of: ":") { address = String(address[..<colon]) }
-            if seen.insert(address).inserted { actions.append(.report(.handshakeFailed(address: address))) }
+            if let event = ZMQMonitorEvent(frames: frames) { events.append(event) }
         }
-        return actions
+        return log.take(events, now: now) { $0.acceptedPeer() }.map { .report(.handshakeFailed(address: $0)) }
     }
 
     private func publishStatus(of machine: Machine) {

@@ -108,9 +108,10 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
                                .maxMessageSize(configuration.maximumInboundFrameSize))
                 if let curve = configuration.curve {
                     try router.set(.curveServer(true), .curveSecretKey(curve.keyPair.secretKey), .zapDomain("flow"))
-                    // Failed handshakes never reach the ZAP handler: a monitor tells of them.
+                    // Failed handshakes never reach the ZAP handler: a monitor tells of them, and
+                    // of the connections they end, whose peers it names (HandshakeFailureLog).
                     let name = "inproc://flow-monitor-\(UInt64.random(in: 0...UInt64.max))"
-                    try router.monitor(name, events: [.handshakeFailedProtocol, .handshakeFailedNoDetail])
+                    try router.monitor(name, events: [.handshakeFailedProtocol, .handshakeFailedNoDetail, .accepted, .disconnected])
                     let pair = try ZMQSocket(context: context, type: .pair)
                     try pair.set(.linger(milliseconds: 0))
                     try pair.connect(name)
