@@ -122,10 +122,47 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(!hinted(actions))
         #expect(reconnects(actions))
         #expect(logs(actions).contains { $0.level == .warning && $0.message.hasPrefix("the coordinator was silent for") })
-        // And the count starts again: the first unanswered connection after it is hinted.
+        // And the count starts again: the first unanswered connection after it is hinted, as a
+        // coordinator that went silent (its key was right: it answered).
         _ = machine.connected(now: at(now + 4))
-        #expect(hinted(machine.tick(now: at(now + 7.5), date: date)))
+        let again = machine.tick(now: at(now + 7.5), date: date)
+        #expect(!hinted(again))
+        #expect(logs(again).contains { $0.level == .warning && $0.message.hasPrefix("no answer from the coordinator, which answered before") })
     }
+
+    /// A partition after the coordinator was heard: the worker keeps saying, less and less often,
+    /// that the coordinator is silent, worded for that case (the network or the coordinator is
+    /// down), never that its key may be wrong, which the coordinator's answers disproved.
+    @Test func aCoordinatorSilentAfterAnsweringIsHintedAtAsDownNotAsAWrongKey() {
+        var machine = machine()
+        func hint(_ actions: [WorkerMachine.Action]) -> String? {
+            logs(actions).first { $0.level == .warning && $0.message.hasPrefix("no answer from the coordinator") }?.message
+        }
+        _ = machine.connected(now: at(0))
+        _ = machine.received(.heartbeat, now: at(0.5))
+        // The partition: a silence ends the registration, then no connection is answered.
+        let lost = machine.tick(now: at(4), date: date)
+        #expect(logs(lost).contains { $0.message.hasPrefix("the coordinator was silent for") })
+        var now = 4.0
+        var hinted: [Int] = []
+        for connection in 1...9 {
+            _ = machine.connected(now: at(now))
+            now += 3.5
+            let actions = machine.tick(now: at(now), date: date)
+            #expect(reconnects(actions))
+            if let text = hint(actions) {
+                hinted.append(connection)
+                #expect(text == "no answer from the coordinator, which answered before: the network or the coordinator is down (still trying)")
+            }
+        }
+        #expect(hinted == [1, 2, 4, 8])
+        // A worker whose coordinator never answered still hears of its key.
+        var fresh = self.machineNeverAnswered()
+        _ = fresh.connected(now: at(0))
+        #expect(hint(fresh.tick(now: at(3.5), date: date)) == "no answer from the coordinator (still trying)")
+    }
+
+    private func machineNeverAnswered() -> WorkerMachine { machine() }
 
     /// A standing worker between two runs: the coordinator said DISCONNECT when it stopped. The
     /// worker makes a new socket at once, so its READY waits for the next coordinator instead of

@@ -71,7 +71,9 @@ struct WorkerIOLoop {
                                  liveness: configuration.liveness,
                                  noAnswerHint: "no answer from \(configuration.endpoint): is the coordinator running"
                                      + (configuration.curve == nil ? ", and does it use CURVE (then give --curve-key and --coordinator-key)?"
-                                                                   : ", and is --coordinator-key right?")),
+                                                                   : ", and is --coordinator-key right?"),
+                                 silentAgainHint: "no answer from \(configuration.endpoint), which answered this worker before: "
+                                     + "the network between them or the coordinator is down"),
             now: clock.now)
         var tasks: [UInt64: Task<Void, Never>] = [:]
         let executor = LoopExecutor(wakeup: wakeup)

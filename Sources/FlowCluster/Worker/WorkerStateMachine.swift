@@ -26,10 +26,14 @@ struct WorkerStateMachine: Sendable {
         var slots: Int
         var heartbeatInterval: Duration = .seconds(1)
         var liveness: Int = 3
-        /// Said when a connection goes unanswered (CURVE failures are silent in libzmq: a wrong
-        /// coordinator key looks like no coordinator): on the 1st, 2nd, 4th, 8th… such connection
-        /// in a row, so a worker waiting long for its coordinator does not fill its log.
+        /// Said when a connection goes unanswered and no coordinator ever answered (CURVE failures
+        /// are silent in libzmq: a wrong coordinator key looks like no coordinator): on the 1st,
+        /// 2nd, 4th, 8th… such connection in a row, so a worker waiting long for its coordinator
+        /// does not fill its log.
         var noAnswerHint = "no answer from the coordinator"
+        /// Said instead of ``noAnswerHint``, as often, once the coordinator has answered this
+        /// worker before: then its key was right, and the network or the coordinator is down.
+        var silentAgainHint = "no answer from the coordinator, which answered before: the network or the coordinator is down"
         /// How long a task stopped for its time limit may take to return before the worker
         /// answers for it and frees its slot.
         var stopGrace: Duration = .seconds(1)
@@ -102,6 +106,9 @@ struct WorkerStateMachine: Sendable {
     var lastMalformedLog: Instant?
     /// Whether the coordinator said anything since the last connect.
     var heardSinceConnect = false
+    /// Whether any coordinator ever said anything to this worker: after that, nobody answering
+    /// is a partition or a coordinator that is down, not a wrong coordinator key.
+    var heardEver = false
     /// Connections in a row that ended without an answer; the no-answer hint is logged when this
     /// reaches a power of two.
     var unanswered = 0
@@ -136,6 +143,7 @@ struct WorkerStateMachine: Sendable {
     mutating func received(_ message: WireMessage, now: Instant) -> [Action] {
         lastReceived = now
         heardSinceConnect = true
+        heardEver = true
         unanswered = 0
         awaitingNextCoordinator = false
         switch message {
@@ -147,7 +155,8 @@ struct WorkerStateMachine: Sendable {
         case .heartbeat:
             return []
         case .disconnect(let reason):
-            var actions = endRegistration(because: "the coordinator said DISCONNECT (\(reason))", coordinatorSaidGoodbye: true)
+            var actions = endRegistration(because: "the coordinator said DISCONNECT (\(reason.escapingControlCharacters))",
+                                          coordinatorSaidGoodbye: true)
             if isDraining {
                 isStopped = true
                 return actions + [.stop]
@@ -236,7 +245,8 @@ struct WorkerStateMachine: Sendable {
                 // says READY again, in case the last one reached a coordinator that went away.
                 unanswered += 1
                 if !awaitingNextCoordinator, !isDraining, unanswered & (unanswered - 1) == 0 {
-                    actions.append(.log(.warning, "\(configuration.noAnswerHint) (still trying)", [:]))
+                    let hint = heardEver ? configuration.silentAgainHint : configuration.noAnswerHint
+                    actions.append(.log(.warning, "\(hint) (still trying)", [:]))
                 }
             }
             if isDraining {
