@@ -628,3 +628,167 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(machine.workers[alpha]?.inFlight.count == 4)
     }
 }
+
+/// Time limits on the coordinator (PROTOCOL.md §8.9): a try its worker leaves unanswered past the
+/// step's `timeout` and a grace (a tenth of the limit, at least 2 s) fails, naming the worker, and
+/// a worker that leaves 3 tries so gets no more tasks. Driven by the machine's `now` alone.
+@Suite struct CoordinatorTimeLimitTests {
+    func machine() -> Machine {
+        Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(30), maxAttempts: 3))
+    }
+
+    /// A group element whose step has `timeout: seconds`.
+    func timed(_ id: UInt64, seconds: Double) -> WireTask {
+        var timed = task(id)
+        timed.timeLimitMilliseconds = UInt32(seconds * 1000)
+        return timed
+    }
+
+    /// Time passes to `time`, the workers heartbeating all along: alive, answering nothing else.
+    func tick(_ machine: inout Machine, at time: Double, heartbeating peers: [Data] = [alpha]) -> [Machine.Action] {
+        for peer in peers { _ = machine.receive(.heartbeat, from: peer, now: at(time)) }
+        return machine.tick(now: at(time))
+    }
+
+    @Test func aTryLeftUnansweredPastItsTimeLimitAndTheGraceFailsNamingTheWorker() {
+        var machine = machine()
+        _ = machine.receive(ready("silent", slots: 1), from: alpha, now: at(0))
+        machine.submit(timed(1, seconds: 2), waiter: 1)
+        #expect(sent(machine.dispatch(now: at(0))) == [alpha: [1]])
+        #expect(finished(tick(&machine, at: 2.5)).isEmpty, "past the limit the worker itself answers: wait for it")
+        #expect(finished(tick(&machine, at: 3.95)).isEmpty, "the grace is 2 s")
+        let actions = tick(&machine, at: 4)
+        let failure = finished(actions)
+        #expect(failure.map(\.0) == [1])
+        let result = failure.first?.1
+        #expect(result?.state.failureText == "time limit of 2 s exceeded (no answer from worker silent)")
+        #expect(result?.worker == "silent", "the retry avoids it")
+        #expect(result?.isPermanentFailure == false, "a time limit is transient: `retry` runs it again")
+        #expect(result?.groupIndex == 1)
+        #expect(reports(actions) == [.taskUnanswered(worker: "silent", op: "EchoOp", element: 1, limit: .seconds(2), waited: .seconds(4))])
+        #expect(machine.workers[alpha]?.inFlight.isEmpty == true, "its slot is given back")
+        #expect(machine.workers[alpha]?.quarantined == false, "one silence is not yet enough")
+    }
+
+    @Test func theGraceIsATenthOfALongLimit() {
+        var machine = machine()
+        _ = machine.receive(ready("silent", slots: 1), from: alpha, now: at(0))
+        machine.submit(timed(1, seconds: 60), waiter: 1)
+        _ = machine.dispatch(now: at(0))
+        #expect(finished(tick(&machine, at: 65.9)).isEmpty)
+        #expect(finished(tick(&machine, at: 66)).map(\.0) == [1])
+    }
+
+    @Test func anAnswerAfterTheLimitButWithinTheGraceIsTakenAsItIs() {
+        var machine = machine()
+        _ = machine.receive(ready("slow", slots: 1), from: alpha, now: at(0))
+        machine.submit(timed(1, seconds: 2), waiter: 1)
+        _ = machine.dispatch(now: at(0))
+        _ = tick(&machine, at: 3)
+        // The worker stopped the op at 2 s and answered for it after its 1 s stop grace.
+        let answered = machine.receive(.result([result(1, state: .withError("time limit of 2 s exceeded"))]), from: alpha, now: at(3.1))
+        #expect(finished(answered).map { $0.1.state.failureText } == ["time limit of 2 s exceeded"])
+        #expect(finished(tick(&machine, at: 10)).isEmpty)
+        #expect(machine.workers[alpha]?.unansweredCount == 0)
+    }
+
+    @Test func aLateResultForAFailedTryIsDroppedAndCountsNothing() {
+        var machine = machine()
+        _ = machine.receive(ready("silent", slots: 1), from: alpha, now: at(0))
+        machine.submit(timed(1, seconds: 2), waiter: 1)
+        _ = machine.dispatch(now: at(0))
+        #expect(finished(tick(&machine, at: 4)).map(\.0) == [1])
+        // The engine's retry is a new task; it takes the freed slot.
+        machine.submit(timed(2, seconds: 2), waiter: 2)
+        #expect(sent(machine.dispatch(now: at(4.1))) == [alpha: [2]])
+        let late = machine.receive(.result([result(1)]), from: alpha, now: at(5))
+        #expect(finished(late).isEmpty, "the try was failed already: its outcome is not handed over twice")
+        #expect(reports(late) == [.discardedResult(worker: "silent", taskID: 1, attempt: 1, reason: .answeredTooLate)])
+        #expect(ClusterEvent.discardedResult(worker: "silent", taskID: 1, attempt: 1, reason: .answeredTooLate).description
+                    .contains("it came after that try had failed at its time limit"))
+        #expect(machine.workers[alpha]?.inFlight == [2], "and frees no slot")
+        let again = machine.receive(.result([result(1)]), from: alpha, now: at(5.1))
+        #expect(reports(again) == [.discardedResult(worker: "silent", taskID: 1, attempt: 1, reason: .notInFlight)])
+    }
+
+    @Test func aWorkerThatLeavesThreeTriesUnansweredGetsNoMoreTasksAndWhatItHoldsMovesOn() {
+        var machine = machine()
+        _ = machine.receive(ready("silent", slots: 2), from: alpha, now: at(0))
+        machine.submit(timed(1, seconds: 1), waiter: 1)
+        machine.submit(timed(2, seconds: 1), waiter: 2)
+        _ = machine.dispatch(now: at(0))
+        #expect(finished(tick(&machine, at: 3)).map(\.0) == [1, 2])
+        #expect(machine.workers[alpha]?.takesTasks == true, "2 silences")
+        machine.submit(timed(3, seconds: 1), waiter: 3)
+        machine.submit(task(4), waiter: 4)
+        #expect(sent(machine.dispatch(now: at(3.1))) == [alpha: [3, 4]])
+        let actions = tick(&machine, at: 6.2)
+        #expect(finished(actions).map(\.0) == [3])
+        let quarantined = reports(actions).filter { if case .workerQuarantined = $0 { true } else { false } }
+        #expect(quarantined == [.workerQuarantined(name: "silent", unanswered: 3, requeued: 1)])
+        let event = quarantined.first
+        #expect(event?.description == "worker silent gets no more tasks: it left 3 tries unanswered past their time limits, "
+                    + "though it still heartbeats; 1 task(s) given to other workers")
+        #expect(event?.belongsInSummary == true && event?.logLevel == .warning)
+        // Task 4 (no time limit) was taken from it as from a lost worker: the next attempt, elsewhere.
+        #expect(machine.queue == [4])
+        #expect(machine.tasks[4]?.task.attempt == 2)
+        #expect(sent(machine.dispatch(now: at(6.25))).isEmpty, "nothing more goes to the silent worker")
+        _ = machine.receive(ready("honest", slots: 2), from: beta, now: at(6.3))
+        machine.submit(timed(5, seconds: 1), waiter: 5)
+        #expect(sent(machine.dispatch(now: at(6.4))) == [beta: [4, 5]])
+        // It stays registered and heartbeated.
+        #expect(machine.workers[alpha] != nil)
+        #expect(tick(&machine, at: 8, heartbeating: [alpha, beta]).contains { if case .send(alpha, .heartbeat) = $0 { true } else { false } })
+    }
+
+    @Test func aTaskInAWorkersQueueStartsItsClockOnlyWhenASlotFreesForIt() {
+        var machine = machine()
+        let group = TaskGroupLimit(id: 3, limit: 1)
+        _ = machine.receive(ready("queueing", slots: 1, features: WireReady.Feature.queue), from: alpha, now: at(0))
+        machine.submit(timed(1, seconds: 1), waiter: 1, group: group)
+        machine.submit(timed(2, seconds: 1), waiter: 2, group: group)
+        #expect(sent(machine.dispatch(now: at(0))) == [alpha: [1, 2]], "task 2 waits in the worker's queue")
+        _ = machine.receive(.result([result(1)]), from: alpha, now: at(2))
+        // Task 2 started when task 1's slot freed, at 2 s: not due at 3 s, as it would be from its sending.
+        #expect(finished(tick(&machine, at: 2)).isEmpty)
+        #expect(finished(tick(&machine, at: 3)).isEmpty)
+        #expect(finished(tick(&machine, at: 4.95)).isEmpty)
+        #expect(finished(tick(&machine, at: 5)).map(\.0) == [2])
+    }
+
+    @Test func aSilentWorkersQueuedTaskFailsOneLimitAfterTheTaskBeforeIt() {
+        var machine = machine()
+        let group = TaskGroupLimit(id: 3, limit: 1)
+        _ = machine.receive(ready("silent", slots: 1, features: WireReady.Feature.queue), from: alpha, now: at(0))
+        machine.submit(timed(1, seconds: 1), waiter: 1, group: group)
+        machine.submit(timed(2, seconds: 1), waiter: 2, group: group)
+        _ = machine.dispatch(now: at(0))
+        #expect(finished(tick(&machine, at: 3)).map(\.0) == [1])
+        // The coordinator counts the failed try's slot as freed: at its next look, task 2 is
+        // taken as started.
+        #expect(finished(tick(&machine, at: 3.5)).isEmpty)
+        #expect(finished(tick(&machine, at: 6.4)).isEmpty)
+        #expect(finished(tick(&machine, at: 6.5)).map(\.0) == [2])
+    }
+
+    @Test func aTaskWithoutATimeLimitIsNeverFailedForTakingLong() {
+        var machine = machine()
+        _ = machine.receive(ready("busy", slots: 1), from: alpha, now: at(0))
+        machine.submit(task(1), waiter: 1)
+        _ = machine.dispatch(now: at(0))
+        #expect(finished(tick(&machine, at: 3600)).isEmpty)
+        #expect(machine.timedTasks.isEmpty)
+    }
+
+    @Test func aTryTheEngineNoLongerWantsStillFreesItsSlotWhenItsTimeRunsOut() {
+        var machine = machine()
+        _ = machine.receive(ready("silent", slots: 1), from: alpha, now: at(0))
+        machine.submit(timed(1, seconds: 1), waiter: 1)
+        _ = machine.dispatch(now: at(0))
+        #expect(finished(machine.cancel(taskID: 1)).map(\.0) == [1])
+        #expect(finished(tick(&machine, at: 3)).isEmpty, "handed over once, as cancelled")
+        #expect(machine.workers[alpha]?.inFlight.isEmpty == true)
+        #expect(machine.tasks.isEmpty)
+    }
+}

@@ -19,6 +19,8 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
     case preparationFailed(op: String, reason: String)
     /// A worker answered in a way FLOW/01 does not allow.
     case protocolViolation(String)
+    /// A worker left a try unanswered well past its time limit (§8.9): the coordinator failed it.
+    case unanswered(limit: Duration, worker: String)
     /// The coordinator is not running (never started, or stopped).
     case notRunning
     /// A worker was configured so that no coordinator could use it.
@@ -28,15 +30,16 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
     public var isClusterFailure: Bool {
         switch self {
         case .cannotBind, .cannotConnect, .noWorkerOffers, .cannotStartWorkers, .notRunning, .invalidWorker: return true
-        case .quarantined, .unsendableValue, .preparationFailed, .protocolViolation: return false
+        case .quarantined, .unsendableValue, .preparationFailed, .protocolViolation, .unanswered: return false
         }
     }
 
     /// Whether `retry` may try the task again: not for a value that cannot be sent, a task that
-    /// keeps losing workers, or a cluster without the op; yes for a worker's protocol slip.
+    /// keeps losing workers, or a cluster without the op; yes for a worker's protocol slip, and for
+    /// a try its worker left unanswered past its time limit (a time limit, as on the worker).
     public var isPermanent: Bool {
         switch self {
-        case .protocolViolation: return false
+        case .protocolViolation, .unanswered: return false
         default: return true
         }
     }
@@ -61,6 +64,8 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
             return "\(op): \(reason)"
         case .protocolViolation(let text):
             return "protocol violation: \(text)"
+        case .unanswered(let limit, let worker):
+            return "\(FlowTimeLimitExceeded(limit: limit)) (no answer from worker \(worker))"
         case .notRunning:
             return "the coordinator is not running: call start() before running a flow on it"
         case .invalidWorker(let text):

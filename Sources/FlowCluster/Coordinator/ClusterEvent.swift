@@ -12,6 +12,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case runsElsewhere
         /// The result is for an older (or unknown) attempt; the task is at `current`.
         case otherAttempt(current: UInt32)
+        /// The coordinator had failed that try: the worker left it unanswered past its time limit
+        /// and the grace (§8.9).
+        case answeredTooLate
     }
 
     case workerJoined(name: String, host: String, slots: Int, ops: Int)
@@ -28,6 +31,12 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     case taskLost(worker: String, op: String, element: Int?, attempt: Int, ranFor: Duration)
     /// A stopping worker gave a task back (`cancelled`); it runs on another worker.
     case taskReturned(worker: String, op: String)
+    /// A worker left a try unanswered `waited` after it started, past its time limit `limit` and
+    /// the grace (§8.9): the coordinator failed that try.
+    case taskUnanswered(worker: String, op: String, element: Int?, limit: Duration, waited: Duration)
+    /// A worker left `unanswered` tries unanswered past their time limits: it gets no more tasks,
+    /// and `requeued` tasks in flight on it went to other workers.
+    case workerQuarantined(name: String, unanswered: Int, requeued: Int)
     case discardedResult(worker: String, taskID: UInt64, attempt: UInt32, reason: DiscardReason)
     case unknownPeer(command: String)
     case unexpectedMessage(worker: String, command: String)
@@ -59,12 +68,20 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return "\(which) had run on \(worker) for \(ranFor.shortText) when \(worker) went away"
         case .taskReturned(let worker, let op):
             return "worker \(worker) is stopping and gave back a task of \(op); it runs on another worker"
+        case .taskUnanswered(let worker, let op, let element, let limit, let waited):
+            let which = element.map { "\(op) (element \($0))" } ?? op
+            return "\(which): no answer from worker \(worker) \(waited.shortText) after it started, past its time limit of "
+                + "\(limit.shortText): that try failed"
+        case .workerQuarantined(let name, let unanswered, let requeued):
+            return "worker \(name) gets no more tasks: it left \(unanswered) tries unanswered past their time limits, "
+                + "though it still heartbeats" + (requeued > 0 ? "; \(requeued) task(s) given to other workers" : "")
         case .discardedResult(let worker, let taskID, let attempt, let reason):
             let why: String
             switch reason {
             case .notInFlight: why = "the task is no longer in flight (finished, or no longer wanted)"
             case .runsElsewhere: why = "the task was given to another worker"
             case .otherAttempt(let current): why = "the task is at attempt \(current)"
+            case .answeredTooLate: why = "it came after that try had failed at its time limit"
             }
             return "discarded a result for task \(taskID) attempt \(attempt) from \(worker): \(why)"
         case .unknownPeer(let command):
@@ -85,7 +102,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     /// Whether the event belongs in the flow's summary (not just in diagnostics): lost work.
     public var belongsInSummary: Bool {
         switch self {
-        case .workerLost: return true
+        case .workerLost, .workerQuarantined: return true
         case .workerLeft(_, _, let requeued): return requeued > 0
         default: return false
         }
@@ -96,7 +113,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     public var logLevel: Logger.Level {
         switch self {
         case .dispatched, .discardedResult, .taskReturned, .taskLost, .unknownPeer: return .debug
-        case .malformedMessage, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed: return .warning
+        case .malformedMessage, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed, .taskUnanswered, .workerQuarantined:
+            return .warning
         case .workerJoined, .workerLeft: return .info
         }
     }
@@ -109,11 +127,11 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
 
     private var rawMetadata: Logger.Metadata {
         switch self {
-        case .workerJoined(let name, _, _, _), .workerLost(let name, _, _), .workerLeft(let name, _, _):
+        case .workerJoined(let name, _, _, _), .workerLost(let name, _, _), .workerLeft(let name, _, _), .workerQuarantined(let name, _, _):
             return ["worker.name": "\(name)"]
         case .dispatched(let op, let worker):
             return ["worker.name": "\(worker)", "task.op": "\(op)"]
-        case .taskReturned(let worker, let op), .taskLost(let worker, let op, _, _, _):
+        case .taskReturned(let worker, let op), .taskLost(let worker, let op, _, _, _), .taskUnanswered(let worker, let op, _, _, _):
             return ["worker.name": "\(worker)", "task.op": "\(op)"]
         case .discardedResult(let worker, let taskID, let attempt, _):
             return ["worker.name": "\(worker)", "task.id": "\(taskID)", "task.attempt": "\(attempt)"]

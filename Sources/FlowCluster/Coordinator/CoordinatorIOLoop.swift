@@ -38,7 +38,8 @@ struct CoordinatorIOLoop {
         executor.attach()
         defer { executor.close() }
         var machine = Machine(configuration: .init(
-            liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts))
+            liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts,
+            answerGrace: configuration.answerGrace, unansweredBeforeQuarantine: configuration.unansweredBeforeQuarantine))
         let poller = ZMQPoller()
         let routerIndex = poller.register(router)
         let wakeupIndex = poller.register(wakeup)

@@ -32,7 +32,7 @@ extension CoordinatorStateMachine {
         // Once every worker is full (its slots and its queue), the rest of the queue waits without
         // a look: a group of 100,000 on 2 workers of 4 slots otherwise had each turn look at all of
         // its up to `maxConcurrent` waiting tasks to place a few (126 µs of coordinator CPU a task).
-        var capacity = places.reduce(0) { $0 + ($1.stopping ? 0 : max(0, $1.slots + $1.queueDepth - $1.inFlight)) }
+        var capacity = places.reduce(0) { $0 + ($1.takesTasks ? max(0, $1.slots + $1.queueDepth - $1.inFlight) : 0) }
         var next = queue.startIndex
         while next < queue.endIndex, capacity > 0 {
             let taskID = queue[next]
@@ -52,7 +52,7 @@ extension CoordinatorStateMachine {
             var bestScore = (fresh: 0, free: 0, room: 0)
             for position in places.indices where offers.by[position] {
                 let place = places[position]
-                guard !place.stopping else { continue }
+                guard place.takesTasks else { continue }
                 let free = place.inFlight < place.slots
                 if !free, group == nil || max(0, place.inFlight - place.slots) >= place.queueDepth { continue }
                 // The group's bound must stay within its limit: a free slot would raise it, and so
@@ -75,6 +75,9 @@ extension CoordinatorStateMachine {
             }
             capacity -= 1
             let index = places[position].index
+            // Negative on a free slot, else how many wait in the worker's queue before this one.
+            let queuedAhead = places[position].inFlight - places[position].slots
+            let freed = places[position].freed
             places[position].inFlight += 1
             // In place: a copy of the worker taken out and put back would copy its in-flight set.
             if workers.values[index].take(taskID, group: group?.id), let group {
@@ -85,8 +88,10 @@ extension CoordinatorStateMachine {
                 record.worker = peers[position]
                 record.sentAt = now
                 record.unofferedSince = nil
+                if record.task.timeLimitMilliseconds > 0 { record.startClock(now: now, queuedAhead: queuedAhead, freed: freed) }
                 return record.task
             }
+            if task.timeLimitMilliseconds > 0 { timedTasks.insert(taskID) }
             // A worker that did not announce it gets no op attempt (§7.1): its op sees 1.
             let features = places[position].features
             if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
@@ -115,8 +120,9 @@ extension CoordinatorStateMachine {
         let slots: Int
         var inFlight: Int
         let queueDepth: Int
-        let stopping: Bool
+        let takesTasks: Bool
         let features: UInt32
+        let freed: UInt64
 
         init(index: Dictionary<Data, Worker>.Index, worker: Worker) {
             self.index = index
@@ -124,8 +130,9 @@ extension CoordinatorStateMachine {
             slots = worker.slots
             inFlight = worker.inFlight.count
             queueDepth = worker.queueDepth
-            stopping = worker.stopping
+            takesTasks = worker.takesTasks
             features = worker.features
+            freed = worker.freed
         }
     }
 
@@ -141,7 +148,7 @@ extension CoordinatorStateMachine {
         var holders: [(peer: Data, queued: Int)] = []
         if queue.isEmpty {
             for (peer, worker) in workers {
-                if !worker.stopping { free += max(0, worker.free) }
+                if worker.takesTasks { free += max(0, worker.free) }
                 if worker.queued > 0 { holders.append((peer, worker.queued)) }
             }
         }
@@ -172,7 +179,7 @@ extension CoordinatorStateMachine {
                 guard let record = tasks[id], let group = record.group else { continue }
                 let op = record.task.op
                 guard !pausedGroups.contains(group.id), groupBound[group.id, default: 0] < group.limit,
-                      workers.contains(where: { $0.key != holder.peer && !$0.value.stopping && $0.value.free > 0
+                      workers.contains(where: { $0.key != holder.peer && $0.value.takesTasks && $0.value.free > 0
                                                   && $0.value.ops.contains(op) }) else { continue }
                 withTask(id) { $0.stolen = true }
                 stealing += 1
@@ -199,7 +206,7 @@ extension CoordinatorStateMachine {
             if let known = offeredOps[op] {
                 offered = known
             } else {
-                offered = workers.values.contains { !$0.stopping && $0.ops.contains(op) }
+                offered = workers.values.contains { $0.takesTasks && $0.ops.contains(op) }
                 offeredOps[op] = offered
             }
             let (since, waiter) = withTask(at: index) { record -> (Instant?, Waiter?) in

@@ -15,9 +15,22 @@ extension CoordinatorStateMachine {
         var heartbeatInterval: Duration
         /// It answered a task `cancelled` (§8.8): it is stopping and gets no more tasks.
         var stopping = false
+        /// It left too many tries unanswered past their time limits (§8.9): it keeps its
+        /// registration and its heartbeats, and gets no more tasks.
+        var quarantined = false
+        /// Tries it left unanswered past their time limit and grace (§8.9).
+        var unansweredCount = 0
+        /// The tasks whose try the coordinator failed at their time limit while they were on it:
+        /// a late RESULT for one is discarded as such (§8.9). At most a few: it is quarantined soon.
+        var unanswered: Set<UInt64> = []
+        /// Slots the coordinator saw free up on it (a RESULT of a try that ran, or a try failed at
+        /// its time limit): a task sent into its queue has surely started once enough have (§8.9).
+        var freed: UInt64 = 0
         /// The feature bits of its READY.
         var features: UInt32 = 0
         var free: Int { slots - inFlight.count }
+        /// Whether dispatch may send it tasks: neither stopping nor quarantined.
+        var takesTasks: Bool { !stopping && !quarantined }
         /// Tasks it may hold beyond its slots, waiting in its queue (feature bit 2, §8.2).
         var queueDepth: Int { features & WireReady.Feature.queue != 0 ? slots : 0 }
         /// Tasks in flight on it that wait in its queue rather than run (at least).
@@ -36,8 +49,12 @@ extension CoordinatorStateMachine {
         }
 
         /// A task left; says whether that lowers its group's bound.
-        mutating func release(_ taskID: UInt64, group: UInt64?) -> Bool {
+        ///
+        /// - Parameter freesSlot: it ran here and is over (a RESULT, or its time ran out), so the
+        ///   next task of the worker's queue starts; not for a task given back unrun.
+        mutating func release(_ taskID: UInt64, group: UInt64?, freesSlot: Bool = false) -> Bool {
             inFlight.remove(taskID)
+            if freesSlot { freed &+= 1 }
             guard let group, let count = groupTasks[group] else { return false }
             groupTasks[group] = count > 1 ? count - 1 : nil
             return count <= slots

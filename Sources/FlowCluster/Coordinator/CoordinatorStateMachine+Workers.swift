@@ -83,13 +83,31 @@ extension CoordinatorStateMachine {
                                       ops: ready.ops.count))]
     }
 
-    /// Ends a worker's registration (§8.6): its running tasks go back to the front of the queue
-    /// with the next attempt number, and each such loss counts toward `maxAttempts`. Each of them
-    /// is reported (``ClusterEvent/taskLost(worker:op:element:attempt:ranFor:)``) for the timeline.
+    /// Ends a worker's registration (§8.6): its running tasks go elsewhere (``takeAway(from:reason:now:)``).
     mutating func remove(_ peer: Data, reason: RemovalReason, now: Instant) -> [Action] {
-        guard let worker = workers[peer] else { return [] }
+        guard let name = workers[peer]?.name else { return [] }
         // Forgotten once its tasks are released from it.
         defer { workers[peer] = nil }
+        let (requeued, actions) = takeAway(from: peer, reason: reason.text, now: now)
+        let event: ClusterEvent
+        switch reason {
+        case .left, .reregistered, .revoked:
+            event = .workerLeft(name: name, reason: reason.text, requeued: requeued)
+        case .silent, .unreachable:
+            event = .workerLost(name: name, reason: reason.text, requeued: requeued)
+        }
+        return [.report(event)] + actions
+    }
+
+    /// Takes every task in flight on a worker away from it, as lost (§8.6): each goes back to the
+    /// front of the queue with the next attempt number, and each such loss counts toward
+    /// `maxAttempts`. Each of them is reported
+    /// (``ClusterEvent/taskLost(worker:op:element:attempt:ranFor:)``) for the timeline.
+    ///
+    /// - Parameter reason: why, for a task given up after too many losses.
+    /// - Returns: how many tasks go elsewhere, and the actions.
+    mutating func takeAway(from peer: Data, reason: String, now: Instant) -> (requeued: Int, actions: [Action]) {
+        guard let worker = workers[peer] else { return (0, []) }
         var actions: [Action] = []
         var lost: [Action] = []
         var requeued: [UInt64] = []
@@ -107,7 +125,7 @@ extension CoordinatorStateMachine {
             if record.losses >= configuration.maxAttempts {
                 tasks[taskID] = nil
                 let error = ClusterError.quarantined(op: record.task.op, attempts: Int(record.losses), lastWorker: worker.name,
-                                                     lastReason: reason.text)
+                                                     lastReason: reason)
                 actions += finish(waiter, .failure(error, wire: record.task))
                 continue
             }
@@ -118,14 +136,7 @@ extension CoordinatorStateMachine {
             requeued.append(taskID)
         }
         queue.insert(contentsOf: requeued, at: 0)
-        let event: ClusterEvent
-        switch reason {
-        case .left, .reregistered, .revoked:
-            event = .workerLeft(name: worker.name, reason: reason.text, requeued: requeued.count)
-        case .silent, .unreachable:
-            event = .workerLost(name: worker.name, reason: reason.text, requeued: requeued.count)
-        }
-        return [.report(event)] + lost + actions
+        return (requeued.count, lost + actions)
     }
 
     /// Accepts a RESULT once: from the worker and attempt the task was given to (§8.4). Its
@@ -139,10 +150,12 @@ extension CoordinatorStateMachine {
             return
         }
         var record = tasks.remove(at: index).value
-        release(&record, from: peer)
+        let givenBack = { if case .cancelled = result.finishState { true } else { false } }()
+        // A task given back `cancelled` never ran (§8.8): no slot of the worker frees for it.
+        release(&record, from: peer, freesSlot: !givenBack)
         guard let waiter = record.waiter else { return }
         let workerName = withWorker(peer) { $0.name } ?? "?"
-        if case .cancelled = result.finishState {
+        if givenBack {
             // §8.8: the worker is stopping and gave the task back; it runs elsewhere, and this
             // was no lost attempt.
             withWorker(peer) { $0.stopping = true }
@@ -175,7 +188,7 @@ extension CoordinatorStateMachine {
     /// ``finish(_:_:)`` for a task that ran; a group whose tasks were handed over ahead needs no
     /// wait for the engine (the next one is queued already), and a failure pauses it until the
     /// engine has judged it: the group's tasks that may wait in worker queues are recalled.
-    private mutating func finishInGroup(_ record: TaskRecord, _ waiter: Waiter, _ result: FlowTaskResult, into actions: inout [Action]) {
+    mutating func finishInGroup(_ record: TaskRecord, _ waiter: Waiter, _ result: FlowTaskResult, into actions: inout [Action]) {
         guard let group = record.group else {
             expectedSubmissions += 1
             actions.append(.finish(waiter, result))

@@ -10,12 +10,13 @@ import Foundation
 /// opaque `Waiter` (the shell's continuation) that its result goes to.
 ///
 /// Rules it keeps (docs/PROTOCOL.md §8): a task goes only to a known worker that offers its op,
-/// is not stopping, and has a free slot, and tasks ready together for one worker go in one TASK;
+/// is neither stopping nor quarantined, and has a free slot, and tasks ready together for one worker go in one TASK;
 /// a RESULT is accepted once, from the worker and attempt the task was given to; a `cancelled`
 /// RESULT sends the task to another worker without counting as a lost attempt; every ended
 /// registration (silence, a failed send, a second READY, DISCONNECT) sends its tasks elsewhere
 /// and counts toward `maxAttempts`; a task no connected worker offers fails after the worker
-/// time-out.
+/// time-out; a try its worker leaves unanswered past its time limit and a grace fails, and a
+/// worker that leaves a few so gets no more tasks (§8.9).
 struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     typealias Instant = ContinuousClock.Instant
 
@@ -33,6 +34,11 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         /// another worker's queue, before they are recalled to move (``steal(now:)``): long enough
         /// that the engine's next tasks come first while a group goes on.
         var stealAfter: Duration = .milliseconds(20)
+        /// The least grace past a try's time limit before the coordinator fails a try its worker
+        /// has not answered (§8.9); a tenth of the limit when that is more.
+        var answerGrace: Duration = .seconds(2)
+        /// Tries a worker may leave unanswered past their time limit before it gets no more tasks.
+        var unansweredBeforeQuarantine = 3
     }
 
     /// What the shell must do.
@@ -62,6 +68,12 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         var group: TaskGroupLimit?
         /// A RECALL went out to move it to an idle worker (``steal()``); cleared when it leaves.
         var stolen = false
+        /// For a task with a time limit on a worker: since when it runs there as far as the
+        /// coordinator can tell, `nil` while it may still wait in the worker's queue (§8.9).
+        var runningSince: Instant?
+        /// For such a task sent into a worker's queue: the worker's count of freed slots
+        /// (``Worker/freed``) at which it has surely started.
+        var startsWhenFreed: UInt64 = 0
     }
 
     let configuration: Configuration
@@ -85,6 +97,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var stealing = 0
     /// Since when a slot is free with nothing to dispatch while tasks wait in a worker's queue.
     var idleSince: Instant?
+    /// Tasks with a time limit in flight on workers, whose answer ``failUnanswered(now:)`` awaits.
+    var timedTasks: Set<UInt64> = []
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -157,25 +171,32 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         pausedGroups.remove(id)
     }
 
-    /// A task left its worker (a result, given back, the worker lost): its place there frees,
-    /// its group's bound may fall, and a recall to move it is over.
-    mutating func release(_ record: inout TaskRecord, from peer: Data) {
+    /// A task left its worker (a result, given back, the worker lost, its time ran out): its place
+    /// there frees, its group's bound may fall, and a recall to move it is over.
+    ///
+    /// - Parameter freesSlot: it ran there and is over, so the worker starts the next task of its
+    ///   queue (``Worker/release(_:group:freesSlot:)``).
+    mutating func release(_ record: inout TaskRecord, from peer: Data, freesSlot: Bool = false) {
         if record.stolen {
             stealing -= 1
             record.stolen = false
         }
         let taskID = record.task.taskID
+        if record.task.timeLimitMilliseconds > 0 { timedTasks.remove(taskID) }
         let groupID = record.group?.id
-        guard withWorker(peer, { $0.release(taskID, group: groupID) }) == true, let group = record.group,
+        guard withWorker(peer, { $0.release(taskID, group: groupID, freesSlot: freesSlot) }) == true, let group = record.group,
               let bound = groupBound[group.id] else { return }
         groupBound[group.id] = bound > 1 ? bound - 1 : nil
     }
 
     /// The report for a RESULT or RETURNED of a task that is not in flight on that worker with that
-    /// attempt (§8.4): discarded, saying why.
-    func discarded(taskID: UInt64, attempt: UInt32, from peer: Data) -> Action {
+    /// attempt (§8.4): discarded, saying why. A late answer to a try failed at its time limit
+    /// (§8.9) is reported as such, once.
+    mutating func discarded(taskID: UInt64, attempt: UInt32, from peer: Data) -> Action {
         let reason: ClusterEvent.DiscardReason
-        if let record = tasks[taskID] {
+        if withWorker(peer, { $0.unanswered.remove(taskID) != nil }) == true {
+            reason = .answeredTooLate
+        } else if let record = tasks[taskID] {
             reason = record.task.attempt != attempt ? .otherAttempt(current: record.task.attempt) : .runsElsewhere
         } else {
             reason = .notInFlight
@@ -229,7 +250,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         return byPeer.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .send(to: $0, .recall(byPeer[$0]!.sorted())) }
     }
 
-    /// Time passed: dead workers out, heartbeats out, tasks nobody offers failed.
+    /// Time passed: dead workers out, heartbeats out, tasks nobody offers failed, tries left
+    /// unanswered past their time limit failed.
     mutating func tick(now: Instant) -> [Action] {
         var actions: [Action] = []
         for (peer, worker) in workers where now - worker.lastReceived > worker.heartbeatInterval * configuration.liveness {
@@ -239,7 +261,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
             withWorker(peer) { $0.lastSent = now }
             actions.append(.send(to: peer, .heartbeat))
         }
-        return actions + failUnoffered(now: now)
+        return actions + failUnoffered(now: now) + failUnanswered(now: now)
     }
 
     /// Says goodbye to every worker and finishes every waiting task as cancelled (the
@@ -256,6 +278,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         groupBound = [:]
         pausedGroups = []
         stealing = 0
+        timedTasks = []
         return actions
     }
 }

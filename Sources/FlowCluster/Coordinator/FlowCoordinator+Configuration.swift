@@ -16,6 +16,13 @@ extension FlowCoordinator {
         public var workerTimeout: Duration = .seconds(30)
         /// Registrations that may end while running one task before it is given up.
         public var maxAttempts: UInt32 = 3
+        /// How long past a try's time limit (a step's `timeout`) the coordinator waits for the
+        /// worker's answer before it fails that try itself: this at least, or a tenth of the limit
+        /// when that is more. More than the second a worker takes to answer for an op that does not
+        /// stop, so it only catches workers that took a task and never answer (docs/PROTOCOL.md §8.9).
+        public var answerGrace: Duration = .seconds(2)
+        /// Tries a worker may leave unanswered past their time limit before it gets no more tasks.
+        public var unansweredBeforeQuarantine = 3
         /// What the coordinator knows of ops before it sends them: which run on the coordinator
         /// itself (``FlowOperationRegistry/Placement/coordinator``, built from this registry),
         /// and which prepare their input first (``FlowOperationRegistry/InputPreparer``). Ops
