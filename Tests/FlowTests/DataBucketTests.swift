@@ -62,6 +62,16 @@ final class WriteOp: FlowOperation, @unchecked Sendable {
         #expect(flow.dataBucket["k"] as? String == "new")
     }
 
+    @Test func aTextValueReachesTheSummaryWithItsLinesButNoEscapeSequence() async {
+        let output = "line 1\u{1B}[2J\u{1B}]0;title\u{07}\nline 2\tcell\r"
+        let flow = Flow().add(operation: WriteOp("output", output))
+        await flow.run()
+        #expect(flow.dataBucket["output"] as? String == output, "the bucket keeps the value as it is")
+        let summary = flow.generateSummary()
+        #expect(!summary.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x0D }, "\(summary.debugDescription)")
+        #expect(summary.contains("[DataBucket] add for output: line 1\\u{1B}[2J\\u{1B}]0;title\\u{7}\nline 2\tcell\\r"))
+    }
+
     @Test func aLaterOpReadsWhatAnEarlierOneWrote() async {
         let read = ReadOp("token", as: String.self)
         let flow = Flow().add(operation: WriteOp("token", "abc")).add(operation: read)

@@ -103,6 +103,7 @@ struct WireReadyLimitTests {
 
     @Test func peerTextHasItsControlCharactersEscaped() {
         #expect("plain name-1".escapingControlCharacters == "plain name-1")
+        #expect("a\nb\r\tc\u{1B}".escapingTerminalControls == "a\nb\\r\tc\\u{1B}", "lines and tabs kept")
         #expect("a\nb\r\tc".escapingControlCharacters == "a\\nb\\r\\tc")
         #expect("\u{1B}[2J\u{07}\u{7F}\u{9B}31m\u{0}".escapingControlCharacters == "\\u{1B}[2J\\u{7}\\u{7F}\\u{9B}31m\\u{0}")
         // Printable text beyond ASCII (U+00A0 onwards, which shares the 0xC2 lead byte) is kept.

@@ -105,14 +105,16 @@ public enum FlowSummary {
         // limited line then wrote a few.
         let type = type(of: value)
         if type == String.self {
+            // A text may come from a worker (a program's output): an escape sequence in it is
+            // written out, never sent to the terminal; its lines stay lines.
             let text = value as! String
-            guard written + text.utf8.count > limit else { return text }
+            guard written + text.utf8.count > limit else { return text.escapingTerminalControls }
             let kept = max(0, limit - written - markerRoom)
             let cut = text.index(text.startIndex, offsetBy: kept, limitedBy: text.endIndex) ?? text.endIndex
-            guard cut < text.endIndex else { return text }
+            guard cut < text.endIndex else { return text.escapingTerminalControls }
             // Bytes, not characters, are counted: counting the characters of a 200 MB text took
             // longer than the rest of its way through the coordinator.
-            return text[..<cut] + "… (\(text.utf8.count - text[..<cut].utf8.count) more bytes)"
+            return String(text[..<cut]).escapingTerminalControls + "… (\(text.utf8.count - text[..<cut].utf8.count) more bytes)"
         }
         if type == [Int].self {
             let integers = value as! [Int]

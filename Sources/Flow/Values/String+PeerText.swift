@@ -8,13 +8,23 @@ extension String {
     /// could forge a line of the coordinator's own (`[cluster] worker … joined`), and an escape
     /// sequence could rewrite the terminal. The result has no control character left, so applying
     /// it twice changes nothing (a backslash is kept as it is, which is why).
-    package var escapingControlCharacters: String {
+    package var escapingControlCharacters: String { escapingControls(keepingLineBreaks: false) }
+
+    /// The string with every control character but line feed and tab written out, as
+    /// ``escapingControlCharacters`` does: for a text that may span lines, such as a bucket value
+    /// in the summary (a program's output a worker sent), where an escape sequence could still
+    /// rewrite the terminal.
+    package var escapingTerminalControls: String { escapingControls(keepingLineBreaks: true) }
+
+    private func escapingControls(keepingLineBreaks: Bool) -> String {
         // Nearly every name is printable ASCII: returned as it is, without a copy.
-        guard utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else { return self }
+        guard utf8.contains(where: { ($0 < 0x20 && !(keepingLineBreaks && ($0 == 0x0A || $0 == 0x09))) || $0 == 0x7F || $0 == 0xC2 })
+        else { return self }
         var escaped = ""
         escaped.reserveCapacity(utf8.count + 8)
         for scalar in unicodeScalars {
             switch scalar.value {
+            case 0x0A where keepingLineBreaks, 0x09 where keepingLineBreaks: escaped.unicodeScalars.append(scalar)
             case 0x0A: escaped += "\\n"
             case 0x0D: escaped += "\\r"
             case 0x09: escaped += "\\t"
