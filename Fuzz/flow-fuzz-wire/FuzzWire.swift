@@ -4,7 +4,7 @@ import FlowFuzzSupport
 import Foundation
 
 /// Feeds bytes to the wire decoder as a peer would send them: byte 0 chooses the command frame,
-/// the rest is the body, behind the FLOW/01 signature. Byte 0 with its high bit set splits the
+/// the rest is the body, behind the protocol signature (`WireCodec.protocolFrame`). Byte 0 with its high bit set splits the
 /// rest into frames at every 0xFF byte instead, so frame counts and signatures are fuzzed too.
 /// A decoded message is encoded again and must decode to the same message.
 enum FuzzWire {

@@ -2,7 +2,7 @@ import Flow
 import FlowWire
 import Foundation
 
-/// One accepted result as journal bytes, in FLOW/01's value encoding (docs/PROTOCOL.md §5):
+/// One accepted result as journal bytes, in the wire protocol's value encoding (docs/PROTOCOL.md §6.2, the same in FLOW/01 and FLOW/02):
 /// what the summary, the bucket and the JSON report need to show it again as it was.
 ///
 /// Layout: format byte (1); op name; finish (as in RESULT); tag and worker (flag byte, string);

@@ -5,7 +5,7 @@ import Foundation
 /// Frames are those after the routing id: a ROUTER strips it on receive and the caller prepends
 /// it on send. There is no empty delimiter frame.
 public enum WireCodec {
-    /// Frame 0 of every message: `FLOW01`.
+    /// Frame 0 of every message: `FLOW02` (``WireLimits/protocolVersion``).
     public static let protocolFrame = Data(WireLimits.protocolSignature)
 
     /// Encodes a message into its frames: protocol, command and, except for HEARTBEAT, body.
@@ -159,17 +159,11 @@ public enum WireCodec {
     private static func checkProtocol(_ frame: Data) throws(WireDecodingError) {
         let signature = WireLimits.protocolSignature
         if frame.elementsEqual(signature) { return }
-        let bytes = [UInt8](frame.prefix(32))
-        let isOtherVersion = frame.count == signature.count
-            && bytes.starts(with: signature.prefix(4))
-            && bytes[4...].allSatisfy { (0x30...0x39).contains($0) }
-        if isOtherVersion {
-            throw WireDecodingError(
-                .unsupportedVersion,
-                "unsupported protocol version \"\(String(decoding: bytes, as: UTF8.self))\", expected \"FLOW01\""
-            )
+        if let version = WireLimits.version(ofSignature: frame) {
+            throw WireDecodingError(.unsupportedVersion, "unsupported protocol version \(version), this peer speaks \(WireLimits.protocolVersion)")
         }
-        throw WireDecodingError(.wrongProtocol, "wrong protocol frame \(printable(bytes, total: frame.count)), expected \"FLOW01\"")
+        let bytes = [UInt8](frame.prefix(32))
+        throw WireDecodingError(.wrongProtocol, "wrong protocol frame \(printable(bytes, total: frame.count)), expected \"\(WireLimits.protocolVersion)\"")
     }
 
     /// A frame shown in a log line: quoted when it is printable ASCII, hex otherwise.

@@ -1,6 +1,6 @@
 import Flow
 
-/// Why a task or result cannot be put on the wire: a value that has no FLOW/01 form, or one that
+/// Why a task or result cannot be put on the wire: a value that has no wire form, or one that
 /// nests deeper than the receiver accepts. The sender finds it before sending, so no peer ever
 /// receives a message it must drop (docs/PROTOCOL.md §6.2).
 public struct WireEncodingError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -25,7 +25,7 @@ public struct WireEncodingError: Error, CustomStringConvertible, Sendable, Equat
     static func checkDepth(_ value: FlowValue, _ subject: @autoclosure () -> String) throws(WireEncodingError) {
         let depth = value.wireNestingDepth
         guard depth <= WireLimits.maximumValueDepth else {
-            throw WireEncodingError(subject: subject(), reason: "nests arrays and maps \(depth) deep, and FLOW/01 carries at most "
+            throw WireEncodingError(subject: subject(), reason: "nests arrays and maps \(depth) deep, and the protocol carries at most "
                 + "\(WireLimits.maximumValueDepth): flatten it, or keep it out of the data bucket")
         }
     }

@@ -1,7 +1,22 @@
-/// Constants of protocol version `FLOW01` that both ends must agree on.
+import Foundation
+
+/// Constants of protocol version `FLOW02` that both ends must agree on.
 public enum WireLimits {
+    /// The protocol's name and version, as frame 0 carries it: `FLOW02`. Every change to a
+    /// message's layout changes it (docs/PROTOCOL.md §13).
+    public static let protocolVersion = "FLOW02"
+
     /// Frame 0 of every message: protocol name and version.
-    public static let protocolSignature: [UInt8] = Array("FLOW01".utf8)
+    public static let protocolSignature: [UInt8] = Array(protocolVersion.utf8)
+
+    /// The version a frame 0 names when it is `FLOW` and two ASCII digits other than ours
+    /// (`FLOW01`), `nil` for ours or anything else (§9.3).
+    public static func version(ofSignature frame: Data) -> String? {
+        guard frame.count == protocolSignature.count, frame.starts(with: protocolSignature.prefix(4)),
+              frame.dropFirst(4).allSatisfy({ (0x30...0x39).contains($0) }), !frame.elementsEqual(protocolSignature)
+        else { return nil }
+        return String(decoding: frame, as: UTF8.self)
+    }
 
     /// How many arrays and maps may nest in one another inside one value.
     ///

@@ -323,6 +323,19 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(logs(machine.receivedMalformed("again", now: at(1.2))).count == 1, "a second later it may log again")
     }
 
+    @Test func aCoordinatorOfAnotherVersionIsNamedOnceAMinuteAndNeverCountsAsHeard() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        let line = logs(machine.receivedOtherVersion("FLOW01", said: "unsupported protocol version FLOW02", now: at(0.1))).first
+        #expect(line?.level == .error)
+        #expect(line?.message.contains("speaks protocol version FLOW01, this worker speaks FLOW02 (it said: unsupported protocol version FLOW02)")
+            == true, "\(line?.message ?? "")")
+        #expect(logs(machine.receivedOtherVersion("FLOW01", said: nil, now: at(30))).isEmpty, "once a minute")
+        #expect(logs(machine.receivedOtherVersion("FLOW01", said: nil, now: at(60.2))).count == 1)
+        // It never answered in our version: past the liveness the worker connects anew (and says READY again).
+        #expect(reconnects(machine.tick(now: at(3.01), date: date)))
+    }
+
     @Test func theCoordinatorIsAliveUntilLivenessIntervalsOfSilence() {
         var machine = machine()
         _ = machine.connected(now: at(0))

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 extension ClusterIntegrationTests {
-    /// A real `flow-coordinator` driven by hand-written workers into the corners of FLOW/01, each
+    /// A real `flow-coordinator` driven by hand-written workers into the corners of FLOW/02, each
     /// a place where it once did not do what docs/PROTOCOL.md says.
     @Suite struct CoordinatorKeepsTheSpec {
         /// A group of `count` `SleepOp` elements (ms 0) whose outputs go to `outs`.

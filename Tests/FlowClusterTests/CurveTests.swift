@@ -211,7 +211,7 @@ extension ClusterIntegrationTests {
                 _ = await tcpdump.terminate()
                 let bytes = try Data(contentsOf: URL(fileURLWithPath: capture))
                 #expect(bytes.count > 2_000, "the capture holds the run's packets (\(bytes.count) bytes)")
-                for secret in ["secret-alpha-7d1f", "secret-beta-93ac", "secret-gamma-e02b", "SleepOp", "FLOW01"] {
+                for secret in ["secret-alpha-7d1f", "secret-beta-93ac", "secret-gamma-e02b", "SleepOp", "FLOW02"] {
                     #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(secret) crossed the wire in plaintext")
                 }
             }

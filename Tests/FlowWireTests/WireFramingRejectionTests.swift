@@ -12,7 +12,7 @@ struct WireFramingRejectionTests {
         expectRejection([], .missingFrame)
     }
 
-    @Test("a frame 0 that is not FLOW01 is rejected as the wrong protocol", arguments: ["", "FLOW", "FLOW011", "MDPW01", "flow01", "FLOWxx"])
+    @Test("a frame 0 that is not FLOW02 is rejected as the wrong protocol", arguments: ["", "FLOW", "FLOW021", "MDPW01", "flow01", "FLOWxx"])
     func wrongProtocol(signature: String) {
         expectRejection(frames(0x05, body: validBody, protocolFrame: Array(signature.utf8)), .wrongProtocol)
     }
@@ -28,26 +28,26 @@ struct WireFramingRejectionTests {
         }
     }
 
-    @Test("another version of the protocol is rejected as unsupported, naming it", arguments: ["FLOW02", "FLOW00", "FLOW99"])
+    @Test("another version of the protocol is rejected as unsupported, naming it", arguments: ["FLOW01", "FLOW00", "FLOW99"])
     func otherVersion(signature: String) {
         let message = frames(0x04, protocolFrame: Array(signature.utf8))
         expectRejection(message, .unsupportedVersion)
         do {
             _ = try WireCodec.decode(message)
         } catch {
-            #expect(error.description.contains(signature), "\(error)")
+            #expect(error.description.contains("unsupported protocol version \(signature), this peer speaks FLOW02"), "\(error)")
         }
     }
 
     @Test("a message with only the protocol frame is rejected")
     func missingCommand() {
-        expectRejection([Data("FLOW01".utf8)], .missingFrame)
+        expectRejection([Data("FLOW02".utf8)], .missingFrame)
     }
 
     @Test("a command frame that is not one byte is rejected")
     func commandFrameLength() {
-        expectRejection([Data("FLOW01".utf8), Data()], .invalidCommandFrame)
-        expectRejection([Data("FLOW01".utf8), Data([0x04, 0x00])], .invalidCommandFrame)
+        expectRejection([Data("FLOW02".utf8), Data()], .invalidCommandFrame)
+        expectRejection([Data("FLOW02".utf8), Data([0x04, 0x00])], .invalidCommandFrame)
     }
 
     @Test("unknown command bytes are rejected, naming the byte", arguments: [0x00, 0x08, 0x7F, 0xFF] as [UInt8])

@@ -12,9 +12,9 @@ struct WireGoldenBytesTests {
         #expect(try WireCodec.decode(frames(message.command.rawValue, body: expected)) == message, sourceLocation: sourceLocation)
     }
 
-    @Test("frame 0 is FLOW01 and frame 1 the command byte")
+    @Test("frame 0 is FLOW02 and frame 1 the command byte")
     func framesMatchSpec() {
-        #expect(hexString(WireCodec.protocolFrame) == "464c4f573031")
+        #expect(hexString(WireCodec.protocolFrame) == "464c4f573032")
         #expect(WireCommand.allCases.map(\.rawValue) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07])
         #expect(WireValueTag.allCases.map(\.rawValue) == Array(0x00...0x09))
     }
@@ -84,5 +84,27 @@ struct WireGoldenBytesTests {
     @Test("DISCONNECT example")
     func disconnectExample() throws {
         try expectBody(.disconnect(reason: "bye"), "03 627965")
+    }
+
+    /// FLOW/01's examples as its first text wrote them (docs/PROTOCOL.md §13): a decoder of
+    /// FLOW/02 refuses each by its frame 0, naming both versions, before it reads a byte of the
+    /// body, whose layout it no longer knows.
+    @Test("FLOW/01 examples are refused as another version", arguments: [
+        (0x01, "02 7731  00000000  02000000  01 04 6563686f  01 68  2a000000"),
+        (0x02, "01  0800000000000000  02000000  02 7371  04 33663261  00  00  01  00000000  03 0a"),
+        (0x03, "01  0800000000000000  02000000  00 00  0000000000000000  0000000000000000  00  01 03 32"),
+        (0x05, "03 627965"),
+    ] as [(UInt8, String)])
+    func flow01ExamplesAreRefused(command: UInt8, hex: String) {
+        do {
+            _ = try WireCodec.decode(frames(command, body: bytes(hex: hex), protocolFrame: Array("FLOW01".utf8)))
+            Issue.record("decoded a FLOW/01 message")
+        } catch {
+            #expect(error.code == .unsupportedVersion)
+            #expect(error.description.contains("unsupported protocol version FLOW01, this peer speaks FLOW02"), "\(error)")
+        }
+        #expect(WireLimits.version(ofSignature: Data("FLOW01".utf8)) == "FLOW01")
+        #expect(WireLimits.version(ofSignature: Data("FLOW02".utf8)) == nil, "our own version is not another")
+        #expect(WireLimits.version(ofSignature: Data("FLOWxx".utf8)) == nil)
     }
 }

@@ -89,7 +89,7 @@ struct WireMessageRoundTripTests {
 
     @Test("HEARTBEAT is two frames and nothing else")
     func heartbeatIsTwoFrames() throws {
-        #expect(WireCodec.encode(.heartbeat) == [Data("FLOW01".utf8), Data([0x04])])
+        #expect(WireCodec.encode(.heartbeat) == [Data("FLOW02".utf8), Data([0x04])])
         #expect(try WireCodec.decode(frames(0x04)) == .heartbeat)
     }
 

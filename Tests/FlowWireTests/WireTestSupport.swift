@@ -12,7 +12,7 @@ func wireDate(_ microseconds: Int64) -> Date {
 let sampleTime: Int64 = 1_735_787_045_678_901
 
 /// Frames for a hand-made message.
-func frames(_ command: UInt8, body: [UInt8]? = nil, protocolFrame: [UInt8] = Array("FLOW01".utf8)) -> [Data] {
+func frames(_ command: UInt8, body: [UInt8]? = nil, protocolFrame: [UInt8] = Array("FLOW02".utf8)) -> [Data] {
     var result = [Data(protocolFrame), Data([command])]
     if let body { result.append(Data(body)) }
     return result
@@ -22,7 +22,7 @@ func frames(_ command: UInt8, body: [UInt8]? = nil, protocolFrame: [UInt8] = Arr
 func roundTrip(_ message: WireMessage, sourceLocation: SourceLocation = #_sourceLocation) throws -> WireMessage {
     let encoded = WireCodec.encode(message)
     #expect(encoded.count == (message.command.hasBody ? 3 : 2), sourceLocation: sourceLocation)
-    #expect(encoded.first == Data("FLOW01".utf8), sourceLocation: sourceLocation)
+    #expect(encoded.first == Data("FLOW02".utf8), sourceLocation: sourceLocation)
     #expect(encoded.dropFirst().first == Data([message.command.rawValue]), sourceLocation: sourceLocation)
     return try WireCodec.decode(encoded)
 }

@@ -17,7 +17,7 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
     case cannotStartWorkers(String)
     /// The coordinator could not prepare a task (for example, read the file it ships).
     case preparationFailed(op: String, reason: String)
-    /// A worker answered in a way FLOW/01 does not allow.
+    /// A worker answered in a way the protocol does not allow.
     case protocolViolation(String)
     /// A worker left a try unanswered well past its time limit (§8.9): the coordinator failed it.
     case unanswered(limit: Duration, worker: String)

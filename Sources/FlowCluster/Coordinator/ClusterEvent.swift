@@ -41,6 +41,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     case unknownPeer(command: String)
     case unexpectedMessage(worker: String, command: String)
     case malformedMessage(peer: String, reason: String)
+    /// A peer spoke another version of the protocol (§9.3): it was answered with a DISCONNECT in
+    /// its own version naming both, and not registered. Reported at most once a minute per peer.
+    case otherVersion(peer: String, version: String)
     /// A peer's CURVE handshake was refused: its key is not authorised, or it spoke plaintext to a
     /// CURVE coordinator. Reported once per address and key.
     case peerRefused(address: String, key: String?)
@@ -90,6 +93,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return "unexpected \(command) from worker \(worker): dropped"
         case .malformedMessage(let peer, let reason):
             return "dropped a malformed message from \(peer): \(reason)"
+        case .otherVersion(let peer, let version):
+            return "refused \(peer): \(MalformedTraffic.otherVersionReason(version)); run a flow-worker of the same release as this "
+                + "flow-coordinator (told it so)"
         case .handshakeFailed(let address):
             let peer = address.map { "a peer at \($0)" } ?? "a peer whose address was gone before it could be read"
             return "refused \(peer): its handshake failed (a plaintext worker, or one given the wrong --coordinator-key)"
@@ -113,7 +119,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     public var logLevel: Logger.Level {
         switch self {
         case .dispatched, .discardedResult, .taskReturned, .taskLost, .unknownPeer: return .debug
-        case .malformedMessage, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed, .taskUnanswered, .workerQuarantined:
+        case .malformedMessage, .otherVersion, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed, .taskUnanswered, .workerQuarantined:
             return .warning
         case .workerJoined, .workerLeft: return .info
         }
@@ -139,6 +145,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return ["worker.name": "\(worker)"]
         case .malformedMessage(let peer, _):
             return ["peer": "\(peer)"]
+        case .otherVersion(let peer, let version):
+            return ["peer": "\(peer)", "peer.version": "\(version)"]
         case .peerRefused(let address, let key):
             return ["peer": "\(address)", "peer.key": "\(key ?? "none")"]
         case .handshakeFailed(let address):

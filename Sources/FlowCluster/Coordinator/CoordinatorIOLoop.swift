@@ -47,8 +47,7 @@ struct CoordinatorIOLoop {
         var failedHandshakes = HandshakeFailureLog()
         let tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)
         var nextTick = clock.now
-        var malformedLog = RateLimiter(interval: .seconds(1))
-        var overLimitPeers = Set<Data>()
+        var malformed = MalformedTraffic(heartbeatInterval: configuration.heartbeatInterval)
 
         while true {
             // What the last turn handed the engine (results that resume it) runs at once, without
@@ -79,7 +78,7 @@ struct CoordinatorIOLoop {
                 actions += handshakeFailures(from: monitor, log: &failedHandshakes, now: now)
             }
             if polled, poller.events(at: routerIndex).contains(.readable) {
-                actions += receiveAll(from: router, into: &machine, now: now, malformedLog: &malformedLog, overLimitPeers: &overLimitPeers)
+                actions += receiveAll(from: router, into: &machine, now: now, malformed: &malformed)
             }
             if now >= nextTick {
                 actions += machine.tick(now: now)
@@ -131,7 +130,7 @@ struct CoordinatorIOLoop {
     }
 
     private func receiveAll(from router: ZMQSocket, into machine: inout Machine, now: ContinuousClock.Instant,
-                            malformedLog: inout RateLimiter, overLimitPeers: inout Set<Data>) -> [Machine.Action] {
+                            malformed: inout MalformedTraffic) -> [Machine.Action] {
         var actions: [Machine.Action] = []
         for _ in 0..<10_000 {
             let frames: [Data]
@@ -162,19 +161,11 @@ struct CoordinatorIOLoop {
                 let message = try WireCodec.decode(Array(frames.dropFirst()))
                 machine.receive(message, from: peer, now: now, into: &actions)
             } catch {
-                // A READY past the name and op limits (§7.1) is refused once per peer: whatever
-                // it says again is the same, and its text is what is too big to repeat.
-                if error.code == .overLimit {
-                    // Bounded as the rate limiter is: fresh connections cannot grow it forever.
-                    if overLimitPeers.count >= 4_096 { overLimitPeers.removeAll(keepingCapacity: true) }
-                    guard overLimitPeers.insert(peer).inserted else { continue }
-                }
-                // §9.1: logged at most once a second per peer and kind of fault, with how many
-                // were not; so a burst of garbage cannot hide another version's message (§9.3).
-                guard let suppressed = malformedLog.admit(peer + Data(String(describing: error.code).utf8), now: now) else { continue }
                 let name = machine.workers[peer]?.name ?? "peer " + peer.prefix(8).map { String(format: "%02x", $0) }.joined()
-                let more = suppressed > 0 ? " (and \(suppressed) more since the last report)" : ""
-                actions.append(.report(.malformedMessage(peer: name, reason: String(describing: error) + more)))
+                let event = malformed.handle(error, frames: Array(frames.dropFirst()), from: peer, name: name, now: now) { reply in
+                    _ = try? router.send(reply, flags: .dontWait)
+                }
+                if let event { actions.append(.report(event)) }
             }
         }
         return actions

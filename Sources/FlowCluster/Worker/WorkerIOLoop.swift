@@ -73,7 +73,8 @@ struct WorkerIOLoop {
                                      + (configuration.curve == nil ? ", and does it use CURVE (then give --curve-key and --coordinator-key)?"
                                                                    : ", and is --coordinator-key right?"),
                                  silentAgainHint: "no answer from \(configuration.endpoint), which answered this worker before: "
-                                     + "the network between them or the coordinator is down"),
+                                     + "the network between them or the coordinator is down",
+                                 coordinator: "the coordinator at \(configuration.endpoint)"),
             now: clock.now)
         var tasks: [UInt64: Task<Void, Never>] = [:]
         let executor = LoopExecutor(wakeup: wakeup)
@@ -146,7 +147,11 @@ struct WorkerIOLoop {
                     do {
                         pending += machine.received(try WireCodec.decode(frames), now: now)
                     } catch {
-                        pending += machine.receivedMalformed(String(describing: error), now: now)
+                        if error.code == .unsupportedVersion, let version = frames.first.flatMap(WireLimits.version(ofSignature:)) {
+                            pending += machine.receivedOtherVersion(version, said: Self.disconnectReason(in: frames), now: now)
+                        } else {
+                            pending += machine.receivedMalformed(String(describing: error), now: now)
+                        }
                     }
                 }
             }

@@ -34,6 +34,8 @@ struct WorkerStateMachine: Sendable {
         /// Said instead of ``noAnswerHint``, as often, once the coordinator has answered this
         /// worker before: then its key was right, and the network or the coordinator is down.
         var silentAgainHint = "no answer from the coordinator, which answered before: the network or the coordinator is down"
+        /// The coordinator as log lines name it (`the coordinator at tcp://10.0.0.5:5555`).
+        var coordinator = "the coordinator"
         /// How long a task stopped for its time limit may take to return before the worker
         /// answers for it and frees its slot.
         var stopGrace: Duration = .seconds(1)
@@ -104,6 +106,8 @@ struct WorkerStateMachine: Sendable {
     var lastReceived: Instant
     var lastSent: Instant
     var lastMalformedLog: Instant?
+    /// When a message of another protocol version was last logged (§9.3: once a minute).
+    var lastOtherVersionLog: Instant?
     /// Whether the coordinator said anything since the last connect.
     var heardSinceConnect = false
     /// Whether any coordinator ever said anything to this worker: after that, nobody answering
@@ -179,6 +183,18 @@ struct WorkerStateMachine: Sendable {
         if let last = lastMalformedLog, now - last < .seconds(1) { return [] }
         lastMalformedLog = now
         return [.log(.warning, "dropped a malformed message from the coordinator: \(reason)", [:])]
+    }
+
+    /// A message of another protocol version (§9.3): logged, naming both versions, at most once a
+    /// minute, and not taken as hearing from the coordinator, which cannot serve this worker.
+    ///
+    /// - Parameter said: the reason of a DISCONNECT in that version, when it was one.
+    mutating func receivedOtherVersion(_ version: String, said: String?, now: Instant) -> [Action] {
+        if let last = lastOtherVersionLog, now - last < .seconds(60) { return [] }
+        lastOtherVersionLog = now
+        let reason = said.map { " (it said: \($0))" } ?? ""
+        return [.log(.error, "\(configuration.coordinator) speaks protocol version \(version), this worker speaks "
+                     + "\(WireLimits.protocolVersion)\(reason): run a flow-worker of the same release as the flow-coordinator", [:])]
     }
 
     /// A task this process ran has returned.

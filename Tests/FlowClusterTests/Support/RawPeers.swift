@@ -95,7 +95,7 @@ enum RawPeers {
         var messages: [[Data]] = [
             [randomBytes(32)],
             [Data("HTTP/1.1 200 OK".utf8), Data([0x01]), readyBody],
-            [Data("FLOW02".utf8), Data([0x01]), readyBody],
+            [Data("FLOW01".utf8), Data([0x01]), readyBody],
             [Data("FLOW".utf8), Data([0x01]), readyBody],
             [signature, Data([0x01]), readyBody.prefix(readyBody.count / 2)],
             [signature, Data([0x01]), readyBody + Data([0xff])],
