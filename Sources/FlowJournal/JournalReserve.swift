@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import Synchronization
 
 /// Room held on the journal's disk for writing how the run ended: a file next to the journal
 /// (`<journal>-reserve`), its blocks allocated when the journal opens, deleted when a write has
@@ -12,15 +13,13 @@ import Foundation
 /// Without it, the disk that refused a batch of results also refused the few pages that say the
 /// run was interrupted and with which exit code: the file stayed `running`, and only the dead
 /// process id told `runs` and `resume` otherwise.
-final class JournalReserve: @unchecked Sendable {
-    // `@unchecked`: `release()` is idempotent and its flag is behind a lock.
+final class JournalReserve: Sendable {
     /// Enough for the run's last transaction (its row, the folded start notes) with room to spare:
     /// a handful of 4 KiB WAL frames.
     static let size = 256 * 1024
 
     private let path: String
-    private let lock = NSLock()
-    private var held = true
+    private let held = Mutex(true)
 
     /// The reserve file of the journal at `journal`.
     static func path(forJournal journal: String) -> String { journal + "-reserve" }
@@ -43,7 +42,7 @@ final class JournalReserve: @unchecked Sendable {
 
     /// Deletes the file, giving its room back; once.
     func release() {
-        let wasHeld = lock.withLock {
+        let wasHeld = held.withLock { held in
             defer { held = false }
             return held
         }

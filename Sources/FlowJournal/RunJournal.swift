@@ -49,15 +49,15 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     private let marks: StartMarkFile?
     /// Room on the disk for recording the run's end after a write failed for want of it.
     private let reserve: JournalReserve?
-    private let buffer = Mutex(Buffer())
-    private let failure = Mutex(FailureState())
+    let buffer = Mutex(Buffer())
+    let failure = Mutex(FailureState())
     /// Whether a write failed: read for every result, where the mutex would cost a lock each.
-    private let hasFailed = Atomic<Bool>(false)
+    let hasFailed = Atomic<Bool>(false)
     /// Wakes the flushing thread early: when a transaction's worth of results waits, and at the
     /// end of the run.
     private let wake = DispatchSemaphore(value: 0)
 
-    private struct Buffer {
+    struct Buffer {
         /// Encoded on the flushing thread, not the engine's (the coordinator's I/O thread in a
         /// cluster run, where encoding took about 3% of a no-op group's time).
         var results: [(step: String, record: FlowJournalRecord)] = []
@@ -66,7 +66,7 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         var finished = false
     }
 
-    private struct FailureState {
+    struct FailureState {
         /// The first write that failed; nothing is written after it but the run's end.
         var failure: RunJournalWriteFailure?
         var handler: (@Sendable (RunJournalWriteFailure) -> Void)?
@@ -74,7 +74,7 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         var told = false
     }
 
-    private init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: [String: [Int: FlowJournalRecord]],
+    init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: [String: [Int: FlowJournalRecord]],
                  startedBefore: [String: Int] = [:]) {
         self.path = path
         // Emptied: a new run has no notes, and a resumed one folded them into its table.
@@ -88,96 +88,6 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         let thread = Thread { [weak self] in self?.flushLoop() }
         thread.name = "flow-journal"
         thread.start()
-    }
-
-    // MARK: Opening
-
-    /// Starts the journal of a new run at `path` (its folder is created).
-    ///
-    /// - Parameters:
-    ///   - runID: the run's id.
-    ///   - flowFile: the flow file's path as given, for messages.
-    ///   - flowText: the flow file's text: a resume runs exactly this flow.
-    ///   - definition: the flow as loaded, with the starting bucket (after `--bucket` and `--set`).
-    /// - Throws: ``RunJournalError`` when the file cannot be made or already exists.
-    public static func create(at path: String, runID: String, flowFile: String, flowText: String,
-                              definition: FlowDefinition) throws(RunJournalError) -> RunJournal {
-        let folder = (path as NSString).deletingLastPathComponent
-        do {
-            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-        } catch {
-            throw RunJournalError(path: path, "cannot make its folder: \(error.localizedDescription)")
-        }
-        guard !FileManager.default.fileExists(atPath: path) else {
-            throw RunJournalError(path: path, "a file is already there; a journal is never overwritten (give another --journal)")
-        }
-        var bucketWriter = WireWriter()
-        bucketWriter.writeValueMap(definition.bucket)
-        let started = Date()
-        let info = RunJournalInfo(runID: runID, path: path, flowName: definition.name, flowFile: flowFile, state: .running,
-                                  startedAt: started, finishedAt: nil, exitCode: nil, done: 0, total: 0, resumes: 0)
-        do {
-            let database = try DatabaseQueue(path: path, configuration: configuration())
-            try database.write { db in
-                try db.execute(sql: schema)
-                // The flow and its bucket (megabytes for a million-value bucket) have a table of
-                // their own: updating the run's state then never copies them.
-                try db.execute(
-                    sql: "INSERT INTO run (id, flow_name, flow_file, flow_text, bucket, started_at, state, pid, host) VALUES (?, ?, ?, '', x'', ?, ?, ?, ?)",
-                    arguments: [runID, definition.name, flowFile, started.timeIntervalSince1970,
-                                RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName])
-                try db.execute(sql: "INSERT INTO run_input (flow_text, bucket) VALUES (?, ?)", arguments: [flowText, bucketWriter.data])
-            }
-            return RunJournal(path: path, database: database, info: info, replay: [:])
-        } catch {
-            throw RunJournalError(path: path, describe(error))
-        }
-    }
-
-    /// Opens a run's journal to resume it: this process takes the run over, and the results it
-    /// holds are given back to the engine (``recordedResults(at:)``).
-    ///
-    /// - Parameter retryFailed: give back only successful results, so failed elements run again.
-    /// - Throws: ``RunJournalError`` for a file that is not a Flow journal, is damaged, comes from
-    ///   a newer Flow, or belongs to a run still going on.
-    public static func resume(at path: String, retryFailed: Bool) throws(RunJournalError) -> (RunJournal, RunJournal.Stored) {
-        let database = try openExisting(at: path)
-        do {
-            let (info, stored, replay, started) = try database.write {
-                db -> (RunJournalInfo, Stored, [String: [Int: FlowJournalRecord]], [String: Int]) in
-                let info = try readInfo(db, path: path)
-                if info.state == .running {
-                    throw RunJournalError(path: path, "run \(info.runID) is still running (\(info.runningProcess ?? "another process")); "
-                                          + "stop it before resuming it")
-                }
-                let stored = try readStored(db, path: path)
-                let replay = try readResults(db, retryFailed: retryFailed)
-                // The notes an earlier life appended and did not fold in (it crashed) count too.
-                var started = try readStarts(db)
-                for (step, through) in try foldStartMarks(db, journal: path) {
-                    started[step] = max(started[step] ?? through, through)
-                }
-                let resumes = info.resumes + 1
-                try db.execute(sql: "UPDATE run SET state = ?, finished_at = NULL, exit_code = NULL, pid = ?, host = ?, resumes = ?",
-                               arguments: [RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName, resumes])
-                var resumed = info
-                resumed.resumes = resumes
-                return (resumed, stored, replay, started)
-            }
-            return (RunJournal(path: path, database: database, info: info, replay: replay, startedBefore: started), stored)
-        } catch let error as RunJournalError {
-            throw error
-        } catch {
-            throw RunJournalError(path: path, describe(error))
-        }
-    }
-
-    /// What a resume needs besides the results: the flow file's text and the starting bucket.
-    public struct Stored: Sendable {
-        /// The flow file's text as it was when the run started.
-        public var flowText: String
-        /// The starting bucket, after `--bucket` and `--set`.
-        public var bucket: [String: FlowValue]
     }
 
     // MARK: FlowJournal
@@ -227,51 +137,6 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
             writeFailed(error, writing: "how far step \(step.path) may start", tellAsynchronously: true)
             return false
         }
-    }
-
-    // MARK: Write failures
-
-    /// Calls `handler` once, on the journal's writing thread or a thread of its own (at once when
-    /// a write already failed), when a write fails while the run goes on: the run should then
-    /// stop starting tasks and end interrupted; ``finish(_:exitCode:)`` still records its end.
-    /// Set it before the run starts; a later call replaces it.
-    public func onWriteFailure(_ handler: @escaping @Sendable (RunJournalWriteFailure) -> Void) {
-        let failed = failure.withLock { state -> RunJournalWriteFailure? in
-            state.handler = handler
-            guard let failed = state.failure, !state.told else { return nil }
-            state.told = true
-            return failed
-        }
-        if let failed { handler(failed) }
-    }
-
-    /// The first write that failed, `nil` while all went well.
-    public var writeFailure: RunJournalWriteFailure? { failure.withLock { $0.failure } }
-
-    /// Records the first failed write (later ones follow from it) and tells the handler, unless
-    /// `tell` is false (at the run's end, when there is no run left to stop: ``finish(_:exitCode:)``
-    /// throws it instead).
-    private func writeFailed(_ error: any Error, writing what: String, tell: Bool = true, tellAsynchronously: Bool = false) {
-        // Measured now, before anything is freed: the room there was when the write failed.
-        let free = RunJournalWriteFailure.freeBytes(at: RunJournalWriteFailure.folder(of: path))
-        let (failed, handler) = failure.withLock { state -> (RunJournalWriteFailure?, (@Sendable (RunJournalWriteFailure) -> Void)?) in
-            guard state.failure == nil else { return (nil, nil) }
-            let failed = RunJournalWriteFailure(path: path, reason: "cannot write \(what): \(Self.describe(error))", freeBytes: free)
-            state.failure = failed
-            hasFailed.store(true, ordering: .releasing)
-            guard tell, let handler = state.handler else { return (failed, nil) }
-            state.told = true
-            return (failed, handler)
-        }
-        if let failed, let handler {
-            if tellAsynchronously {
-                DispatchQueue.global().async { handler(failed) }
-            } else {
-                handler(failed)
-            }
-        }
-        // What waits in memory would never be written.
-        if failed != nil { buffer.withLock { $0.results = []; $0.groups = [] } }
     }
 
     public func startedThrough(at step: FlowStepID) -> Int? {

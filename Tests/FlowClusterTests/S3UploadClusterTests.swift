@@ -108,7 +108,7 @@ extension ClusterIntegrationTests {
             }
         }
 
-        /// The README's example, as it is, against the local store.
+        /// docs/UPLOADS.md's example, as it is, against the local store.
         @Test func theExampleUploadsAFolder() async throws {
             try await Self.withS3 { s3, cluster in
                 let folder = try Self.makeFolder(cluster, count: 5, bigFile: true)

@@ -165,7 +165,7 @@ extension ClusterIntegrationTests {
                 try HeadlessChromium.screenshot(of: page, to: shot)
                 let drawn = try HeadlessChromium.drawnShare(of: shot)
                 #expect(drawn.drawn, "the screenshot is blank: \(drawn.share) of its pixels drawn")
-                // `FLOW_TIMELINE_SCREENSHOT=docs/timeline.png swift test --filter Timeline` keeps it for the README.
+                // `FLOW_TIMELINE_SCREENSHOT=docs/images/timeline.png swift test --filter Timeline` keeps it for the README.
                 if let keep = ProcessInfo.processInfo.environment["FLOW_TIMELINE_SCREENSHOT"], !keep.isEmpty {
                     try? FileManager.default.removeItem(atPath: keep)
                     try FileManager.default.copyItem(atPath: shot, toPath: keep)
