@@ -2,10 +2,11 @@ import Flow
 import FlowWire
 import Foundation
 import Logging
+import Synchronization
 
 /// One flow run on a cluster: the coordinator, the local workers when there is no `--bind`, the
 /// flow itself, and what the run ended as.
-public final class ClusterRun: @unchecked Sendable {
+public final class ClusterRun: Sendable {
     /// How to run.
     public struct Options: Sendable {
         /// The endpoint to bind for remote workers; `nil` spawns local workers on a private endpoint.
@@ -48,8 +49,11 @@ public final class ClusterRun: @unchecked Sendable {
     private let options: Options
     private let logger: Logger
     private let onEvent: @Sendable (ClusterEvent) -> Void
-    private var coordinator: FlowCoordinator?
-    private var pool: LocalWorkerPool?
+    /// Set once by ``start()``, read by other threads (the progress timer through ``status``,
+    /// SIGHUP through ``reloadAuthorizedKeys(_:)``).
+    private let started = Mutex<(coordinator: FlowCoordinator?, pool: LocalWorkerPool?)>((nil, nil))
+    private var coordinator: FlowCoordinator? { started.withLock { $0.coordinator } }
+    private var pool: LocalWorkerPool? { started.withLock { $0.pool } }
 
     private let localStart: LocalStart?
 
@@ -110,15 +114,14 @@ public final class ClusterRun: @unchecked Sendable {
                 local = try Self.launchLocal(options: options, logger: logger)
                 _ = local.take()
             }
-            coordinator = local.coordinator
-            pool = local.pool
+            started.withLock { $0 = (local.coordinator, local.pool) }
             local.relay.attach(sink)
             flow.setExecutor(local.coordinator)
             return local.coordinator.endpoint ?? ""
         }
         let coordinator = try FlowCoordinator(configuration: Self.coordinatorConfiguration(options), logger: logger, onEvent: sink)
         let endpoint = try coordinator.start()
-        self.coordinator = coordinator
+        started.withLock { $0.coordinator = coordinator }
         flow.setExecutor(coordinator)
         return endpoint
     }
