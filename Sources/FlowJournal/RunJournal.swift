@@ -56,6 +56,8 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
     /// Wakes the flushing thread early: when a transaction's worth of results waits, and at the
     /// end of the run.
     private let wake = DispatchSemaphore(value: 0)
+    /// Signalled by the flushing thread as it ends, which ``finish(_:exitCode:)`` waits for.
+    private let flusherEnded = DispatchSemaphore(value: 0)
 
     struct Buffer {
         /// Encoded on the flushing thread, not the engine's (the coordinator's I/O thread in a
@@ -63,7 +65,6 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         var results: [(step: String, record: FlowJournalRecord)] = []
         var groups: [(step: String, total: Int)] = []
         var closing = false
-        var finished = false
     }
 
     struct FailureState {
@@ -165,7 +166,7 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
         }
         guard !alreadyFinished else { return }
         wake.signal()
-        while buffer.withLock({ !$0.finished }) { usleep(200) }
+        flusherEnded.wait()
         if writeFailure == nil {
             do {
                 try flush()
@@ -203,7 +204,7 @@ public final class RunJournal: FlowJournal, @unchecked Sendable {
                 writeFailed(error, writing: "the run's results")
             }
         }
-        buffer.withLock { $0.finished = true }
+        flusherEnded.signal()
     }
 
     /// Writes the buffered results and group sizes in one transaction.

@@ -30,6 +30,15 @@ final class CoordinatorMailbox: Sendable {
         var stopping = false
         var nextTaskID: UInt64 = 0
         var status = FlowCoordinator.Status(workers: 0, slots: 0, running: 0, queued: 0)
+        /// Callers of ``workers(atLeast:)`` still waiting.
+        var workerWaiters: [WorkerWaiter] = []
+        var nextWaiterID: UInt64 = 0
+    }
+
+    private struct WorkerWaiter {
+        var count: Int
+        var id: UInt64
+        var continuation: CheckedContinuation<Bool, Never>
     }
 
     private let state = Mutex(State())
@@ -76,16 +85,61 @@ final class CoordinatorMailbox: Sendable {
     /// Opens the mailbox once the socket is bound.
     func open() { state.withLock { $0.accepting = true } }
 
-    /// Closes it for good; returns whether it was already closing.
+    /// Closes it for good; returns whether it was already closing. Callers waiting for workers
+    /// hear `false`.
     func close() -> Bool {
-        state.withLock { state in
-            defer { state.stopping = true }
-            return state.stopping
+        let (wasStopping, waiters) = state.withLock { state in
+            defer { state.stopping = true; state.workerWaiters = [] }
+            return (state.stopping, state.workerWaiters)
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: false) }
+        return wasStopping
+    }
+
+    /// What the I/O thread shows of the cluster; setting it wakes the callers of
+    /// ``workers(atLeast:)`` it satisfies.
+    var status: FlowCoordinator.Status {
+        get { state.withLock { $0.status } }
+        set {
+            let satisfied = state.withLock { state -> [WorkerWaiter] in
+                state.status = newValue
+                guard !state.workerWaiters.isEmpty else { return [] }
+                let satisfied = state.workerWaiters.filter { $0.count <= newValue.workers }
+                state.workerWaiters.removeAll { $0.count <= newValue.workers }
+                return satisfied
+            }
+            for waiter in satisfied { waiter.continuation.resume(returning: true) }
         }
     }
 
-    var status: FlowCoordinator.Status {
-        get { state.withLock { $0.status } }
-        set { state.withLock { $0.status = newValue } }
+    /// How many callers wait in ``workers(atLeast:)``.
+    var waitingForWorkers: Int { state.withLock { $0.workerWaiters.count } }
+
+    /// Waits until at least `count` workers are registered: `true` then, `false` when the
+    /// coordinator stops or the calling task is cancelled first.
+    func workers(atLeast count: Int) async -> Bool {
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool? in
+                    if state.status.workers >= count { return true }
+                    // Checked under the lock the cancellation handler takes too: a cancellation
+                    // is seen here, or finds the waiter registered.
+                    if state.stopping || Task.isCancelled { return false }
+                    state.workerWaiters.append(WorkerWaiter(count: count, id: id, continuation: continuation))
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> WorkerWaiter? in
+                guard let index = state.workerWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.workerWaiters.remove(at: index)
+            }
+            waiter?.continuation.resume(returning: false)
+        }
     }
 }

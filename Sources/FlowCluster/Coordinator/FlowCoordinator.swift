@@ -161,13 +161,19 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     ///
     /// - Returns: whether they were there before `timeout` passed.
     public func waitForWorkers(_ count: Int, timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if status.workers >= count { return true }
-            // Often: a local run waits here for its workers, and every millisecond counts.
-            try? await Task.sleep(for: .milliseconds(2))
+        // Woken by the I/O thread the moment the count is reached (a local run waits here for
+        // its workers, and every millisecond counts), or by the time-out.
+        let reached = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [mailbox] in await mailbox.workers(atLeast: count) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
         }
-        return status.workers >= count
+        return reached || status.workers >= count
     }
 
     /// Tells every worker goodbye, stops the I/O thread and closes the socket. Tasks still waiting

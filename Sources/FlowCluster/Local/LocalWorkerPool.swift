@@ -4,11 +4,16 @@ import Synchronization
 
 /// Local `flow-worker` processes that a coordinator starts for itself (the embedded default) and
 /// stops at the end.
-public final class LocalWorkerPool: @unchecked Sendable {
-    private let lock = NSLock()
-    private var processes: [Process] = []
-    /// Whether the workers were sent SIGTERM (a second one must not follow).
-    private var terminated = false
+public final class LocalWorkerPool: Sendable {
+    private struct State {
+        var processes: [Process] = []
+        /// Whether the workers were sent SIGTERM (a second one must not follow).
+        var terminated = false
+    }
+
+    private let state = Mutex(State())
+    /// Left by each worker as it exits: ``stop(grace:)`` waits on it, not on a sleep loop.
+    private let exits = DispatchGroup()
     private let logger: Logger
 
     /// Starts `count` workers connected to `endpoint`.
@@ -37,10 +42,13 @@ public final class LocalWorkerPool: @unchecked Sendable {
                                  "--exit-with-parent", "--log-level", "warning"]
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.standardError
+            exits.enter()
+            process.terminationHandler = { [exits] _ in exits.leave() }
             do {
                 try process.run()
-                lock.withLock { processes.append(process) }
+                state.withLock { $0.processes.append(process) }
             } catch {
+                exits.leave()
                 failures.withLock { $0.append("\(path): \(error)") }
             }
         }
@@ -58,14 +66,14 @@ public final class LocalWorkerPool: @unchecked Sendable {
     }
 
     /// The workers' process ids.
-    public var processIdentifiers: [Int32] { lock.withLock { processes.map(\.processIdentifier) } }
+    public var processIdentifiers: [Int32] { state.withLock { $0.processes.map(\.processIdentifier) } }
 
     /// Sends SIGTERM to each worker not yet told to stop, and returns at once: each finishes its
     /// running tasks, says goodbye and exits. ``stop(grace:)`` then waits for them.
     public func terminate() {
-        let due = lock.withLock {
-            defer { terminated = true }
-            return terminated ? [] : processes
+        let due = state.withLock { state in
+            defer { state.terminated = true }
+            return state.terminated ? [] : state.processes
         }
         for process in due where process.isRunning { process.terminate() }
     }
@@ -74,13 +82,12 @@ public final class LocalWorkerPool: @unchecked Sendable {
     /// then SIGKILLs and reaps.
     public func stop(grace: Duration = .seconds(5)) {
         terminate()
-        let all = lock.withLock {
-            defer { processes = [] }
-            return processes
+        let all = state.withLock { state in
+            defer { state.processes = [] }
+            return state.processes
         }
-        let deadline = ContinuousClock.now + grace
+        _ = exits.wait(timeout: .now() + .milliseconds(Int(grace.seconds * 1000)))
         for process in all {
-            while process.isRunning && ContinuousClock.now < deadline { usleep(1_000) }
             if process.isRunning {
                 logger.warning("worker \(process.processIdentifier) did not stop within \(grace.secondsText): killing it")
                 kill(process.processIdentifier, SIGKILL)
