@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Work an op starts that must outlive the op, but not the process: cleaning up after a failure
 /// or a cancellation (aborting an S3 multipart upload so that no parts stay stored).
@@ -21,19 +22,30 @@ public enum FlowPendingWork {
         fileprivate let id: UUID
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var holds: Set<UUID> = []
+    private struct State {
+        var holds: Set<UUID> = []
+        /// Callers of ``finish(within:)`` waiting for the holds to go, by id.
+        var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private static let state = Mutex(State())
 
     /// Keeps the process from finishing (within ``finish(within:)``'s limit) until ``release(_:)``.
     public static func hold() -> Hold {
         let hold = Hold(id: UUID())
-        _ = lock.withLock { holds.insert(hold.id) }
+        _ = state.withLock { $0.holds.insert(hold.id) }
         return hold
     }
 
     /// Lets the process finish, as far as this hold goes.
     public static func release(_ hold: Hold) {
-        _ = lock.withLock { holds.remove(hold.id) }
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.holds.remove(hold.id)
+            guard state.holds.isEmpty else { return [] }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Runs `work` in a task of its own that the caller's cancellation does not reach, holding the
@@ -47,18 +59,38 @@ public enum FlowPendingWork {
     }
 
     /// How many holds and cleanups are pending now.
-    public static var count: Int { lock.withLock { holds.count } }
+    public static var count: Int { state.withLock { $0.holds.count } }
 
     /// Waits until nothing is pending, or `limit` has passed.
     ///
     /// - Returns: whether everything finished.
     @discardableResult
     public static func finish(within limit: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if count == 0 { return true }
-            try? await Task.sleep(for: .milliseconds(20))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await allReleased() }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
         }
         return count == 0
+    }
+
+    /// Returns once nothing is held, or when the calling task is cancelled.
+    private static func allReleased() async {
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Registered under the lock that release and the cancellation handler take: a
+                // release or a cancellation is seen here, or finds the waiter.
+                let now = state.withLock { state -> Bool in
+                    if state.holds.isEmpty || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
     }
 }
