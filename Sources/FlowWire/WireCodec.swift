@@ -66,6 +66,17 @@ public enum WireCodec {
     ///   message and logs the error (and MAY answer ``WireDecodingError/Code/unsupportedVersion``
     ///   with DISCONNECT).
     public static func decode(_ frames: [Data]) throws(WireDecodingError) -> WireMessage {
+        var frames = frames
+        return try decode(taking: &frames)
+    }
+
+    /// Decodes a message from its frames as ``decode(_:)`` does, taking the body frame out of
+    /// `frames` once it is copied for reading: when the caller holds no other reference to it, its
+    /// bytes are freed before the body's values are made. A 200 MB RESULT then costs the frame
+    /// and its values, not the frame twice and its values.
+    ///
+    /// - Parameter frames: the frames after any routing id; the body frame is removed.
+    public static func decode(taking frames: inout [Data]) throws(WireDecodingError) -> WireMessage {
         guard let protocolFrame = frames.first else {
             throw WireDecodingError(.missingFrame, "missing protocol frame: the message has no frames")
         }
@@ -95,7 +106,7 @@ public enum WireCodec {
             throw WireDecodingError(.overLimit, "READY body of \(frames[2].count) bytes, longer than the "
                                     + "\(WireLimits.maximumReadyBodySize) a READY within the name and op limits can have")
         }
-        var reader = WireReader(frames[2])
+        var reader = WireReader(frames.removeLast())
         let message = try decodeBody(of: command, from: &reader)
         try reader.expectEnd()
         return message

@@ -133,7 +133,7 @@ struct CoordinatorIOLoop {
                             malformed: inout MalformedTraffic) -> [Machine.Action] {
         var actions: [Machine.Action] = []
         for _ in 0..<10_000 {
-            let frames: [Data]
+            var frames: [Data]
             let key: String?
             do {
                 // The user id (a metadata lookup per frame) only where CURVE gives one.
@@ -157,12 +157,16 @@ struct CoordinatorIOLoop {
                 }
                 continue
             }
+            // The frames after the routing id, held nowhere else: decoding takes the body out
+            // of them, and a large one is freed once it is copied for reading.
+            var message = Array(frames.dropFirst())
+            frames = []
             do {
-                let message = try WireCodec.decode(Array(frames.dropFirst()))
-                machine.receive(message, from: peer, now: now, into: &actions)
+                let decoded = try WireCodec.decode(taking: &message)
+                machine.receive(decoded, from: peer, now: now, into: &actions)
             } catch {
                 let name = machine.workers[peer]?.name ?? "peer " + peer.prefix(8).map { String(format: "%02x", $0) }.joined()
-                let event = malformed.handle(error, frames: Array(frames.dropFirst()), from: peer, name: name, now: now) { reply in
+                let event = malformed.handle(error, frames: message, from: peer, name: name, now: now) { reply in
                     _ = try? router.send(reply, flags: .dontWait)
                 }
                 if let event { actions.append(.report(event)) }
