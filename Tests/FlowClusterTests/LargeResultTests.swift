@@ -17,7 +17,7 @@ import Testing
                     with: {command: [sh, -c, "head -c \(Self.size) /dev/zero | tr '\\\\0' a"], timeout: 600}
                 """)
             let report = cluster.path("report.json")
-            let coordinator = try ProgramPath.flowCoordinator
+            let coordinator = try ClusterScope.builtProgram("flow-coordinator").path
             // GNU time reports the peak resident size of the coordinator once it has exited, and of
             // the children it waited for: the worker is a standing one, so the figure is the
             // coordinator's own (a worker holds its output and the RESULT it sends, as much again).
@@ -43,13 +43,3 @@ import Testing
     }
 }
 
-/// Where the built programs are.
-enum ProgramPath {
-    static var flowCoordinator: String {
-        get throws {
-            let path = ClusterScope.productsDirectory.appendingPathComponent("flow-coordinator").path
-            guard FileManager.default.isExecutableFile(atPath: path) else { throw HarnessError("no flow-coordinator at \(path): run swift build first") }
-            return path
-        }
-    }
-}

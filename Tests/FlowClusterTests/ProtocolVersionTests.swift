@@ -20,7 +20,7 @@ extension ClusterIntegrationTests {
                 let coordinator = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--min-workers", "1",
                                                            "--worker-timeout", "3"])
                 let endpoint = try await coordinator.listeningEndpoint()
-                let replies = try Self.exchange(with: endpoint, send: [Self.flow01Ready, Self.flow01Ready])
+                let replies = try RawPeers.exchange(with: endpoint, send: [Self.flow01Ready, Self.flow01Ready], listen: 1)
                 let disconnect = try #require(replies.first, "no answer to a FLOW/01 READY: the old worker would wait in silence")
                 #expect(disconnect.count == 3 && disconnect[0] == Data("FLOW01".utf8) && disconnect[1] == Data([0x05]), "\(disconnect)")
                 var reader = WireReader(disconnect[2])
@@ -65,21 +65,5 @@ extension ClusterIntegrationTests {
             }
         }
 
-        /// Sends each message from one DEALER and returns every reply's frames, whatever version.
-        static func exchange(with endpoint: String, send messages: [[Data]], listen: Double = 1) throws -> [[Data]] {
-            let context = try ZMQContext()
-            defer { context.close() }
-            let dealer = try ZMQSocket(context: context, type: .dealer)
-            defer { dealer.close() }
-            try dealer.set(.linger(milliseconds: 0))
-            try dealer.connect(endpoint)
-            for frames in messages { _ = try dealer.send(frames, flags: []) }
-            var replies: [[Data]] = []
-            let deadline = Date().addingTimeInterval(listen)
-            while Date() < deadline {
-                if let frames = try dealer.receiveMultipart(dontWait: true) { replies.append(frames) } else { usleep(10_000) }
-            }
-            return replies
-        }
     }
 }

@@ -70,16 +70,22 @@ final class ClusterScope: @unchecked Sendable {
     var journalFolder: String { directory.appendingPathComponent("state/flow/runs").path }
 
     func start(_ program: String, _ arguments: [String], label: String? = nil, extraEnvironment: [String: String] = [:]) throws -> ChildProcess {
-        let executable = Self.productsDirectory.appendingPathComponent(program)
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw HarnessError("no \(program) at \(executable.path): run swift build first")
-        }
+        let executable = try Self.builtProgram(program)
         // TMPDIR here, so the private ipc endpoint of an embedded run lands in this directory and
         // goes with it even when the test kills the coordinator before it can clean up.
         let child = try ChildProcess(label: label ?? program, executable: executable, arguments: arguments,
                                      environment: environment.merging(extraEnvironment) { _, extra in extra })
         lock.withLock { children.append(child) }
         return child
+    }
+
+    /// A built program (`flow-coordinator`, `flow-worker`) beside the test bundle.
+    static func builtProgram(_ program: String) throws -> URL {
+        let executable = productsDirectory.appendingPathComponent(program)
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw HarnessError("no \(program) at \(executable.path): run swift build first")
+        }
+        return executable
     }
 
     /// Starts a program of the system (`/usr/bin/script`, `/usr/bin/setpriv`) with the scope's TMPDIR.

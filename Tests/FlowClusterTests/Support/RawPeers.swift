@@ -14,6 +14,12 @@ enum RawPeers {
     /// Synchronous on purpose: a ZeroMQ socket stays on the thread that made it.
     /// - Returns: the decodable replies.
     static func dealer(to endpoint: String, send messages: [[Data]], listen: Double = 0.5) throws -> [WireMessage] {
+        try exchange(with: endpoint, send: messages, listen: listen).compactMap { try? WireCodec.decode($0) }
+    }
+
+    /// As ``dealer(to:send:listen:)``, returning every reply's frames as they came, whatever
+    /// their version or shape.
+    static func exchange(with endpoint: String, send messages: [[Data]], listen: Double = 0.5) throws -> [[Data]] {
         let context = try ZMQContext()
         defer { context.close() }
         let dealer = try ZMQSocket(context: context, type: .dealer)
@@ -23,11 +29,11 @@ enum RawPeers {
         for frames in messages {
             _ = try dealer.send(frames, flags: [])
         }
-        var replies: [WireMessage] = []
+        var replies: [[Data]] = []
         let deadline = Date().addingTimeInterval(listen)
         while Date() < deadline {
             if let frames = try dealer.receiveMultipart(dontWait: true) {
-                if let message = try? WireCodec.decode(frames) { replies.append(message) }
+                replies.append(frames)
             } else {
                 usleep(10_000)
             }
