@@ -30,7 +30,7 @@ public enum WireCodec {
         switch message {
         case .ready(let ready):
             ready.write(to: &writer)
-        case .task(let tasks):
+        case .task(let tasks), .submit(let tasks):
             writer.writeVarint(UInt64(tasks.count))
             var parameters: WireWriter.WrittenMap? = nil
             var bucket: WireWriter.WrittenMap? = nil
@@ -42,13 +42,25 @@ public enum WireCodec {
             for result in results {
                 result.write(to: &writer)
             }
-        case .heartbeat:
+        case .heartbeat, .status:
             break
         case .disconnect(let reason):
             writer.writeString(reason)
-        case .recall(let ids):
+        case .recall(let ids), .cancel(let ids), .withdraw(let ids):
             writer.writeVarint(UInt64(ids.count))
             for id in ids { writer.writeUInt64(id) }
+        case .hello(let hello):
+            hello.write(to: &writer)
+        case .welcome(let welcome):
+            welcome.write(to: &writer)
+        case .statusReply(let json):
+            writer.writeString(json)
+        case .done(let results):
+            writer.writeVarint(UInt64(results.count))
+            for entry in results {
+                writer.writeString(entry.worker)
+                entry.result.write(to: &writer)
+            }
         case .returned(let tasks):
             writer.writeVarint(UInt64(tasks.count))
             for task in tasks {
@@ -97,7 +109,7 @@ public enum WireCodec {
                 .extraFrames, "\(command) has \(frames.count) frames, expected \(expectedFrames)"
             )
         }
-        guard command.hasBody else { return .heartbeat }
+        guard command.hasBody else { return command == .status ? .status : .heartbeat }
         guard frames.count == expectedFrames else {
             throw WireDecodingError(.missingFrame, "missing body frame for \(command)")
         }
@@ -116,7 +128,7 @@ public enum WireCodec {
         switch command {
         case .ready:
             return .ready(try WireReady(reading: &reader))
-        case .task:
+        case .task, .submit:
             let count = try readBatchCount(minimumElementSize: WireTask.minimumEncodedSize, "task count", &reader)
             var tasks: [WireTask] = []
             tasks.reserveCapacity(count)
@@ -125,7 +137,7 @@ public enum WireCodec {
             for _ in 0..<count {
                 tasks.append(try WireTask(reading: &reader, parameters: &parameters, bucket: &bucket))
             }
-            return .task(tasks)
+            return command == .task ? .task(tasks) : .submit(tasks)
         case .result:
             let count = try readBatchCount(minimumElementSize: WireResult.minimumEncodedSize, "result count", &reader)
             var results: [WireResult] = []
@@ -136,14 +148,35 @@ public enum WireCodec {
             return .result(results)
         case .heartbeat:
             return .heartbeat
+        case .status:
+            return .status
         case .disconnect:
             return .disconnect(reason: try reader.readString("reason"))
-        case .recall:
-            let count = try readBatchCount(minimumElementSize: 8, "recall count", &reader)
+        case .recall, .cancel, .withdraw:
+            let count = try readBatchCount(minimumElementSize: 8, "task id count", &reader)
             var ids: [UInt64] = []
             ids.reserveCapacity(count)
             for _ in 0..<count { ids.append(try reader.readUInt64("task id")) }
-            return .recall(ids)
+            switch command {
+            case .recall: return .recall(ids)
+            case .cancel: return .cancel(ids)
+            default: return .withdraw(ids)
+            }
+        case .hello:
+            return .hello(try WireHello(reading: &reader))
+        case .welcome:
+            return .welcome(try WireWelcome(reading: &reader))
+        case .statusReply:
+            return .statusReply(try reader.readString("status"))
+        case .done:
+            let count = try readBatchCount(minimumElementSize: 1 + WireResult.minimumEncodedSize, "result count", &reader)
+            var results: [WirePoolResult] = []
+            results.reserveCapacity(count)
+            for _ in 0..<count {
+                let worker = try reader.readString("worker name", maximumBytes: WireLimits.maximumReadyNameBytes)
+                results.append(WirePoolResult(worker: worker, result: try WireResult(reading: &reader)))
+            }
+            return .done(results)
         case .returned:
             let count = try readBatchCount(minimumElementSize: WireTaskReference.encodedSize, "returned count", &reader)
             var tasks: [WireTaskReference] = []
@@ -190,11 +223,14 @@ public enum WireCodec {
     private static func estimatedBodySize(of message: WireMessage) -> Int {
         switch message {
         case .ready(let ready): return 64 + ready.ops.reduce(0) { $0 + $1.utf8.count + 1 }
-        case .task(let tasks): return 8 + tasks.count * 128
+        case .task(let tasks), .submit(let tasks): return 8 + tasks.count * 128
         case .result(let results): return 8 + results.reduce(0) { $0 + 64 + $1.events.count * 48 }
-        case .heartbeat: return 0
+        case .heartbeat, .status: return 0
         case .disconnect(let reason): return reason.utf8.count + 10
-        case .recall(let ids): return 10 + ids.count * 8
+        case .recall(let ids), .cancel(let ids), .withdraw(let ids): return 10 + ids.count * 8
+        case .hello, .welcome: return 1_100
+        case .statusReply(let json): return json.utf8.count + 10
+        case .done(let results): return 8 + results.reduce(0) { $0 + 80 + $1.worker.utf8.count + $1.result.events.count * 48 }
         case .returned(let tasks): return 10 + tasks.count * WireTaskReference.encodedSize
         }
     }

@@ -14,6 +14,23 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
     case recall = 0x06
     /// Tasks given back unrun. Worker to coordinator.
     case returned = 0x07
+    /// Stop these tasks now, running or queued; each is answered with a `cancelled` RESULT.
+    /// Pool to a worker that announced ``WireReady/Feature/cancel``.
+    case cancel = 0x08
+    /// A client registers its run with a pool (§14). Client to pool; its first message.
+    case hello = 0x10
+    /// The pool accepts a client: its credit and heartbeat interval. Pool to client.
+    case welcome = 0x11
+    /// A batch of tasks for the pool's workers, in TASK's layout. Client to pool.
+    case submit = 0x12
+    /// The client no longer wants these tasks: dropped if queued, stopped if running. Client to pool.
+    case withdraw = 0x13
+    /// What the pool holds: its workers and runs. Anyone to pool; no body frame.
+    case status = 0x14
+    /// The answer to STATUS, as JSON. Pool to whoever asked.
+    case statusReply = 0x15
+    /// A batch of results of a client's tasks, each with the worker that ran it. Pool to client.
+    case done = 0x16
 
     /// The command's name as the spec writes it (`READY`, `TASK`, …).
     public var description: String {
@@ -25,11 +42,19 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
         case .disconnect: return "DISCONNECT"
         case .recall: return "RECALL"
         case .returned: return "RETURNED"
+        case .cancel: return "CANCEL"
+        case .hello: return "HELLO"
+        case .welcome: return "WELCOME"
+        case .submit: return "SUBMIT"
+        case .withdraw: return "WITHDRAW"
+        case .status: return "STATUS"
+        case .statusReply: return "STATUS-REPLY"
+        case .done: return "DONE"
         }
     }
 
     /// Whether the message carries a body frame (frame 2).
-    public var hasBody: Bool { self != .heartbeat }
+    public var hasBody: Bool { self != .heartbeat && self != .status }
 
     /// Whether a peer in the given role may send this command.
     ///
@@ -40,8 +65,9 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
     public func canBeSent(by role: WirePeerRole) -> Bool {
         switch self {
         case .ready, .result, .returned: return role == .worker
-        case .task, .recall: return role == .coordinator
-        case .heartbeat, .disconnect: return true
+        case .task, .recall, .cancel, .welcome, .statusReply, .done: return role == .coordinator
+        case .hello, .submit, .withdraw: return role == .client
+        case .heartbeat, .disconnect, .status: return true
         }
     }
 }

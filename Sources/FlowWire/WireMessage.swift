@@ -16,6 +16,23 @@ public enum WireMessage: Sendable, Hashable {
     /// Queued tasks the worker gives back unrun (after a RECALL, or because a task of its failed).
     /// Worker to coordinator; never an empty list.
     case returned([WireTaskReference])
+    /// Tasks to stop now, running or queued. Pool to a worker that announced
+    /// ``WireReady/Feature/cancel``; never an empty list.
+    case cancel([UInt64])
+    /// A client registers its run. Client to pool; the first message a client sends.
+    case hello(WireHello)
+    /// The pool accepts a client. Pool to client.
+    case welcome(WireWelcome)
+    /// Tasks for the pool's workers, with the client's own ids. Client to pool; never empty.
+    case submit([WireTask])
+    /// Tasks the client no longer wants, by its ids. Client to pool; never an empty list.
+    case withdraw([UInt64])
+    /// A question for the pool's state. Anyone to pool.
+    case status
+    /// The pool's state as UTF-8 JSON. Pool to whoever sent STATUS.
+    case statusReply(String)
+    /// Results of a client's tasks. Pool to client; never an empty batch.
+    case done([WirePoolResult])
 
     /// The message's command byte.
     public var command: WireCommand {
@@ -27,6 +44,14 @@ public enum WireMessage: Sendable, Hashable {
         case .disconnect: return .disconnect
         case .recall: return .recall
         case .returned: return .returned
+        case .cancel: return .cancel
+        case .hello: return .hello
+        case .welcome: return .welcome
+        case .submit: return .submit
+        case .withdraw: return .withdraw
+        case .status: return .status
+        case .statusReply: return .statusReply
+        case .done: return .done
         }
     }
 }
@@ -43,6 +68,14 @@ extension WireMessage: CustomStringConvertible {
         case .disconnect(let reason): return "DISCONNECT \(reason)"
         case .recall(let ids): return "RECALL ×\(ids.count)"
         case .returned(let tasks): return "RETURNED ×\(tasks.count)"
+        case .cancel(let ids): return "CANCEL ×\(ids.count)"
+        case .hello(let hello): return "HELLO \(hello.clientName) run=\(hello.runID) share=\(hello.share)"
+        case .welcome(let welcome): return "WELCOME \(welcome.poolName) slots=\(welcome.slotCount)"
+        case .submit(let tasks): return "SUBMIT ×\(tasks.count)"
+        case .withdraw(let ids): return "WITHDRAW ×\(ids.count)"
+        case .status: return "STATUS"
+        case .statusReply(let json): return "STATUS-REPLY \(json.utf8.count) bytes"
+        case .done(let results): return "DONE ×\(results.count)"
         }
     }
 }

@@ -44,6 +44,9 @@ extension WireReady {
         /// them in arrival order as slots free, gives them back unrun (RETURNED) when one of its
         /// tasks fails or the coordinator sends RECALL.
         public static let queue: UInt32 = 1 << 2
+        /// Bit 3: the worker takes CANCEL (a pool's): it stops the named tasks, running or queued,
+        /// and answers each with a `cancelled` RESULT (§7.8).
+        public static let cancel: UInt32 = 1 << 3
     }
 
     /// Appends the body fields in spec order.

@@ -42,6 +42,10 @@ extension CoordinatorStateMachine {
                 actions += register(ready, peer: peer, now: now)
             case .disconnect:
                 break
+            case .hello, .status:
+                // A pool's client (§14) that reached a coordinator of one run.
+                actions += [.send(to: peer, .disconnect(reason: Self.notAPool)),
+                            .report(.unknownPeer(command: message.command.description))]
             default:
                 // §8.1: tell a peer we do not know to start over with READY.
                 actions += [.send(to: peer, .disconnect(reason: "unknown worker: send READY first")),
@@ -61,10 +65,13 @@ extension CoordinatorStateMachine {
             break
         case .disconnect(let reason):
             actions += remove(peer, reason: .left(reason), now: now)
-        case .task, .recall:
+        case .task, .recall, .cancel, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
             actions.append(.report(.unexpectedMessage(worker: workerName, command: message.command.description)))
         }
     }
+
+    /// The DISCONNECT reason a coordinator of one run gives a pool's client (§14).
+    static var notAPool: String { "this is a coordinator for one run, not a pool: start 'flow-coordinator pool'" }
 
     /// A message to a worker could not be sent (`ZMQ_ROUTER_MANDATORY`): the worker is dead (§8.6).
     mutating func sendFailed(to peer: Data, reason: String, now: Instant) -> [Action] {

@@ -1,0 +1,116 @@
+/// The body of HELLO: a client (a coordinator running one flow with `--pool`) registers its run
+/// with a pool (docs/PROTOCOL.md §14.2).
+public struct WireHello: Sendable, Hashable {
+    /// The client's name, for the pool's log and `status --pool`. At most 255 bytes.
+    public var clientName: String
+    /// The run's id, as the client's journal names it. At most 255 bytes.
+    public var runID: String
+    /// The flow's name. At most 255 bytes.
+    public var flowName: String
+    /// Where the run was started from (`user@host`). At most 255 bytes.
+    public var origin: String
+    /// The run's weight in the pool's fair share (`run --share`). At least 1.
+    public var share: UInt32
+    /// How often the client heartbeats, in milliseconds: the pool heartbeats the client at this
+    /// interval and judges its liveness by it, as a coordinator does a worker's. At least 1.
+    public var heartbeatIntervalMilliseconds: UInt32
+
+    /// Creates a HELLO body.
+    public init(clientName: String, runID: String, flowName: String, origin: String, share: UInt32 = 1,
+                heartbeatIntervalMilliseconds: UInt32 = 1000) {
+        self.clientName = clientName
+        self.runID = runID
+        self.flowName = flowName
+        self.origin = origin
+        self.share = share
+        self.heartbeatIntervalMilliseconds = heartbeatIntervalMilliseconds
+    }
+
+    /// Appends the body fields in spec order.
+    public func write(to writer: inout WireWriter) {
+        writer.writeString(clientName)
+        writer.writeString(runID)
+        writer.writeString(flowName)
+        writer.writeString(origin)
+        writer.writeUInt32(share)
+        writer.writeUInt32(heartbeatIntervalMilliseconds)
+    }
+
+    /// Reads the body fields in spec order.
+    ///
+    /// - Throws: on truncation or invalid UTF-8, a text over 255 bytes, a share or heartbeat
+    ///   interval of 0.
+    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+        let limit = WireLimits.maximumReadyNameBytes
+        clientName = try reader.readString("client name", maximumBytes: limit)
+        runID = try reader.readString("run id", maximumBytes: limit)
+        flowName = try reader.readString("flow name", maximumBytes: limit)
+        origin = try reader.readString("origin", maximumBytes: limit)
+        let shareStart = reader.offset
+        share = try reader.readUInt32("share")
+        guard share > 0 else { throw WireDecodingError(.invalidField, offset: shareStart, "share: must be at least 1, got 0") }
+        let intervalStart = reader.offset
+        heartbeatIntervalMilliseconds = try reader.readUInt32("heartbeat interval")
+        guard heartbeatIntervalMilliseconds > 0 else {
+            throw WireDecodingError(.invalidField, offset: intervalStart, "heartbeat interval: must be at least 1 ms, got 0")
+        }
+    }
+}
+
+/// The body of WELCOME: a pool accepts a client's HELLO (docs/PROTOCOL.md §14.2).
+public struct WireWelcome: Sendable, Hashable {
+    /// The pool's name (its host and endpoint), for the client's log. At most 255 bytes.
+    public var poolName: String
+    /// Feature flags of the pool; none are defined, all 0.
+    public var features: UInt32
+    /// The client's credit: how many of its tasks it may have submitted and not yet answered.
+    /// At least 1.
+    public var slotCount: UInt32
+    /// How often the pool heartbeats the client, in milliseconds (the client's own interval).
+    public var heartbeatIntervalMilliseconds: UInt32
+
+    /// Creates a WELCOME body.
+    public init(poolName: String, features: UInt32 = 0, slotCount: UInt32, heartbeatIntervalMilliseconds: UInt32) {
+        self.poolName = poolName
+        self.features = features
+        self.slotCount = slotCount
+        self.heartbeatIntervalMilliseconds = heartbeatIntervalMilliseconds
+    }
+
+    /// Appends the body fields in spec order.
+    public func write(to writer: inout WireWriter) {
+        writer.writeString(poolName)
+        writer.writeUInt32(features)
+        writer.writeUInt32(slotCount)
+        writer.writeUInt32(heartbeatIntervalMilliseconds)
+    }
+
+    /// Reads the body fields in spec order.
+    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+        poolName = try reader.readString("pool name", maximumBytes: WireLimits.maximumReadyNameBytes)
+        features = try reader.readUInt32("features")
+        let slotStart = reader.offset
+        slotCount = try reader.readUInt32("slot count")
+        guard slotCount > 0 else { throw WireDecodingError(.invalidField, offset: slotStart, "slot count: must be at least 1, got 0") }
+        let intervalStart = reader.offset
+        heartbeatIntervalMilliseconds = try reader.readUInt32("heartbeat interval")
+        guard heartbeatIntervalMilliseconds > 0 else {
+            throw WireDecodingError(.invalidField, offset: intervalStart, "heartbeat interval: must be at least 1 ms, got 0")
+        }
+    }
+}
+
+/// One result a pool hands back to the client that submitted its task: the worker's RESULT
+/// (with the client's task id and attempt) and the name of the worker that ran it (DONE, §14.2).
+public struct WirePoolResult: Sendable, Hashable {
+    /// The worker that ran the task, as the pool names it. At most 255 bytes.
+    public var worker: String
+    /// The result, with the client's task id and attempt.
+    public var result: WireResult
+
+    /// Creates a pool result.
+    public init(worker: String, result: WireResult) {
+        self.worker = worker
+        self.result = result
+    }
+}
