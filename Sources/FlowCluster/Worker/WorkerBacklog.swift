@@ -39,6 +39,23 @@ struct WorkerBacklog: Sequence, ExpressibleByArrayLiteral {
         return task
     }
 
+    /// Takes out the waiting tasks that match, keeping the others in their order.
+    ///
+    /// - Returns: the tasks taken, first to last.
+    mutating func removeAll(where matches: (WireTask) -> Bool) -> [WireTask] {
+        guard !isEmpty else { return [] }
+        var taken: [WireTask] = []
+        var kept: [WireTask] = []
+        for task in tasks[head...] {
+            if matches(task) { taken.append(task) } else { kept.append(task) }
+        }
+        if !taken.isEmpty {
+            tasks = kept
+            head = 0
+        }
+        return taken
+    }
+
     /// The waiting tasks, first to last.
     func makeIterator() -> ArraySlice<WireTask>.Iterator {
         tasks[head...].makeIterator()

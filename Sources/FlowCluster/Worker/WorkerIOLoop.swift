@@ -26,11 +26,19 @@ struct WorkerIOLoop {
         self.mailbox = mailbox
     }
 
-    private var ready: WireReady {
-        WireReady(workerName: configuration.name, features: WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | WireReady.Feature.queue, slotCount: UInt32(configuration.concurrency), ops: registry.names,
+    /// The features this worker keeps (§7.1): it gives a TASK's op attempt and retry policy to the
+    /// op, queues tasks beyond its slots, and takes CANCEL.
+    static let features = WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | WireReady.Feature.queue
+        | WireReady.Feature.cancel
+
+    /// The READY a worker of `configuration` offering `registry`'s ops says on every connection.
+    static func ready(for configuration: FlowWorker.Configuration, registry: FlowOperationRegistry) -> WireReady {
+        WireReady(workerName: configuration.name, features: features, slotCount: UInt32(configuration.concurrency), ops: registry.names,
                   hostname: ProcessInfo.processInfo.hostName, processID: UInt32(ProcessInfo.processInfo.processIdentifier),
                   heartbeatIntervalMilliseconds: UInt32(max(1, (configuration.heartbeatInterval.seconds * 1000).rounded())))
     }
+
+    private var ready: WireReady { Self.ready(for: configuration, registry: registry) }
 
     private func connect() throws(ClusterError) -> ZMQSocket {
         do {

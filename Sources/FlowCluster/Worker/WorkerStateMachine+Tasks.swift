@@ -36,31 +36,27 @@ extension WorkerStateMachine {
     /// A run's slot freed with `result` to send: the next queued task starts, unless the run
     /// failed. A failure may end its group, so what waits here goes back to the coordinator
     /// (after the RESULT), which starts none of the group's tasks until it has judged it (§8.2).
-    mutating func answered(_ result: WireResult, now: Instant) -> [Action] {
+    ///
+    /// - Parameter givesQueueBack: `false` for a task a CANCEL stopped: the coordinator withdrew
+    ///   it and has nothing to judge, so the queue stays and the next task starts.
+    mutating func answered(_ result: WireResult, now: Instant, givesQueueBack: Bool = true) -> [Action] {
         outbox.append(result)
-        if !result.finishState.isSuccess { giveBack { _ in true } }
+        if givesQueueBack, !result.finishState.isSuccess { giveBack { _ in true } }
         return startFromBacklog(now: now)
     }
 
     /// Gives back the queued tasks that match, unrun: they leave in the next RETURNED.
     mutating func giveBack(where matches: (WireTask) -> Bool) {
-        guard !backlog.isEmpty else { return }
-        var kept: WorkerBacklog = []
-        for task in backlog {
-            if matches(task) {
-                returned.append(WireTaskReference(taskID: task.taskID, attempt: task.attempt))
-            } else {
-                kept.append(task)
-            }
+        for task in backlog.removeAll(where: matches) {
+            returned.append(WireTaskReference(taskID: task.taskID, attempt: task.attempt))
         }
-        backlog = kept
     }
 
     mutating func start(_ task: WireTask, now: Instant) -> Action {
         nextRun += 1
         let deadline = task.timeLimitMilliseconds > 0 ? now + .milliseconds(Int64(task.timeLimitMilliseconds)) : nil
         runs[nextRun] = Run(task: Header(task), generation: generation, deadline: deadline)
-        if deadline != nil { timedRuns += 1 }
+        if deadline != nil { watchedRuns += 1 }
         runningCount += 1
         return .start(run: nextRun, task)
     }
@@ -114,5 +110,12 @@ extension WorkerStateMachine {
     static func cancelledResult(_ task: WireTask, date: Date) -> WireResult {
         WireResult(taskID: task.taskID, attempt: task.attempt, finishState: .cancelled, startedAt: date, finishedAt: date,
                    elementIndex: task.isGroupElement ? task.elementIndex : nil)
+    }
+
+    /// The answer for a running task a CANCEL stopped: `cancelled`, keeping the events the op
+    /// produced before it was stopped, and no output.
+    static func cancelledResult(_ task: Header, events: [WireEvent], startedAt: Date, finishedAt: Date) -> WireResult {
+        WireResult(taskID: task.taskID, attempt: task.attempt, finishState: .cancelled, startedAt: startedAt, finishedAt: finishedAt,
+                   events: events, elementIndex: task.elementIndex)
     }
 }

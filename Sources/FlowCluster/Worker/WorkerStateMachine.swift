@@ -14,8 +14,10 @@ import Logging
 /// for an interval; a coordinator silent for `liveness` intervals, or one that says DISCONNECT,
 /// ends the registration: its tasks are cancelled and their results dropped (a new registration
 /// generation); a task past its time limit is cancelled and answered with `time limit of … exceeded`
-/// (by the machine itself if the op does not return within `stopGrace`); a draining worker answers
-/// new tasks `cancelled`, finishes the running ones, then says DISCONNECT and stops.
+/// (by the machine itself if the op does not return within `stopGrace`); a CANCEL answers the named
+/// queued tasks `cancelled` at once and stops the named running ones as a time limit does, answering
+/// them `cancelled`; a draining worker answers new tasks `cancelled`, finishes the running ones, then
+/// says DISCONNECT and stops.
 struct WorkerStateMachine: Sendable {
     typealias Instant = ContinuousClock.Instant
 
@@ -66,8 +68,14 @@ struct WorkerStateMachine: Sendable {
         var task: Header
         var generation: Int
         var deadline: Instant?
-        /// When it was cancelled for passing its time limit.
+        /// When it was cancelled: for passing its time limit, or because a CANCEL named it.
         var stoppedAt: Instant?
+        /// Whether a CANCEL named it: its answer is `cancelled`, not the time limit's failure.
+        var isCancelled = false
+
+        /// Whether ``tick(now:date:)`` must look at it: it has a time limit, or it was stopped and
+        /// is answered for if it does not return within the stop grace.
+        var isWatched: Bool { deadline != nil || stoppedAt != nil }
     }
 
     /// What a run keeps of its TASK: enough to name it and answer for it, not its parameters,
@@ -94,8 +102,9 @@ struct WorkerStateMachine: Sendable {
     var generation = 0
     var nextRun: UInt64 = 0
     var runs: [UInt64: Run] = [:]
-    /// How many of `runs` have a time limit: `tick` looks at the runs only when some do.
-    var timedRuns = 0
+    /// How many of `runs` are watched (``Run/isWatched``: a time limit, or stopped): `tick` looks at
+    /// the runs only when some are.
+    var watchedRuns = 0
     var backlog: WorkerBacklog = []
     var outbox: [WireResult] = []
     /// Queued tasks given back unrun, sent after `outbox` in one RETURNED.
@@ -156,6 +165,8 @@ struct WorkerStateMachine: Sendable {
         case .recall(let ids):
             giveBack { ids.contains($0.taskID) }
             return []
+        case .cancel(let ids):
+            return cancel(ids, now: now)
         case .heartbeat:
             return []
         case .disconnect(let reason):
@@ -172,7 +183,7 @@ struct WorkerStateMachine: Sendable {
             isConnected = false
             actions.append(.log(.info, "registering again; waiting for the next coordinator", [:]))
             return actions + [.reconnect]
-        case .ready, .result, .returned, .cancel, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
+        case .ready, .result, .returned, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
             return [.log(.warning, "unexpected \(message.command) from the coordinator: dropped", [:])]
         }
     }
@@ -180,11 +191,16 @@ struct WorkerStateMachine: Sendable {
     /// A task this process ran has returned.
     mutating func finished(run id: UInt64, result: WireResult, now: Instant) -> [Action] {
         guard let run = runs.removeValue(forKey: id) else { return [] }
-        if run.deadline != nil { timedRuns -= 1 }
+        if run.isWatched { watchedRuns -= 1 }
         guard run.generation == generation else {
             return [.log(.debug, "dropped the result of a task of an earlier registration", Self.metadata(run.task))]
         }
         runningCount -= 1
+        if run.isCancelled {
+            // Whatever it returned, even a success: the coordinator no longer wants it (§7.8).
+            let answer = Self.cancelledResult(run.task, events: result.events, startedAt: result.startedAt, finishedAt: result.finishedAt)
+            return answered(answer, now: now, givesQueueBack: false)
+        }
         var result = result
         // An op that finished successfully just as it was stopped keeps its success, as in
         // `FlowLocalExecutor`: the work is done, and failing it would only run it again.
@@ -207,23 +223,17 @@ struct WorkerStateMachine: Sendable {
     mutating func tick(now: Instant, date: Date) -> [Action] {
         guard isConnected, !isStopped else { return [] }
         var actions: [Action] = []
-        // Only runs with a time limit need a look: one past its limit is stopped, one stopped
-        // longer than the grace is answered for; in id order.
-        let due = timedRuns == 0 ? [] : runs.compactMap { id, run -> UInt64? in
-            guard run.generation == generation, let deadline = run.deadline else { return nil }
-            let isDue = run.stoppedAt.map { now - $0 >= configuration.stopGrace } ?? (now >= deadline)
+        // Only watched runs need a look: one past its limit is stopped, one stopped longer than
+        // the grace is answered for; in id order.
+        let due = watchedRuns == 0 ? [] : runs.compactMap { id, run -> UInt64? in
+            guard run.generation == generation, run.isWatched else { return nil }
+            let isDue = run.stoppedAt.map { now - $0 >= configuration.stopGrace } ?? run.deadline.map { now >= $0 } ?? false
             return isDue ? id : nil
         }.sorted()
         for id in due {
             guard let run = runs[id] else { continue }
             if run.stoppedAt != nil {
-                // The op ignores cancellation: answer for it and free its slot.
-                runs[id] = nil
-                timedRuns -= 1
-                runningCount -= 1
-                actions.append(.log(.warning, "a task did not stop within \(configuration.stopGrace) of its time limit: answered for it",
-                                    Self.metadata(run.task)))
-                actions += answered(Self.timeLimitResult(run.task, events: [], startedAt: date, finishedAt: date), now: now)
+                actions += answerForUnstopped(run: id, now: now, date: date)
             } else {
                 runs[id]?.stoppedAt = now
                 actions.append(.cancel(run: id))
