@@ -6,6 +6,10 @@
 - Names that refer to each other: a Deployment's selector and its pods' labels, a Service's
   selector and the pods it is meant for, its named target ports, volume mounts and volumes,
   the Secrets and ConfigMaps (and their keys) a pod mounts, $(VAR) in args and env.
+- A HorizontalPodAutoscaler: its scaleTargetRef and the objects its Object metrics describe must
+  be resources of these manifests (kind, name and apiVersion), minReplicas at most maxReplicas,
+  and the workload it scales must not set spec.replicas (every `kubectl apply` would reset the
+  autoscaler's count to it).
 - With --bin (the folder of a built flow-worker and flow-coordinator): the programs' own
   argument parsers. A flow-worker container's args are parsed for real (`flow-worker ARGS
   --list-ops`, with the container's env); every --flag of a flow-coordinator container must be in
@@ -149,6 +153,37 @@ def check_references(resources):
     return pods, config_maps
 
 
+def check_autoscalers(resources):
+    by_kind_name = {(r.get("kind"), (r.get("metadata") or {}).get("name")): r for _, r in resources}
+    for path, resource in resources:
+        if resource["kind"] != "HorizontalPodAutoscaler":
+            continue
+        where = f"{path}: {name_of(resource)}"
+        spec = resource.get("spec") or {}
+        references = [("scaleTargetRef", spec.get("scaleTargetRef") or {})]
+        for index, metric in enumerate(spec.get("metrics") or []):
+            if metric.get("type") == "Object":
+                references.append((f"metric {index + 1} ({((metric.get('object') or {}).get('metric') or {}).get('name')})",
+                                   (metric.get("object") or {}).get("describedObject") or {}))
+        for what, ref in references:
+            kind, name, api = ref.get("kind"), ref.get("name"), ref.get("apiVersion")
+            target = by_kind_name.get((kind, name))
+            if target is None:
+                problem(where, f"{what}: no {kind} named '{name}' in these manifests")
+                continue
+            if api and target.get("apiVersion") != api:
+                problem(where, f"{what}: {kind}/{name} is {target.get('apiVersion')}, not {api}")
+            if what == "scaleTargetRef":
+                if kind not in WORKLOADS - {"Job", "DaemonSet"}:
+                    problem(where, f"scaleTargetRef: a {kind} cannot be scaled")
+                elif "replicas" in (target.get("spec") or {}):
+                    problem(where, f"scaleTargetRef: {kind}/{name} sets spec.replicas, which every kubectl apply "
+                                   "would set again over the autoscaler's count: leave it out")
+        low, high = spec.get("minReplicas", 1), spec.get("maxReplicas")
+        if isinstance(low, int) and isinstance(high, int) and low > high:
+            problem(where, f"minReplicas {low} is more than maxReplicas {high}")
+
+
 def expand(text, env):
     """Kubernetes' $(VAR) expansion, with values the check can know."""
     return re.sub(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), str(text))
@@ -243,6 +278,7 @@ def main():
         return 2
     resources = load(arguments[0])
     pods, config_maps = check_references(resources)
+    check_autoscalers(resources)
     if binaries:
         check_programs(pods, config_maps, binaries)
     for line in problems:
