@@ -3,6 +3,7 @@ import FlowWire
 import Foundation
 import Logging
 import Synchronization
+import ZeroMQ
 
 /// One flow run on a cluster: the coordinator, the local workers when there is no `--bind`, the
 /// flow itself, and what the run ended as.
@@ -33,6 +34,25 @@ public final class ClusterRun: Sendable {
         public var registry = FlowOperationRegistry()
         /// Counts every task the coordinator runs; `nil` counts nothing.
         public var metrics: TaskMetrics?
+        /// Run on a pool's workers (`--pool`) instead of binding or starting local workers.
+        public var pool: Pool?
+
+        /// How a run reaches a pool (docs/PROTOCOL.md §14).
+        public struct Pool: Sendable {
+            /// The pool's endpoint.
+            public var endpoint: String
+            /// The run's weight in the pool's fair share.
+            public var share: UInt32 = 1
+            /// CURVE: this coordinator's key pair and the pool's public key.
+            public var curve: (keyPair: ZMQCurveKeyPair, poolKey: String)?
+
+            /// Creates the settings.
+            public init(endpoint: String, share: UInt32 = 1, curve: (keyPair: ZMQCurveKeyPair, poolKey: String)? = nil) {
+                self.endpoint = endpoint
+                self.share = share
+                self.curve = curve
+            }
+        }
 
         /// Default options: two local workers.
         public init() {}
@@ -47,6 +67,8 @@ public final class ClusterRun: Sendable {
 
     public let flow: Flow
     private let options: Options
+    /// The flow's name, which a pool is told.
+    private let flowName: String
     private let logger: Logger
     private let onEvent: @Sendable (ClusterEvent) -> Void
     /// Set once by ``start()``, read by other threads (the progress timer through ``status``,
@@ -70,6 +92,7 @@ public final class ClusterRun: Sendable {
                 onEvent: @escaping @Sendable (ClusterEvent) -> Void = { _ in }) {
         self.flow = Flow(definition: definition)
         self.options = options
+        flowName = definition.name
         self.logger = localStart?.logger ?? Self.runLogger(logger)
         self.localStart = localStart
         self.onEvent = onEvent
@@ -82,9 +105,12 @@ public final class ClusterRun: Sendable {
         return logger
     }
 
-    /// The coordinator's configuration for `options`, on a private endpoint without `bind`.
-    static func coordinatorConfiguration(_ options: Options) -> FlowCoordinator.Configuration {
-        var configuration = FlowCoordinator.Configuration(endpoint: options.bind ?? PrivateEndpoint.make())
+    /// The coordinator's configuration for `options`, on a private endpoint without `bind` or a pool.
+    ///
+    /// - Parameter hello: with a pool, what the coordinator tells it of the run.
+    static func coordinatorConfiguration(_ options: Options, hello: WireHello? = nil) -> FlowCoordinator.Configuration {
+        var configuration = FlowCoordinator.Configuration(endpoint: options.bind ?? options.pool?.endpoint ?? PrivateEndpoint.make())
+        if let pool = options.pool, let hello { configuration.pool = .init(endpoint: pool.endpoint, hello: hello, curve: pool.curve) }
         configuration.workerTimeout = options.workerTimeout
         configuration.heartbeatInterval = options.heartbeatInterval
         configuration.liveness = options.liveness
@@ -97,15 +123,17 @@ public final class ClusterRun: Sendable {
     /// Binds, starts local workers if needed, and returns the endpoint workers connect to.
     ///
     /// - Throws: ``ClusterError`` when the endpoint cannot be bound or workers cannot start.
+    ///
+    /// - Parameter runID: the run's id, which a pool is told (`--pool`).
     @discardableResult
-    public func start() throws -> String {
+    public func start(runID: String? = nil) throws -> String {
         let flow = self.flow
         let onEvent = self.onEvent
         let sink: @Sendable (ClusterEvent) -> Void = { event in
             if event.belongsInSummary { flow.log(message: "[Cluster] \(event)") }
             onEvent(event)
         }
-        guard options.bind != nil else {
+        guard options.bind != nil || options.pool != nil else {
             // Local workers: the ones started while the flow loaded, or new ones.
             let local: LocalStart
             if let localStart, localStart.take() {
@@ -119,7 +147,12 @@ public final class ClusterRun: Sendable {
             flow.setExecutor(local.coordinator)
             return local.coordinator.endpoint ?? ""
         }
-        let coordinator = try FlowCoordinator(configuration: Self.coordinatorConfiguration(options), logger: logger, onEvent: sink)
+        let hello = options.pool.map { pool in
+            WireHello(clientName: Self.clientName, runID: runID ?? String(UInt64.random(in: 0...UInt64.max), radix: 16),
+                      flowName: String(flowName.prefix(255)), origin: Self.origin, share: pool.share,
+                      heartbeatIntervalMilliseconds: UInt32(max(1, (options.heartbeatInterval.seconds * 1000).rounded())))
+        }
+        let coordinator = try FlowCoordinator(configuration: Self.coordinatorConfiguration(options, hello: hello), logger: logger, onEvent: sink)
         let endpoint = try coordinator.start()
         started.withLock { $0.coordinator = coordinator }
         flow.setExecutor(coordinator)
@@ -142,6 +175,28 @@ public final class ClusterRun: Sendable {
     public func waitForMinimumWorkers() async -> Bool {
         guard options.bind != nil, options.minimumWorkers > 0, let coordinator else { return true }
         return await coordinator.waitForWorkers(options.minimumWorkers, timeout: max(options.workerTimeout, .milliseconds(100)))
+    }
+
+    /// With a pool, waits until it has accepted the run (WELCOME).
+    ///
+    /// - Parameter slow: called once if it takes more than a second (to say what it waits for).
+    /// - Returns: whether the pool answered within the worker time-out.
+    public func waitForPool(slow: @Sendable () -> Void) async -> Bool {
+        guard options.pool != nil, let coordinator else { return true }
+        if await coordinator.waitForWorkers(1, timeout: .seconds(1)) { return true }
+        slow()
+        return await coordinator.waitForWorkers(1, timeout: max(options.workerTimeout - .seconds(1), .milliseconds(100)))
+    }
+
+    /// This process as a pool's client names it: host and process id.
+    static var clientName: String {
+        String("\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)".prefix(255))
+    }
+
+    /// Where a run was started from: `user@host`.
+    static var origin: String {
+        let user = ProcessInfo.processInfo.environment["USER"] ?? ProcessInfo.processInfo.environment["LOGNAME"] ?? "\(getuid())"
+        return String("\(user)@\(ProcessInfo.processInfo.hostName)".prefix(255))
     }
 
     /// Replaces the workers a CURVE coordinator admits (SIGHUP).
@@ -196,6 +251,6 @@ public final class ClusterRun: Sendable {
             pool?.stop()
             coordinator?.stop()
         }
-        if options.bind == nil { PrivateEndpoint.remove(coordinator?.endpoint) }
+        if options.bind == nil, options.pool == nil { PrivateEndpoint.remove(coordinator?.endpoint) }
     }
 }

@@ -7,7 +7,16 @@ struct ClusterRunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Wait for workers on this endpoint instead of starting local ones.", valueName: "ENDPOINT"))
     var bind: String?
 
-    @Option(name: .long, help: ArgumentHelp("With --bind: encrypt and authenticate with CURVE, using this key pair (flow-coordinator keygen FILE). Default: $FLOW_CURVE_KEY.", valueName: "FILE"))
+    @Option(name: .long, help: ArgumentHelp("Run the tasks on the workers of a standing pool (flow-coordinator pool) instead of binding or starting local workers.", valueName: "ENDPOINT"))
+    var pool: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --pool: the pool's public key (CURVE; give this coordinator's key pair with --curve-key).", valueName: "KEY"))
+    var poolKey: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --pool: this run's weight in the pool's fair share (a run with --share 2 gets twice the slots of one with 1 while both have work).", valueName: "N"))
+    var share: Int = 1
+
+    @Option(name: .long, help: ArgumentHelp("With --bind: encrypt and authenticate with CURVE, using this key pair (flow-coordinator keygen FILE); with --pool: this coordinator's key pair. Default: $FLOW_CURVE_KEY.", valueName: "FILE"))
     var curveKey: String?
 
     @Option(name: .long, help: ArgumentHelp("With --curve-key: the workers' public keys, one per line (re-read on SIGHUP). Default: $FLOW_AUTHORIZED_KEYS.", valueName: "FILE"))
@@ -24,8 +33,11 @@ struct ClusterRunOptions: ParsableArguments {
     /// `--concurrency` when not given.
     static let defaultConcurrency = 4
 
-    @Option(name: .long, help: "Local workers to start (without --bind).")
-    var workers: Int = Self.defaultWorkers
+    @Option(name: .customLong("workers"), help: ArgumentHelp("Local workers to start (without --bind or --pool; default: \(Self.defaultWorkers)).", valueName: "N"))
+    var workersOption: Int?
+
+    /// Local workers to start.
+    var workers: Int { workersOption ?? Self.defaultWorkers }
 
     @Option(name: .long, help: "Tasks each local worker runs at once.")
     var concurrency: Int = Self.defaultConcurrency
@@ -61,16 +73,29 @@ struct ClusterRunOptions: ParsableArguments {
     var logLevel: String = "warning"
 
     func validate() throws {
+        if let pool {
+            if bind != nil { throw ValidationError("--pool and --bind exclude each other: the pool's workers run the tasks, so this coordinator binds nothing") }
+            if workersOption != nil { throw ValidationError("--pool and --workers exclude each other: the pool's workers run the tasks (start more with flow-worker --connect \(pool))") }
+            if minWorkers > 0 { throw ValidationError("--min-workers goes with --bind, not --pool") }
+            if share < 1 || share > 1_000_000 { throw ValidationError("--share must be from 1 to 1000000") }
+            if authorizedKeys != nil { throw ValidationError("--authorized-keys goes with --bind; a pool's clients need --curve-key and --pool-key") }
+            let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY")
+            if (poolKey != nil) != (key != nil) {
+                throw ValidationError("a CURVE pool needs both --pool-key KEY (the pool's public key) and --curve-key FILE (this coordinator's key pair)")
+            }
+            if let poolKey, !CurveKey.isValid(poolKey) {
+                throw ValidationError("--pool-key '\(poolKey.prefix(60))' is not a public key (40 Z85 characters, as the pool prints it)")
+            }
+            try validateCommon()
+            return
+        }
+        if poolKey != nil { throw ValidationError("--pool-key goes with --pool") }
+        if share != 1 { throw ValidationError("--share goes with --pool") }
+        try validateCommon()
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
         if minWorkers < 0 { throw ValidationError("--min-workers must not be negative") }
         if minWorkers > 0 && bind == nil { throw ValidationError("--min-workers goes with --bind (local workers are always waited for)") }
         if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
-        if workerTimeout < 0 { throw ValidationError("--worker-timeout must not be negative") }
-        if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
-        if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
-        if let metrics {
-            do { _ = try MetricsEndpoint(parsing: metrics) } catch { throw ValidationError(error.description) }
-        }
         let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY")
         let authorized = CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS")
         if key != nil || authorized != nil {
@@ -87,9 +112,29 @@ struct ClusterRunOptions: ParsableArguments {
         }
     }
 
+    /// The checks every kind of run shares.
+    private func validateCommon() throws {
+        if workerTimeout < 0 { throw ValidationError("--worker-timeout must not be negative") }
+        if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
+        if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
+        if let metrics {
+            do { _ = try MetricsEndpoint(parsing: metrics) } catch { throw ValidationError(error.description) }
+        }
+    }
+
+    /// The pool settings the options name, `nil` without `--pool`.
+    func poolOptions() throws(CurveKeyFileError) -> ClusterRun.Options.Pool? {
+        guard let pool else { return nil }
+        var options = ClusterRun.Options.Pool(endpoint: pool, share: UInt32(share))
+        if let poolKey, let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY") {
+            options.curve = (try CurveKeyFile.read(at: key), poolKey)
+        }
+        return options
+    }
+
     /// The CURVE settings the options name, `nil` for plaintext.
     func curveServer() throws(CurveKeyFileError) -> FlowCoordinator.CurveServer? {
-        guard let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY"),
+        guard pool == nil, let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY"),
               let authorized = CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS") else { return nil }
         return FlowCoordinator.CurveServer(keyPair: try CurveKeyFile.read(at: key), authorizedKeys: try AuthorizedKeys.read(at: authorized))
     }
@@ -99,6 +144,13 @@ struct ClusterRunOptions: ParsableArguments {
     /// `--min-workers`, or a local cluster's `--workers` and `--concurrency`. CURVE files that
     /// came from the environment stay there.
     var workerArguments: [String] {
+        if let pool {
+            var arguments = ["--pool", pool]
+            if let poolKey { arguments += ["--pool-key", poolKey] }
+            if let curveKey { arguments += ["--curve-key", curveKey] }
+            if share != 1 { arguments += ["--share", String(share)] }
+            return arguments
+        }
         guard let bind else {
             return (workers == Self.defaultWorkers ? [] : ["--workers", String(workers)])
                 + (concurrency == Self.defaultConcurrency ? [] : ["--concurrency", String(concurrency)])

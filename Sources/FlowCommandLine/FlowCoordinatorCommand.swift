@@ -9,7 +9,8 @@ public struct FlowCoordinatorCommand: AsyncParsableCommand {
             Exit codes: 0 the flow succeeded; 1 the flow ran and failed; 2 usage or flow-file error, nothing \
             ran; 3 cluster error (cannot bind or connect, no worker offers an op in time).
             """,
-        subcommands: [RunCommand.self, ResumeCommand.self, RunsCommand.self, ValidateCommand.self, ShowCommand.self, KeygenCommand.self]
+        subcommands: [RunCommand.self, ResumeCommand.self, RunsCommand.self, ValidateCommand.self, ShowCommand.self, KeygenCommand.self,
+                      PoolCommand.self, StatusCommand.self]
     )
 
     public init() {}

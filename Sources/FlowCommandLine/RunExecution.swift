@@ -28,6 +28,7 @@ enum RunExecution {
         var clusterOptions = options.cluster
         do {
             clusterOptions.curve = try options.curveServer()
+            clusterOptions.pool = try options.poolOptions()
         } catch {
             CommandLineLogging.printError(error.description)
             throw ExitCode(2)
@@ -47,7 +48,7 @@ enum RunExecution {
         }
         // A worker boots in about the time a small flow file takes to load (15-20 ms each here).
         // When this fails, `run.start()` below tries again and reports why.
-        let localStart = options.bind == nil ? try? ClusterRun.startLocal(options: clusterOptions, logger: logger) : nil
+        let localStart = options.bind == nil && options.pool == nil ? try? ClusterRun.startLocal(options: clusterOptions, logger: logger) : nil
         // A no-op once the run has taken them over.
         defer { localStart?.stop() }
         var definition = try load()
@@ -98,7 +99,8 @@ enum RunExecution {
         }
         if let summaryFile { run.flow.setSummaryStream { entry in summaryFile.write(entry) } }
         if let firstLine { run.flow.log(message: firstLine) }
-        let started: Result<String, any Error> = Result { try run.start() }
+        // A pool is told the run's id, which the journal gives: its coordinator starts after it.
+        var started: Result<String, any Error>? = options.pool == nil ? Result { try run.start() } : nil
         let journal: RunJournal?
         let made = makeJournal(definition)
         definition.bucket = [:]
@@ -120,7 +122,7 @@ enum RunExecution {
                 run.flow.cancel()
             }
         }
-        switch started {
+        switch started ?? Result(catching: { try run.start(runID: journal?.runID) }) {
         case .success(let endpoint):
             if options.bind != nil {
                 let connect = WorkerEndpoint.toConnect(bound: endpoint)
@@ -144,6 +146,14 @@ enum RunExecution {
         let interrupts = InterruptHandler { run.flow.cancel() }
         if !(await run.waitForLocalWorkers()) {
             progress.note("not every local worker joined in time; going on with those that did")
+        }
+        if let pool = options.pool, !(await run.waitForPool(slow: { progress.note("waiting for the pool at \(pool): is 'flow-coordinator pool' running there?") })) {
+            run.stop()
+            progress.stop()
+            CommandLineLogging.printError("no pool answered at \(pool) within \(options.workerTimeout) s (--worker-timeout): start one there with "
+                                          + "flow-coordinator pool --bind \(pool), or check --pool, --pool-key and --curve-key")
+            end(journal, .interrupted, code: 3, options: options)
+            throw ExitCode(3)
         }
         if !(await run.waitForMinimumWorkers()) {
             run.stop()

@@ -51,6 +51,14 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     /// another coordinator's key. Reported once per peer address; `nil` when the peer's address
     /// was gone before it could be read (``HandshakeFailureLog``), reported at most once a minute.
     case handshakeFailed(address: String?)
+    /// A client registered a run with the pool (HELLO, §14).
+    case clientJoined(name: String, run: String, flow: String, origin: String, share: Int)
+    /// A client's registration with the pool ended: `dropped` of its tasks were waiting and
+    /// dropped, `stopped` were running and told to stop.
+    case clientLeft(name: String, run: String, reason: String, dropped: Int, stopped: Int)
+    /// A peer tried to register in a role its CURVE key does not allow (§14.7): a worker key
+    /// sent HELLO, or a client key READY.
+    case roleRefused(peer: String, command: String)
 
     /// The event as one line: every control character in it escaped, since most of its text
     /// (names, hosts, reasons, op names) came from peers (`String.escapingControlCharacters`).
@@ -99,6 +107,13 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case .handshakeFailed(let address):
             let peer = address.map { "a peer at \($0)" } ?? "a peer whose address was gone before it could be read"
             return "refused \(peer): its handshake failed (a plaintext worker, or one given the wrong --coordinator-key)"
+        case .clientJoined(let name, let run, let flow, let origin, let share):
+            return "client \(name) joined: run \(run) of flow \(flow) from \(origin), share \(share)"
+        case .clientLeft(let name, let run, let reason, let dropped, let stopped):
+            return "client \(name) (run \(run)) left: \(reason); dropped \(dropped) waiting tasks, stopped \(stopped) running"
+        case .roleRefused(let peer, let command):
+            return "refused \(command) from \(peer): its key is not authorised for that role "
+                + "(workers' keys go in --authorized-keys, clients' in --authorized-clients)"
         case .peerRefused(let address, let key):
             guard let key else { return "refused a peer at \(address): it did not use CURVE; start workers with --curve-key and --coordinator-key" }
             return "refused a peer at \(address) with key \(key): not in the authorised keys (add it to --authorized-keys, then send SIGHUP)"
@@ -121,7 +136,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case .dispatched, .discardedResult, .taskReturned, .taskLost, .unknownPeer: return .debug
         case .malformedMessage, .otherVersion, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed, .taskUnanswered, .workerQuarantined:
             return .warning
-        case .workerJoined, .workerLeft: return .info
+        case .workerJoined, .workerLeft, .clientJoined, .clientLeft: return .info
+        case .roleRefused: return .warning
         }
     }
 
@@ -153,6 +169,10 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return ["peer": "\(address ?? "unknown")"]
         case .unknownPeer:
             return [:]
+        case .clientJoined(let name, let run, _, _, _), .clientLeft(let name, let run, _, _, _):
+            return ["client.name": "\(name)", "flow.run": "\(run)"]
+        case .roleRefused(let peer, _):
+            return ["peer": "\(peer)"]
         }
     }
 }

@@ -34,14 +34,18 @@ struct CoordinatorIOLoop {
     }
 
     /// Serves until the mailbox closes; every task still waiting then finishes as cancelled.
-    func run(on router: ZMQSocket, monitor: ZMQSocket? = nil) {
+    ///
+    /// - Parameter link: a pool this coordinator is a client of (`run --pool`): its socket is
+    ///   `router`'s place, and its one worker is the pool.
+    func run(on router: ZMQSocket, monitor: ZMQSocket? = nil, link: PoolLink? = nil) {
+        var router = router
         executor.attach()
         defer { executor.close() }
         var machine = Machine(configuration: .init(
             liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts,
             answerGrace: configuration.answerGrace, unansweredBeforeQuarantine: configuration.unansweredBeforeQuarantine))
         let poller = ZMQPoller()
-        let routerIndex = poller.register(router)
+        var routerIndex = poller.register(router)
         let wakeupIndex = poller.register(wakeup)
         let monitorIndex = monitor.map { poller.register($0) }
         var failedHandshakes = HandshakeFailureLog()
@@ -71,18 +75,30 @@ struct CoordinatorIOLoop {
             let (commands, stopping) = mailbox.take()
             actions += apply(commands, to: &machine)
             if stopping {
-                perform(actions + machine.shutdown(reason: "coordinator stopping"), on: router, machine: &machine)
+                perform(actions + machine.shutdown(reason: "coordinator stopping"), on: router, link: link, machine: &machine)
                 return
             }
             if polled, let monitor, let monitorIndex, poller.events(at: monitorIndex).contains(.readable) {
                 actions += handshakeFailures(from: monitor, log: &failedHandshakes, now: now)
             }
             if polled, poller.events(at: routerIndex).contains(.readable) {
-                actions += receiveAll(from: router, into: &machine, now: now, malformed: &malformed)
+                if let link {
+                    actions += receiveAll(from: link, into: &machine, now: now, malformed: &malformed)
+                } else {
+                    actions += receiveAll(from: router, into: &machine, now: now, malformed: &malformed)
+                }
             }
             if now >= nextTick {
                 actions += machine.tick(now: now)
+                link?.tick(machine, window: configuration.heartbeatInterval * configuration.liveness, now: now)
                 nextTick = now + tickInterval
+            }
+            if let link, link.replaced {
+                // HELLO again on a new socket: poll that one.
+                link.replaced = false
+                poller.unregister(router)
+                router = link.socket
+                routerIndex = poller.register(router)
             }
             // Tasks waiting for the slots just freed leave first: handing results back to the
             // engine wakes its task, which took 0.1 ms before they left (400 × 25 ms on 16 slots).
@@ -90,15 +106,15 @@ struct CoordinatorIOLoop {
             // The status next: performing the actions resumes the engine's waiters, and a run
             // that ends then must not see the tasks it just got back as still running.
             publishStatus(of: machine)
-            perform(dispatched, on: router, machine: &machine)
-            perform(actions, on: router, machine: &machine)
-            perform(machine.dispatch(now: now), on: router, machine: &machine)
+            perform(dispatched, on: router, link: link, machine: &machine)
+            perform(actions, on: router, link: link, machine: &machine)
+            perform(machine.dispatch(now: now), on: router, link: link, machine: &machine)
             publishStatus(of: machine)
         }
         // The loop broke on an error: refuse new work and release everyone waiting.
         _ = mailbox.close()
         let actions = apply(mailbox.take().commands, to: &machine) + machine.shutdown(reason: "coordinator failed")
-        perform(actions, on: router, machine: &machine)
+        perform(actions, on: router, link: link, machine: &machine)
     }
 
     /// A report for each peer whose handshake failed, once per peer address (``HandshakeFailureLog``).
@@ -124,6 +140,24 @@ struct CoordinatorIOLoop {
             case .cancelInbox(let inbox): actions += machine.cancel { $0.belongs(to: inbox) }
             case .resumeGroup(let id): machine.resume(group: id)
             case .cancel(let taskID): actions += machine.cancel(taskID: taskID)
+            }
+        }
+        return actions
+    }
+
+    /// What the pool sent (`run --pool`): its DEALER frames carry no routing id.
+    private func receiveAll(from link: PoolLink, into machine: inout Machine, now: ContinuousClock.Instant,
+                            malformed: inout MalformedTraffic) -> [Machine.Action] {
+        var actions: [Machine.Action] = []
+        for _ in 0..<10_000 {
+            guard var frames = (try? link.socket.receiveMultipart(dontWait: true)) ?? nil else { break }
+            do {
+                let decoded = try WireCodec.decode(taking: &frames)
+                link.receive(decoded, into: &machine, now: now, actions: &actions)
+            } catch {
+                let event = malformed.handle(error, frames: frames, from: PoolLink.peer, name: "the pool at \(link.connection.endpoint)",
+                                             now: now) { reply in _ = try? link.socket.send(Array(reply.dropFirst()), flags: .dontWait) }
+                if let event { actions.append(.report(event)) }
             }
         }
         return actions
@@ -177,10 +211,12 @@ struct CoordinatorIOLoop {
 
     /// Performs actions; a send that fails ends that worker's registration at once (§8.6), and
     /// what the machine does about it is performed too.
-    private func perform(_ actions: [Machine.Action], on router: ZMQSocket, machine: inout Machine) {
+    private func perform(_ actions: [Machine.Action], on router: ZMQSocket, link: PoolLink?, machine: inout Machine) {
         var queue = actions[...]
         while let action = queue.popFirst() {
             switch action {
+            case .send(_, let message) where link != nil:
+                _ = link?.send(message)
             case .send(let peer, let message):
                 do {
                     _ = try router.send([peer] + WireCodec.encode(message), flags: .dontWait)
@@ -192,6 +228,9 @@ struct CoordinatorIOLoop {
                 }
             case .finish(let waiter, let result):
                 waiter.resume(returning: result)
+            case .forward:
+                // Only a pool's machine forwards results (`forwardsResults`); this one never does.
+                break
             case .report(let event):
                 logger.log(level: event.logLevel, "\(event)", metadata: event.metadata)
                 onEvent(event)

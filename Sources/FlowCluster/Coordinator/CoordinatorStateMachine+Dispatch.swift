@@ -44,7 +44,7 @@ extension CoordinatorStateMachine {
                 kept.append(taskID)
                 continue
             }
-            if op != offers.op || offers.by.isEmpty { offers = (op, places.map { withWorker(at: $0.index) { $0.ops.contains(op) } }) }
+            if op != offers.op || offers.by.isEmpty { offers = (op, places.map { withWorker(at: $0.index) { $0.offers(op) } }) }
             // The worker that offers the op with the most free slots, preferring one that has not
             // failed this task before; rotation breaks ties. With no free slot anywhere, a task
             // of a group may wait in the queue of a worker that keeps one (§8.2), the shortest.
@@ -84,14 +84,17 @@ extension CoordinatorStateMachine {
                 groupBound[group.id, default: 0] += 1
             }
             if batches[position].isEmpty { order.append(position) }
+            // A pool keeps the time limits of what it is sent itself (§14): it may hold a task
+            // before a worker starts it.
+            let timed = !places[position].isPool
             var task = withTask(at: slot) { record in
                 record.worker = peers[position]
                 record.sentAt = now
                 record.unofferedSince = nil
-                if record.task.timeLimitMilliseconds > 0 { record.startClock(now: now, queuedAhead: queuedAhead, freed: freed) }
+                if timed, record.task.timeLimitMilliseconds > 0 { record.startClock(now: now, queuedAhead: queuedAhead, freed: freed) }
                 return record.task
             }
-            if task.timeLimitMilliseconds > 0 { timedTasks.insert(taskID) }
+            if timed, task.timeLimitMilliseconds > 0 { timedTasks.insert(taskID) }
             // A worker that did not announce it gets no op attempt (§7.1): its op sees 1.
             let features = places[position].features
             if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
@@ -123,6 +126,7 @@ extension CoordinatorStateMachine {
         let takesTasks: Bool
         let features: UInt32
         let freed: UInt64
+        let isPool: Bool
 
         init(index: Dictionary<Data, Worker>.Index, worker: Worker) {
             self.index = index
@@ -133,6 +137,7 @@ extension CoordinatorStateMachine {
             takesTasks = worker.takesTasks
             features = worker.features
             freed = worker.freed
+            isPool = worker.isPool
         }
     }
 
@@ -180,7 +185,7 @@ extension CoordinatorStateMachine {
                 let op = record.task.op
                 guard !pausedGroups.contains(group.id), groupBound[group.id, default: 0] < group.limit,
                       workers.contains(where: { $0.key != holder.peer && $0.value.takesTasks && $0.value.free > 0
-                                                  && $0.value.ops.contains(op) }) else { continue }
+                                                  && $0.value.offers(op) }) else { continue }
                 withTask(id) { $0.stolen = true }
                 stealing += 1
                 free -= 1
@@ -206,7 +211,7 @@ extension CoordinatorStateMachine {
             if let known = offeredOps[op] {
                 offered = known
             } else {
-                offered = workers.values.contains { $0.takesTasks && $0.ops.contains(op) }
+                offered = workers.values.contains { $0.takesTasks && $0.offers(op) }
                 offeredOps[op] = offered
             }
             let (since, waiter) = withTask(at: index) { record -> (Instant?, Waiter?) in

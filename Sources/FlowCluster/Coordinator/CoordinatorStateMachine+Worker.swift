@@ -28,9 +28,15 @@ extension CoordinatorStateMachine {
         var freed: UInt64 = 0
         /// The feature bits of its READY.
         var features: UInt32 = 0
+        /// It is a pool (§14) this coordinator is a client of, not a worker: it offers every op
+        /// (its workers' ops change as they come and go), keeps the time limits itself, and takes
+        /// WITHDRAW for tasks the engine no longer wants.
+        var isPool = false
         var free: Int { slots - inFlight.count }
         /// Whether dispatch may send it tasks: neither stopping nor quarantined.
         var takesTasks: Bool { !stopping && !quarantined }
+        /// Whether it may be sent a task of `op`.
+        func offers(_ op: String) -> Bool { isPool || ops.contains(op) }
         /// Tasks it may hold beyond its slots, waiting in its queue (feature bit 2, §8.2).
         var queueDepth: Int { features & WireReady.Feature.queue != 0 ? slots : 0 }
         /// Tasks in flight on it that wait in its queue rather than run (at least).

@@ -78,6 +78,18 @@ extension CoordinatorStateMachine {
         remove(peer, reason: .unreachable(reason), now: now)
     }
 
+    /// Registers the pool this coordinator is a client of (§14) as its one worker: WELCOME's
+    /// credit is its slot count, and it offers every op.
+    mutating func registerPool(_ welcome: WireWelcome, peer: Data, now: Instant) -> [Action] {
+        let name = "pool " + welcome.poolName.escapingControlCharacters
+        var pool = Worker(name: name, ops: [], slots: Int(welcome.slotCount), lastReceived: now, lastSent: now,
+                          heartbeatInterval: .milliseconds(max(1, welcome.heartbeatIntervalMilliseconds)),
+                          features: WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy)
+        pool.isPool = true
+        workers[peer] = pool
+        return [.report(.workerJoined(name: name, host: welcome.poolName.escapingControlCharacters, slots: Int(welcome.slotCount), ops: 0))]
+    }
+
     mutating func register(_ ready: WireReady, peer: Data, now: Instant) -> [Action] {
         // The name as it is printed everywhere (summary lines, events, errors): a peer's newline
         // or terminal escape must not reach a terminal as one.
@@ -148,7 +160,9 @@ extension CoordinatorStateMachine {
 
     /// Accepts a RESULT once: from the worker and attempt the task was given to (§8.4). Its
     /// actions are appended to `actions`: no array made per result.
-    mutating func accept(_ result: WireResult, from peer: Data, now: Instant, into actions: inout [Action]) {
+    ///
+    /// - Parameter ranBy: the worker that ran it, when `peer` is a pool that says so (DONE, §14).
+    mutating func accept(_ result: WireResult, from peer: Data, now: Instant, ranBy: String? = nil, into actions: inout [Action]) {
         // Checked in place and then moved out of the table: a record read through its getter is
         // a copy of every field, retained and released (callgrind).
         guard let index = tasks.index(forKey: result.taskID),
@@ -161,7 +175,7 @@ extension CoordinatorStateMachine {
         // A task given back `cancelled` never ran (§8.8): no slot of the worker frees for it.
         release(&record, from: peer, freesSlot: !givenBack)
         guard let waiter = record.waiter else { return }
-        let workerName = withWorker(peer) { $0.name } ?? "?"
+        let workerName = ranBy?.escapingControlCharacters ?? withWorker(peer) { $0.name } ?? "?"
         if givenBack {
             // §8.8: the worker is stopping and gave the task back; it runs elsewhere, and this
             // was no lost attempt.
@@ -182,6 +196,11 @@ extension CoordinatorStateMachine {
             return
         }
         holdUntil = holdUntil ?? now + configuration.batchWindow
+        if configuration.forwardsResults {
+            expectedSubmissions += 1
+            actions.append(.forward(waiter, result, worker: workerName))
+            return
+        }
         finishInGroup(record, waiter, FlowTaskResult(wire: result, operationName: record.task.op, worker: workerName), into: &actions)
     }
 

@@ -39,6 +39,9 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         var answerGrace: Duration = .seconds(2)
         /// Tries a worker may leave unanswered past their time limit before it gets no more tasks.
         var unansweredBeforeQuarantine = 3
+        /// A pool's machine (§14): a RESULT a worker sent is handed on as it came
+        /// (``Action/forward(_:_:worker:)``), not made into a ``FlowTaskResult``.
+        var forwardsResults = false
     }
 
     /// What the shell must do.
@@ -46,6 +49,9 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         case send(to: Data, WireMessage)
         /// Hand a task's outcome to whoever submitted it.
         case finish(Waiter, FlowTaskResult)
+        /// Hand a worker's RESULT on as it came, with the name of the worker that ran it (a pool's
+        /// machine, ``Configuration/forwardsResults``).
+        case forward(Waiter, WireResult, worker: String)
         case report(ClusterEvent)
     }
 
@@ -236,7 +242,18 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
             actions.append(.finish(waiter, .cancelled(wire: record.task)))
         }
         if !dequeued.isEmpty { queue.removeAll { dequeued.contains($0) } }
-        return recall(onWorkers) + actions
+        return recall(onWorkers) + withdraw(onWorkers) + actions
+    }
+
+    /// WITHDRAWs for those of the tasks that were submitted to a pool (§14): the pool drops the
+    /// ones it still holds and stops the ones that run.
+    func withdraw(_ taskIDs: [UInt64]) -> [Action] {
+        var byPeer: [Data: [UInt64]] = [:]
+        for taskID in taskIDs {
+            guard let peer = tasks[taskID]?.worker, workers[peer]?.isPool == true else { continue }
+            byPeer[peer, default: []].append(taskID)
+        }
+        return byPeer.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .send(to: $0, .withdraw(byPeer[$0]!.sorted())) }
     }
 
     /// RECALLs for those of the tasks that may wait in a worker's queue: the ones on a worker that

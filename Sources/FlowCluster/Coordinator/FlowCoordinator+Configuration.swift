@@ -36,10 +36,30 @@ extension FlowCoordinator {
         public var maximumInboundFrameSize = WireLimits.maximumInboundFrameSize
         /// Counts every task it runs (``TaskMetrics``); `nil` counts nothing.
         public var metrics: TaskMetrics?
+        /// Run the tasks on a pool's workers (`run --pool`, docs/PROTOCOL.md §14): connect to the
+        /// pool instead of binding `endpoint`.
+        public var pool: PoolConnection?
 
         /// Creates a configuration.
         public init(endpoint: String) {
             self.endpoint = endpoint
+        }
+    }
+
+    /// How a coordinator reaches the pool it runs its flow on, and what it tells the pool.
+    public struct PoolConnection: Sendable {
+        /// The pool's endpoint, for example `tcp://pool.example:5555`.
+        public var endpoint: String
+        /// The run: its id, flow, origin, share and heartbeat interval.
+        public var hello: WireHello
+        /// CURVE: this coordinator's key pair and the pool's public key (40 Z85 characters).
+        public var curve: (keyPair: ZMQCurveKeyPair, poolKey: String)?
+
+        /// Creates the settings.
+        public init(endpoint: String, hello: WireHello, curve: (keyPair: ZMQCurveKeyPair, poolKey: String)? = nil) {
+            self.endpoint = endpoint
+            self.hello = hello
+            self.curve = curve
         }
     }
 

@@ -97,9 +97,27 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         }
         let loop = CoordinatorIOLoop(configuration: configuration, mailbox: mailbox, wakeup: wakeup, executor: loopExecutor, logger: logger,
                                      admits: admits, onEvent: onEvent)
-        let thread = Thread { [context, configuration, mailbox, threadFinished] in
+        let thread = Thread { [context, configuration, mailbox, threadFinished, logger] in
             defer { threadFinished.signal() }
             ThreadName.set(Self.ioThreadName)
+            if let pool = configuration.pool {
+                // A client of a pool: one DEALER to it, no socket of its own to bind.
+                let link: PoolLink
+                do {
+                    link = try PoolLink(connection: pool, context: context, logger: logger, now: .now)
+                } catch {
+                    let reason = (error as? ZMQError)?.message ?? "\(error)"
+                    outcome.withLock { $0 = .failure(.cannotConnect(endpoint: pool.endpoint, reason: reason)) }
+                    ready.signal()
+                    return
+                }
+                defer { link.close() }
+                outcome.withLock { $0 = .success(pool.endpoint) }
+                mailbox.open()
+                ready.signal()
+                loop.run(on: link.socket, link: link)
+                return
+            }
             let router: ZMQSocket
             var monitor: ZMQSocket?
             do {

@@ -32,6 +32,12 @@ enum MetricsExport {
         "flow_worker_slots": "Task slots this worker has.",
         "flow_worker_slots_busy": "Task slots of this worker that run a task now.",
         "flow_worker_uploaded_bytes_total": "Request body bytes UploadFileOp sent from this worker.",
+        "flow_pool_workers": "Workers registered with the pool now.",
+        "flow_pool_slots": "Task slots of all the pool's workers.",
+        "flow_pool_slots_busy": "Slots of the pool's workers that run a task now.",
+        "flow_pool_runs": "Runs registered with the pool now.",
+        "flow_pool_tasks_queued": "Tasks of all runs waiting at the pool for a slot (scale workers on this).",
+        "flow_pool_run_tasks_queued": "Tasks of one run waiting at the pool for a slot, by run id.",
     ]
 
     /// Bootstraps swift-metrics with the Prometheus backend: call it before making any metric, or

@@ -1,0 +1,137 @@
+import FlowWire
+import Foundation
+import Logging
+import ZeroMQ
+
+/// A coordinator's connection to a pool (`run --pool`, docs/PROTOCOL.md §14): a DEALER socket
+/// that says HELLO, and the translation between the pool's messages and the coordinator's state
+/// machine, to which the pool is one worker (``CoordinatorStateMachine/registerPool(_:peer:now:)``).
+///
+/// A task the machine sends the pool goes as SUBMIT, a withdrawal as WITHDRAW; WELCOME registers
+/// the pool, DONE accepts results with the name of the worker that ran each. When the pool says
+/// DISCONNECT (it restarted and does not know this run, or it is stopping) or goes silent, the
+/// machine loses it as it loses a worker (its tasks wait, attempt + 1), and the link says HELLO
+/// again on a new socket; the tasks go out again once WELCOME comes.
+final class PoolLink {
+    typealias Connection = FlowCoordinator.PoolConnection
+
+    /// The routing id under which the machine knows the pool.
+    static let peer = Data("pool".utf8)
+
+    let connection: Connection
+    private let context: ZMQContext
+    private let logger: Logger
+    private(set) var socket: ZMQSocket
+    /// Whether the socket changed since the shell last looked (it must poll the new one).
+    var replaced = false
+    private var helloSentAt: ContinuousClock.Instant
+    /// Whether the pool accepted this run on the current socket.
+    private(set) var welcomed = false
+    /// The last DISCONNECT reason the pool gave, for the error when it never welcomes the run.
+    private(set) var refusal: String?
+
+    init(connection: Connection, context: ZMQContext, logger: Logger, now: ContinuousClock.Instant) throws {
+        self.connection = connection
+        self.context = context
+        self.logger = logger
+        helloSentAt = now
+        socket = try Self.connect(connection, context: context)
+        try sendHello(now: now)
+    }
+
+    private static func connect(_ connection: Connection, context: ZMQContext) throws -> ZMQSocket {
+        let dealer = try ZMQSocket(context: context, type: .dealer)
+        try dealer.set(.sendHighWaterMark(0), .receiveHighWaterMark(0), .reconnectInterval(milliseconds: 10),
+                       .reconnectIntervalMax(milliseconds: 100), .linger(milliseconds: 0),
+                       .maxMessageSize(WireLimits.maximumInboundFrameSize))
+        if let curve = connection.curve {
+            try dealer.set(.curvePublicKey(curve.keyPair.publicKey), .curveSecretKey(curve.keyPair.secretKey),
+                           .curveServerKey(curve.poolKey))
+        }
+        try dealer.connect(connection.endpoint)
+        return dealer
+    }
+
+    private func sendHello(now: ContinuousClock.Instant) throws {
+        helloSentAt = now
+        _ = try socket.send(WireCodec.encode(.hello(connection.hello)), flags: .dontWait)
+    }
+
+    /// Closes the socket and says HELLO again on a new one.
+    private func reconnect(now: ContinuousClock.Instant) {
+        welcomed = false
+        do {
+            let fresh = try Self.connect(connection, context: context)
+            socket.close()
+            socket = fresh
+            replaced = true
+            try sendHello(now: now)
+        } catch {
+            logger.warning("cannot reconnect to the pool at \(connection.endpoint): \(error)")
+            helloSentAt = now
+        }
+    }
+
+    func close() {
+        socket.close()
+    }
+
+    /// Sends what the machine sends its one worker, as the pool's commands; `false` when it failed.
+    func send(_ message: WireMessage) -> Bool {
+        let translated: WireMessage
+        switch message {
+        case .task(let tasks): translated = .submit(tasks)
+        case .recall: return true // the pool keeps no worker queue of this run's (§14.4)
+        default: translated = message
+        }
+        do {
+            return try socket.send(WireCodec.encode(translated), flags: .dontWait)
+        } catch {
+            logger.debug("sending \(translated.command) to the pool failed: \(error)")
+            return false
+        }
+    }
+
+    /// Feeds a message from the pool into the machine.
+    func receive<Waiter>(_ message: WireMessage, into machine: inout CoordinatorStateMachine<Waiter>, now: ContinuousClock.Instant,
+                         actions: inout [CoordinatorStateMachine<Waiter>.Action]) {
+        let peer = Self.peer
+        switch message {
+        case .welcome(let welcome):
+            if machine.workers[peer] != nil { actions += machine.remove(peer, reason: .reregistered, now: now) }
+            welcomed = true
+            refusal = nil
+            actions += machine.registerPool(welcome, peer: peer, now: now)
+        case .done(let results):
+            guard machine.workers[peer] != nil else { return }
+            machine.receive(.heartbeat, from: peer, now: now, into: &actions)
+            for entry in results { machine.accept(entry.result, from: peer, now: now, ranBy: entry.worker, into: &actions) }
+        case .returned, .heartbeat:
+            guard machine.workers[peer] != nil else { return }
+            machine.receive(message, from: peer, now: now, into: &actions)
+        case .disconnect(let reason):
+            refusal = reason
+            if machine.workers[peer] != nil { actions += machine.remove(peer, reason: .left(reason), now: now) }
+            // Registered until now (the pool restarted, or stops): HELLO again at once. Refused
+            // (no pool there, or not for this key): again after the liveness window.
+            guard welcomed else { return }
+            logger.info("the pool at \(connection.endpoint) said DISCONNECT (\(reason.escapingControlCharacters)); saying HELLO again")
+            reconnect(now: now)
+        case .statusReply:
+            break
+        default:
+            actions.append(.report(.unexpectedMessage(worker: "pool", command: message.command.description)))
+        }
+    }
+
+    /// Time passed: once the machine has declared the pool dead (silence), or no WELCOME came
+    /// within the liveness window, HELLO again on a new socket.
+    func tick<Waiter>(_ machine: CoordinatorStateMachine<Waiter>, window: Duration, now: ContinuousClock.Instant) {
+        if welcomed, machine.workers[Self.peer] == nil {
+            logger.info("the pool at \(connection.endpoint) went silent; saying HELLO again")
+            reconnect(now: now)
+        } else if !welcomed, now - helloSentAt >= window {
+            reconnect(now: now)
+        }
+    }
+}

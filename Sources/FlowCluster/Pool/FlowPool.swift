@@ -1,0 +1,195 @@
+import FlowWire
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// A standing pool of workers for many runs at once (docs/PROTOCOL.md §14): workers connect to
+/// it as to a coordinator, and coordinators started with `--pool` register their runs with it
+/// and submit their tasks; the pool shares its workers' slots among the runs by weight.
+///
+/// One I/O thread owns the ROUTER socket and runs ``PoolStateMachine``. Use it as a `Service`
+/// (``run()`` binds and serves until graceful shutdown) or with ``start()`` and ``stop()``.
+public final class FlowPool: Service, Sendable {
+    /// Where the pool listens and how patient it is.
+    public struct Configuration: Sendable {
+        /// The endpoint to bind, for example `tcp://0.0.0.0:5555`.
+        public var endpoint: String
+        /// How often the pool checks liveness (a quarter of it, at most every 50 ms); workers and
+        /// clients announce their own heartbeat intervals.
+        public var heartbeatInterval: Duration = .seconds(1)
+        /// Missed intervals before a worker or client is declared gone.
+        public var liveness = 3
+        /// How long a task waits for a worker that offers its op before it fails.
+        public var workerTimeout: Duration = .seconds(30)
+        /// CURVE: the pool's key pair and the keys of its workers and clients; `nil` is plaintext.
+        public var curve: (keyPair: ZMQCurveKeyPair, keys: PoolKeys)?
+        /// Tasks a client may have submitted and unanswered (WELCOME's slot count).
+        public var clientCredit: UInt32 = 1_024
+        /// The name the pool gives clients (default: host name and endpoint).
+        public var name: String?
+
+        /// Creates a configuration.
+        public init(endpoint: String) {
+            self.endpoint = endpoint
+        }
+
+        var machine: PoolStateMachine.Configuration {
+            var configuration = PoolStateMachine.Configuration()
+            configuration.name = String((name ?? "\(ProcessInfo.processInfo.hostName) \(endpoint)").prefix(255))
+            configuration.clientCredit = max(1, clientCredit)
+            configuration.liveness = liveness
+            configuration.machine.workerTimeout = workerTimeout
+            configuration.machine.liveness = liveness
+            return configuration
+        }
+    }
+
+    public let configuration: Configuration
+    private let logger: Logger
+    private let onEvent: @Sendable (ClusterEvent) -> Void
+    private let context: ZMQContext
+    private let wakeup: ZMQWakeup
+    private let threadFinished = DispatchSemaphore(value: 0)
+    private let shared: Shared
+    private let zap = Mutex<ZAPHandler?>(nil)
+
+    /// What the I/O thread and callers both touch, each behind its lock.
+    private final class Shared: Sendable {
+        let stopRequested = Atomic<Bool>(false)
+        let state = Mutex<(started: Bool, endpoint: String?, status: PoolStatus)>((false, nil, PoolStatus(pool: "", workers: [], runs: [])))
+        let keys: Mutex<PoolKeys?>
+
+        init(keys: PoolKeys?) {
+            self.keys = Mutex(keys)
+        }
+    }
+
+    /// Creates a pool; ``start()`` binds it.
+    public init(configuration: Configuration, logger: Logger, onEvent: @escaping @Sendable (ClusterEvent) -> Void = { _ in }) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.onEvent = onEvent
+        shared = Shared(keys: configuration.curve?.keys)
+        context = try ZMQContext()
+        wakeup = try ZMQWakeup()
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The endpoint as bound (with the real port when the configuration asked for `*`).
+    public var endpoint: String? { shared.state.withLock { $0.endpoint } }
+
+    /// The workers and runs, as of the I/O thread's last report (at most 100 ms old).
+    public var status: PoolStatus { shared.state.withLock { $0.status } }
+
+    /// Binds the endpoint and starts the I/O thread.
+    ///
+    /// - Returns: the bound endpoint.
+    /// - Throws: ``ClusterError/cannotBind(endpoint:reason:)``.
+    @discardableResult
+    public func start() throws -> String {
+        var roles: (@Sendable (String) -> PoolStateMachine.Roles)?
+        if let curve = configuration.curve {
+            let (onEvent, logger) = (self.onEvent, self.logger)
+            do {
+                let handler = try ZAPHandler(context: context, keys: curve.keys.union, logger: logger) { address, key in
+                    let event = ClusterEvent.peerRefused(address: address, key: key)
+                    logger.log(level: event.logLevel, "\(event)", metadata: event.metadata)
+                    onEvent(event)
+                }
+                zap.withLock { $0 = handler }
+            } catch {
+                throw ClusterError.cannotBind(endpoint: configuration.endpoint, reason: "cannot start the ZAP handler: \(error)")
+            }
+            let shared = self.shared
+            roles = { key in shared.keys.withLock { $0?.roles(of: key) ?? [] } }
+        }
+        let outcome = Mutex<Result<String, ClusterError>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let loop = PoolIOLoop(configuration: configuration, wakeup: wakeup, isStopping: { [shared] in shared.stopRequested.load(ordering: .acquiring) },
+                              logger: logger, roles: roles, onStatus: { [shared] status in shared.state.withLock { $0.status = status } },
+                              onEvent: onEvent)
+        let thread = Thread { [context, configuration, threadFinished] in
+            defer { threadFinished.signal() }
+            ThreadName.set("flow-pool-io")
+            let router: ZMQSocket
+            var monitor: ZMQSocket?
+            do {
+                router = try ZMQSocket(context: context, type: .router)
+                try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0),
+                               .maxMessageSize(WireLimits.maximumInboundFrameSize))
+                if let curve = configuration.curve {
+                    try router.set(.curveServer(true), .curveSecretKey(curve.keyPair.secretKey), .zapDomain("flow"))
+                    let name = "inproc://flow-pool-monitor-\(UInt64.random(in: 0...UInt64.max))"
+                    try router.monitor(name, events: [.handshakeFailedProtocol, .handshakeFailedNoDetail, .accepted, .disconnected])
+                    let pair = try ZMQSocket(context: context, type: .pair)
+                    try pair.set(.linger(milliseconds: 0))
+                    try pair.connect(name)
+                    monitor = pair
+                }
+                try router.bind(configuration.endpoint)
+                outcome.withLock { $0 = .success((try? router.lastEndpoint) ?? configuration.endpoint) }
+            } catch {
+                let reason = (error as? ZMQError)?.message ?? "\(error)"
+                outcome.withLock { $0 = .failure(.cannotBind(endpoint: configuration.endpoint, reason: reason)) }
+                ready.signal()
+                return
+            }
+            defer {
+                monitor?.close()
+                router.close()
+            }
+            ready.signal()
+            loop.run(on: router, monitor: monitor)
+        }
+        thread.name = "flow-pool-io"
+        thread.start()
+        ready.wait()
+        switch outcome.withLock({ $0 }) {
+        case .success(let endpoint):
+            shared.state.withLock {
+                $0.started = true
+                $0.endpoint = endpoint
+            }
+            return endpoint
+        case .failure(let error):
+            threadFinished.wait()
+            zap.withLock { $0 }?.stop()
+            throw error
+        case nil:
+            throw ClusterError.notRunning
+        }
+    }
+
+    /// Binds (unless ``start()`` already did) and serves until graceful shutdown or cancellation,
+    /// then stops.
+    public func run() async throws {
+        if !shared.state.withLock({ $0.started }) { try start() }
+        try? await gracefulShutdown()
+        stop()
+    }
+
+    /// Says goodbye to every worker and client, stops the I/O thread and closes the socket.
+    public func stop() {
+        guard !shared.stopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if shared.state.withLock({ $0.started }) {
+            wakeup.signal()
+            threadFinished.wait()
+        }
+        zap.withLock { $0 }?.stop()
+        wakeup.close()
+        context.close()
+    }
+
+    /// Replaces the keys a CURVE pool admits (SIGHUP): a key taken off both lists ends its peer's
+    /// registration at its next message. A no-op for a plaintext pool.
+    public func reloadKeys(_ keys: PoolKeys) {
+        guard configuration.curve != nil else { return }
+        shared.keys.withLock { $0 = keys }
+        zap.withLock { $0 }?.reload(keys.union)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// The pool's fair share (docs/PROTOCOL.md §14.5): the tasks clients submitted that wait for a
+/// slot, one queue per run, and which run's task goes next when a slot frees.
+///
+/// Weighted max-min fairness, work-conserving: the next task comes from the run with the fewest
+/// tasks running per unit of share among the runs that have tasks waiting (ties: the run whose
+/// first waiting task came earliest). A run that cannot use its share (it has nothing waiting)
+/// takes no turn, so its slots go to the others at once. A run's tasks count as running from the
+/// moment they leave here until their result is handed back, so tasks on their way to a worker
+/// never keep another run from its share.
+struct PoolFairShare<Entry: Sendable>: Sendable {
+    struct Run: Sendable {
+        var share: Int
+        var waiting: [(sequence: UInt64, entry: Entry)] = []
+        /// Where the next waiting task is in `waiting` (a queue without moving its elements).
+        var head = 0
+        var running = 0
+        var count: Int { waiting.count - head }
+
+        mutating func popFirst() -> Entry? {
+            guard head < waiting.count else { return nil }
+            let entry = waiting[head].entry
+            head += 1
+            if head > 64, head * 2 > waiting.count {
+                waiting.removeFirst(head)
+                head = 0
+            }
+            return entry
+        }
+    }
+
+    private(set) var runs: [Data: Run] = [:]
+    private var sequence: UInt64 = 0
+
+    /// How many tasks wait, over all runs.
+    private(set) var waitingCount = 0
+
+    /// Adds a run, or changes its share.
+    mutating func open(_ run: Data, share: Int) {
+        runs[run, default: Run(share: max(1, share))].share = max(1, share)
+    }
+
+    /// Removes a run and everything of it that waits.
+    ///
+    /// - Returns: the entries that waited.
+    @discardableResult
+    mutating func close(_ run: Data) -> [Entry] {
+        guard let removed = runs.removeValue(forKey: run) else { return [] }
+        waitingCount -= removed.count
+        return removed.waiting[removed.head...].map(\.entry)
+    }
+
+    /// A task of `run` waits for a slot.
+    mutating func append(_ entry: Entry, to run: Data) {
+        guard runs[run] != nil else { return }
+        sequence &+= 1
+        runs[run]!.waiting.append((sequence, entry))
+        waitingCount += 1
+    }
+
+    /// Takes out the waiting entries of `run` that match, in order.
+    mutating func remove(from run: Data, where matches: (Entry) -> Bool) -> [Entry] {
+        guard var state = runs[run] else { return [] }
+        var removed: [Entry] = []
+        var kept: [(sequence: UInt64, entry: Entry)] = []
+        for item in state.waiting[state.head...] {
+            if matches(item.entry) { removed.append(item.entry) } else { kept.append(item) }
+        }
+        state.waiting = kept
+        state.head = 0
+        runs[run] = state
+        waitingCount -= removed.count
+        return removed
+    }
+
+    /// The next task to give a free slot: the head of the run with the least running per share.
+    mutating func next() -> (run: Data, entry: Entry)? {
+        var best: (run: Data, load: Double, sequence: UInt64)?
+        for (run, state) in runs where state.count > 0 {
+            let load = Double(state.running) / Double(state.share)
+            let first = state.waiting[state.head].sequence
+            if let current = best, current.load < load || (current.load == load && current.sequence < first) { continue }
+            best = (run, load, first)
+        }
+        guard let run = best?.run, let entry = runs[run]?.popFirst() else { return nil }
+        runs[run]!.running += 1
+        waitingCount -= 1
+        return (run, entry)
+    }
+
+    /// A task of `run` that left here is over (its result went back, or it was withdrawn).
+    mutating func finished(_ run: Data) {
+        guard let running = runs[run]?.running, running > 0 else { return }
+        runs[run]!.running = running - 1
+    }
+}

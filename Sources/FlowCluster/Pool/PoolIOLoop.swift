@@ -1,0 +1,151 @@
+import FlowWire
+import Foundation
+import Logging
+import ZeroMQ
+
+/// The pool's I/O shell: owns the ROUTER socket on one thread, reads it, feeds the
+/// ``PoolStateMachine`` and performs what it returns. It holds no protocol rule itself.
+struct PoolIOLoop {
+    let configuration: FlowPool.Configuration
+    let wakeup: ZMQWakeup
+    /// Whether the pool was asked to stop.
+    let isStopping: @Sendable () -> Bool
+    let logger: Logger
+    /// With CURVE: the roles a key may take now (re-read on SIGHUP).
+    let roles: (@Sendable (String) -> PoolStateMachine.Roles)?
+    /// Called after each turn that changed something, at most every 100 ms, with the pool's state.
+    let onStatus: @Sendable (PoolStatus) -> Void
+    let onEvent: @Sendable (ClusterEvent) -> Void
+    private let clock = ContinuousClock()
+
+    init(configuration: FlowPool.Configuration, wakeup: ZMQWakeup, isStopping: @escaping @Sendable () -> Bool, logger: Logger,
+         roles: (@Sendable (String) -> PoolStateMachine.Roles)?, onStatus: @escaping @Sendable (PoolStatus) -> Void,
+         onEvent: @escaping @Sendable (ClusterEvent) -> Void) {
+        self.configuration = configuration
+        self.wakeup = wakeup
+        self.isStopping = isStopping
+        self.logger = logger
+        self.roles = roles
+        self.onStatus = onStatus
+        self.onEvent = onEvent
+    }
+
+    /// Serves until the pool is asked to stop; then says DISCONNECT to every worker and client.
+    func run(on router: ZMQSocket, monitor: ZMQSocket? = nil) {
+        var machine = PoolStateMachine(configuration: configuration.machine)
+        let poller = ZMQPoller()
+        let routerIndex = poller.register(router)
+        let wakeupIndex = poller.register(wakeup)
+        let monitorIndex = monitor.map { poller.register($0) }
+        var failedHandshakes = HandshakeFailureLog()
+        var malformed = MalformedTraffic(heartbeatInterval: configuration.heartbeatInterval)
+        let tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)
+        var nextTick = clock.now
+        var nextStatus = clock.now
+
+        while !isStopping() {
+            let deadline = min(nextTick, machine.nextDeadline ?? nextTick)
+            do {
+                _ = try poller.poll(timeout: max(0, Self.milliseconds(until: deadline, from: clock.now)))
+            } catch {
+                logger.error("pool poll failed: \(error)")
+                break
+            }
+            let now = clock.now
+            var actions: [PoolStateMachine.Action] = []
+            if poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
+            if let monitor, let monitorIndex, poller.events(at: monitorIndex).contains(.readable) {
+                actions += handshakeFailures(from: monitor, log: &failedHandshakes, now: now)
+            }
+            if poller.events(at: routerIndex).contains(.readable) {
+                actions += receiveAll(from: router, into: &machine, now: now, malformed: &malformed)
+            }
+            if now >= nextTick {
+                actions += machine.tick(now: now)
+                nextTick = now + tickInterval
+            }
+            actions += machine.dispatch(now: now)
+            perform(actions, on: router, machine: &machine, now: now)
+            if now >= nextStatus {
+                onStatus(machine.status)
+                nextStatus = now + .milliseconds(100)
+            }
+        }
+        perform(machine.shutdown(reason: "pool stopping"), on: router, machine: &machine, now: clock.now)
+        onStatus(machine.status)
+    }
+
+    private func handshakeFailures(from monitor: ZMQSocket, log: inout HandshakeFailureLog,
+                                   now: ContinuousClock.Instant) -> [PoolStateMachine.Action] {
+        var events: [ZMQMonitorEvent] = []
+        while let frames = try? monitor.receiveMultipart(dontWait: true) {
+            if let event = ZMQMonitorEvent(frames: frames) { events.append(event) }
+        }
+        return log.take(events, now: now) { $0.acceptedPeer() }.map { .report(.handshakeFailed(address: $0)) }
+    }
+
+    private func receiveAll(from router: ZMQSocket, into machine: inout PoolStateMachine, now: ContinuousClock.Instant,
+                            malformed: inout MalformedTraffic) -> [PoolStateMachine.Action] {
+        var actions: [PoolStateMachine.Action] = []
+        for _ in 0..<10_000 {
+            var frames: [Data]
+            var peerRoles = PoolStateMachine.Roles.any
+            do {
+                if let roles {
+                    guard let received = try router.receiveMultipartWithUserID(dontWait: true) else { break }
+                    frames = received.frames
+                    peerRoles = received.userID.map(roles) ?? []
+                } else {
+                    guard let received = try router.receiveMultipart(dontWait: true) else { break }
+                    frames = received
+                }
+            } catch {
+                logger.warning("pool receive failed: \(error)")
+                break
+            }
+            guard let peer = frames.first else { continue }
+            if roles != nil, peerRoles.isEmpty {
+                // Taken off both lists since its handshake: whatever it was ends, and it hears why.
+                actions += machine.revoke(peer, now: now)
+                continue
+            }
+            var message = Array(frames.dropFirst())
+            frames = []
+            do {
+                let decoded = try WireCodec.decode(taking: &message)
+                actions += machine.receive(decoded, from: peer, roles: peerRoles, now: now)
+            } catch {
+                let event = malformed.handle(error, frames: message, from: peer, name: machine.peerName(peer), now: now) { reply in
+                    _ = try? router.send(reply, flags: .dontWait)
+                }
+                if let event { actions.append(.report(event)) }
+            }
+        }
+        return actions
+    }
+
+    /// Performs actions; a send that fails ends that peer's registration at once (§8.6).
+    private func perform(_ actions: [PoolStateMachine.Action], on router: ZMQSocket, machine: inout PoolStateMachine,
+                         now: ContinuousClock.Instant) {
+        var queue = actions[...]
+        while let action = queue.popFirst() {
+            switch action {
+            case .send(let peer, let message):
+                do {
+                    _ = try router.send([peer] + WireCodec.encode(message), flags: .dontWait)
+                } catch {
+                    let reason = (error as? ZMQError)?.message ?? "\(error)"
+                    queue.append(contentsOf: machine.sendFailed(to: peer, reason: "sending \(message.command) failed: \(reason)", now: now))
+                }
+            case .report(let event):
+                logger.log(level: event.logLevel, "\(event)", metadata: event.metadata)
+                onEvent(event)
+            }
+        }
+    }
+
+    private static func milliseconds(until deadline: ContinuousClock.Instant, from now: ContinuousClock.Instant) -> Int {
+        let (seconds, attoseconds) = (deadline - now).components
+        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+}

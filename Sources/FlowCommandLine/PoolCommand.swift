@@ -1,0 +1,171 @@
+import ArgumentParser
+import FlowCluster
+import Foundation
+import Metrics
+import ServiceLifecycle
+import Synchronization
+
+/// `flow-coordinator pool`: a standing pool of workers that many runs share (docs/PROTOCOL.md §14).
+struct PoolCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pool",
+        abstract: "Serve a standing pool of workers that many runs share at once.",
+        discussion: """
+            Workers connect to the pool as to a coordinator (flow-worker --connect ENDPOINT); runs use it with \
+            flow-coordinator run FLOW --pool ENDPOINT, and share its slots by their --share. \
+            flow-coordinator status --pool ENDPOINT shows its workers and runs. SIGHUP re-reads both key lists. \
+            Stops on SIGTERM or SIGINT, telling every worker and run.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The endpoint workers and runs connect to, e.g. tcp://0.0.0.0:5555.", valueName: "ENDPOINT"))
+    var bind: String
+
+    @Option(name: .long, help: ArgumentHelp("Encrypt and authenticate with CURVE, using this key pair (flow-coordinator keygen FILE). Default: $FLOW_CURVE_KEY.", valueName: "FILE"))
+    var curveKey: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --curve-key: the workers' public keys, one per line. Default: $FLOW_AUTHORIZED_KEYS.", valueName: "FILE"))
+    var authorizedKeys: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --curve-key: the public keys of the coordinators allowed to submit runs, one per line.", valueName: "FILE"))
+    var authorizedClients: String?
+
+    @Flag(name: .long, help: "Allow a plaintext --bind on an address other machines can reach: anyone who reaches it can join or submit runs and read their data.")
+    var insecure = false
+
+    @Option(name: .long, help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (a bare PORT listens on 127.0.0.1).", valueName: "HOST:PORT"))
+    var metrics: String?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a task waits for a worker that offers its op.", valueName: "SECONDS"))
+    var workerTimeout: Double = 30
+
+    @Option(name: .long, help: "Seconds between liveness checks (workers and runs announce their own heartbeat intervals).")
+    var heartbeatInterval: Double = 1
+
+    @Option(name: .long, help: "Missed heartbeats before a worker or run is declared gone.")
+    var liveness: Int = 3
+
+    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (diagnostics on stderr).")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        if workerTimeout < 0 { throw ValidationError("--worker-timeout must not be negative") }
+        if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
+        if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
+        if let metrics {
+            do { _ = try MetricsEndpoint(parsing: metrics) } catch { throw ValidationError(error.description) }
+        }
+        let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY")
+        let workers = CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS")
+        if key != nil || workers != nil || authorizedClients != nil {
+            guard key != nil, workers != nil, authorizedClients != nil else {
+                throw ValidationError("a CURVE pool needs --curve-key FILE, --authorized-keys FILE (its workers) and --authorized-clients FILE (its runs)")
+            }
+        } else if !CurveOptions.isLocal(bind), !insecure {
+            throw ValidationError("""
+                --bind \(bind) listens beyond this machine in plaintext: anyone who reaches it could join as a worker, \
+                submit runs and read their data. Give --curve-key FILE, --authorized-keys FILE and --authorized-clients FILE \
+                (make keys with flow-coordinator keygen and flow-worker keygen), or --insecure to allow it anyway
+                """)
+        }
+    }
+
+    /// Both key lists, as the files say now.
+    private func readKeys() throws(CurveKeyFileError) -> PoolKeys? {
+        guard let workers = CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS"), let clients = authorizedClients else { return nil }
+        return PoolKeys(workers: try AuthorizedKeys.read(at: workers), clients: try AuthorizedKeys.read(at: clients))
+    }
+
+    func run() async throws {
+        ProcessSignals.clearInheritedMask()
+        let logger = CommandLineLogging.logger(label: "flow-coordinator", level: logLevel)
+        var configuration = FlowPool.Configuration(endpoint: bind)
+        configuration.workerTimeout = .seconds(workerTimeout)
+        configuration.heartbeatInterval = .seconds(heartbeatInterval)
+        configuration.liveness = liveness
+        do {
+            if let path = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY"), let keys = try readKeys() {
+                configuration.curve = (try CurveKeyFile.read(at: path), keys)
+            }
+        } catch {
+            CommandLineLogging.printError(error.description)
+            throw ExitCode(2)
+        }
+        if configuration.curve == nil, !CurveOptions.isLocal(bind) {
+            CommandLineLogging.printDiagnostic("warning: --insecure: \(bind) takes plaintext workers and runs from anywhere")
+        }
+        let pool = try FlowPool(configuration: configuration, logger: logger)
+        let endpoint: String
+        do {
+            endpoint = try pool.start()
+        } catch {
+            CommandLineLogging.printError(String(describing: error))
+            throw ExitCode(3)
+        }
+        var metricsServer: MetricsServer?
+        if let metrics {
+            MetricsExport.bootstrap()
+            let gauges = PoolMetrics()
+            do {
+                metricsServer = try await MetricsExport.start(metrics, program: "flow-coordinator pool") { gauges.update(pool.status) }
+            } catch {
+                pool.stop()
+                CommandLineLogging.printError(error.description)
+                throw ExitCode(2)
+            }
+        }
+        let reload = configuration.curve == nil ? nil : HangupHandler {
+            do {
+                if let keys = try readKeys() {
+                    pool.reloadKeys(keys)
+                    CommandLineLogging.printDiagnostic("SIGHUP: \(keys.workers.names.count) worker key(s) and \(keys.clients.names.count) client key(s) read")
+                }
+            } catch {
+                CommandLineLogging.printError("SIGHUP: kept the keys as they were: \(error)")
+            }
+        }
+        defer { reload?.cancel() }
+        let connect = WorkerEndpoint.toConnect(bound: endpoint)
+        let key = configuration.curve.map { " (CURVE; the pool's public key: \($0.keyPair.publicKey))" } ?? ""
+        CommandLineLogging.printDiagnostic("""
+            pool listening on \(endpoint)\(key)
+              workers: flow-worker --connect \(connect)\(configuration.curve == nil ? "" : " --curve-key WORKER.key --coordinator-key KEY")
+              runs:    flow-coordinator run FLOW --pool \(connect)\(configuration.curve == nil ? "" : " --curve-key CLIENT.key --pool-key KEY")
+            """)
+        let group = ServiceGroup(services: [pool], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        try await group.run()
+        await metricsServer?.stop()
+    }
+}
+
+/// The pool's gauges, set from its status at each scrape: workers, slots, busy slots, runs, tasks
+/// waiting at the pool (the autoscaler's signal) and per run.
+final class PoolMetrics: Sendable {
+    private let workers = Gauge(label: "flow_pool_workers")
+    private let slots = Gauge(label: "flow_pool_slots")
+    private let busy = Gauge(label: "flow_pool_slots_busy")
+    private let runs = Gauge(label: "flow_pool_runs")
+    private let queued = Gauge(label: "flow_pool_tasks_queued")
+    private let perRun = Mutex<[String: Gauge]>([:])
+
+    func update(_ status: PoolStatus) {
+        workers.record(status.workers.count)
+        slots.record(status.slots)
+        busy.record(status.busy)
+        runs.record(status.runs.count)
+        queued.record(status.queued)
+        perRun.withLock { gauges in
+            var seen = Set<String>()
+            for run in status.runs {
+                seen.insert(run.id)
+                let gauge = gauges[run.id] ?? Gauge(label: "flow_pool_run_tasks_queued", dimensions: [("run", run.id)])
+                gauges[run.id] = gauge
+                gauge.record(run.queued)
+            }
+            for (id, gauge) in gauges where !seen.contains(id) {
+                gauge.record(0)
+                gauges[id] = nil
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import FlowCluster
+import Foundation
+import ZeroMQ
+
+/// `flow-coordinator status --pool ENDPOINT`: what a pool holds, its workers and its runs.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show a pool's workers and runs.",
+        discussion: "Exit codes: 0 the pool answered; 3 nothing answered at ENDPOINT in time, or it is not a pool."
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The pool's endpoint (as its runs give it to --pool).", valueName: "ENDPOINT"))
+    var pool: String
+
+    @Option(name: .long, help: ArgumentHelp("A CURVE pool's public key (with --curve-key: a key pair the pool admits).", valueName: "KEY"))
+    var poolKey: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --pool-key: a key pair the pool admits (a client's or a worker's). Default: $FLOW_CURVE_KEY.", valueName: "FILE"))
+    var curveKey: String?
+
+    @Flag(name: .long, help: "Print the status as JSON, for scripts.")
+    var json = false
+
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the pool's answer.", valueName: "SECONDS"))
+    var timeout: Double = 5
+
+    func validate() throws {
+        if timeout <= 0 { throw ValidationError("--timeout must be positive") }
+        if poolKey != nil, CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY") == nil {
+            throw ValidationError("--pool-key needs --curve-key FILE (a key pair the pool admits)")
+        }
+        if let poolKey, !CurveKey.isValid(poolKey) {
+            throw ValidationError("--pool-key '\(poolKey.prefix(60))' is not a public key (40 Z85 characters, as the pool prints it)")
+        }
+    }
+
+    func run() async throws {
+        var curve: (keyPair: ZMQCurveKeyPair, poolKey: String)?
+        if let poolKey, let path = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY") {
+            do {
+                curve = (try CurveKeyFile.read(at: path), poolKey)
+            } catch {
+                CommandLineLogging.printError(error.description)
+                throw ExitCode(2)
+            }
+        }
+        let status: PoolStatus
+        do {
+            status = try PoolStatus.query(pool, curve: curve, timeout: .milliseconds(Int64((timeout * 1000).rounded())))
+        } catch {
+            CommandLineLogging.printError(error.description)
+            throw ExitCode(3)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            return
+        }
+        print(Self.table(status))
+    }
+
+    /// The status as two tables, workers and runs.
+    static func table(_ status: PoolStatus) -> String {
+        var lines = ["pool \(status.pool): \(status.workers.count) worker(s), \(status.busy)/\(status.slots) slots busy, "
+                     + "\(status.runs.count) run(s), \(status.queued) task(s) queued", ""]
+        lines += render(["WORKER", "HOST", "SLOTS", "BUSY", "OPS"], status.workers.map {
+            [$0.name, $0.host, String($0.slots), String($0.busy), $0.ops.count > 4 ? "\($0.ops.prefix(4).joined(separator: ","))… (\($0.ops.count))" : $0.ops.joined(separator: ",")]
+        })
+        lines.append("")
+        lines += render(["RUN", "FLOW", "FROM", "SHARE", "IN FLIGHT", "QUEUED", "DONE"], status.runs.map {
+            [$0.id, $0.flow, $0.origin, String($0.share), String($0.inFlight), String($0.queued), String($0.done)]
+        })
+        return lines.joined(separator: "\n")
+    }
+
+    private static func render(_ header: [String], _ rows: [[String]]) -> [String] {
+        guard !rows.isEmpty else { return ["(no \(header[0].lowercased())s)"] }
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        return ([header] + rows).map { row in
+            row.indices.map { $0 == row.count - 1 ? row[$0] : row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ")
+        }
+    }
+}
