@@ -21,8 +21,9 @@ let samplePoolMessages: [WireMessage] = [
     ]),
 ]
 
-/// The pool's messages (PROTOCOL.md §7.8 and the pool's section): their layouts byte for byte, so a
-/// change of layout fails here; round trips; what a receiver rejects; who may send each.
+/// The pool's messages (PROTOCOL.md §7.8 and §14): their layouts byte for byte, as §12's examples
+/// write them, so a change of layout fails here; round trips; what a receiver rejects; who may
+/// send each.
 @Suite("Pool messages")
 struct WirePoolMessageTests {
     private func expectBody(_ message: WireMessage, _ hex: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -49,19 +50,21 @@ struct WirePoolMessageTests {
         #expect(WireReady.Feature.cancel == 0x0000_0008)
     }
 
-    @Test("HELLO: four strings, share and heartbeat interval as u32")
+    @Test("HELLO example: four strings, share and heartbeat interval as u32")
     func helloBytes() throws {
-        let hello = WireHello(clientName: "c", runID: "r1", flowName: "f", origin: "u@h", share: 2, heartbeatIntervalMilliseconds: 1_000)
-        try expectBody(.hello(hello), "01 63  02 7231  01 66  03 754068  02000000  e8030000")
+        let hello = WireHello(clientName: "c1", runID: "r1", flowName: "f", origin: "u@h", share: 2, heartbeatIntervalMilliseconds: 1_000)
+        try expectBody(.hello(hello), "02 6331  02 7231  01 66  03 754068  02000000  e8030000")
     }
 
-    @Test("WELCOME: pool name, features, slot count, heartbeat interval")
+    @Test("WELCOME example: pool name, features, credit, heartbeat interval")
     func welcomeBytes() throws {
-        let welcome = WireWelcome(poolName: "p", features: 0, slotCount: 8, heartbeatIntervalMilliseconds: 500)
-        try expectBody(.welcome(welcome), "01 70  00000000  08000000  f4010000")
+        let welcome = WireWelcome(poolName: "p", features: 0, slotCount: 16, heartbeatIntervalMilliseconds: 1_000)
+        try expectBody(.welcome(welcome), "01 70  00000000  10000000  e8030000")
+        let other = WireWelcome(poolName: "p", features: 0, slotCount: 8, heartbeatIntervalMilliseconds: 500)
+        try expectBody(.welcome(other), "01 70  00000000  08000000  f4010000")
     }
 
-    @Test("SUBMIT: a task batch in TASK's layout")
+    @Test("SUBMIT example: the TASK example's body")
     func submitBytes() throws {
         let task = WireTask(taskID: 7, attempt: 1, op: "echo", parameters: ["n": .integer(-2)], timeLimitMilliseconds: 1_000)
         let hex = "01  0700000000000000  01000000  04 6563686f  00  01 01 6e 03 03  00  00  e8030000"
@@ -69,33 +72,37 @@ struct WirePoolMessageTests {
         #expect(body(of: .submit([task])) == body(of: .task([task])), "the same body as TASK; only the command differs")
     }
 
-    @Test("WITHDRAW and CANCEL: a list of u64 task ids")
+    @Test("WITHDRAW and CANCEL examples: a list of u64 task ids")
     func withdrawAndCancelBytes() throws {
-        try expectBody(.withdraw([7, 9]), "02  0700000000000000  0900000000000000")
-        try expectBody(.cancel([7]), "01  0700000000000000")
+        try expectBody(.withdraw([7]), "01  0700000000000000")
+        try expectBody(.cancel([7, 9]), "02  0700000000000000  0900000000000000")
         try expectBody(.cancel([.max, 0x0102]), "02  ffffffffffffffff  0201000000000000")
     }
 
-    @Test("STATUS is two frames, and STATUS-REPLY one string")
+    @Test("STATUS example is two frames, and STATUS-REPLY one string")
     func statusBytes() throws {
         #expect(WireCodec.encode(.status) == [Data("FLOW02".utf8), Data([0x14])])
         #expect(try WireCodec.decode(frames(0x14)) == .status)
-        try expectBody(.statusReply("{}"), "02 7b7d")
+        let json = #"{"pool":"p","workers":[],"runs":[]}"#
+        #expect(json.utf8.count == 35)
+        try expectBody(.statusReply(json), "23 7b22706f6f6c223a2270222c22776f726b657273223a5b5d2c2272756e73223a5b5d7d")
         try expectBody(.statusReply(""), "00")
     }
 
-    @Test("DONE: each result behind the name of the worker that ran it")
+    @Test("DONE examples: each result behind the name of the worker that ran it")
     func doneBytes() throws {
         let ok = WireResult(taskID: 7, attempt: 1, finishState: .successfully, startedAt: wireDate(0), finishedAt: wireDate(0))
-        try expectBody(.done([WirePoolResult(worker: "w1", result: ok)]),
-                       "01  02 7731  0700000000000000  01000000  00 00  0000000000000000  0000000000000000  00  00")
-        let cancelled = WireResult(taskID: 9, attempt: 2, finishState: .cancelled, startedAt: wireDate(1), finishedAt: wireDate(2),
+        let okHex = "02 7731  0700000000000000  01000000  00 00  0000000000000000  0000000000000000  00  00"
+        try expectBody(.done([WirePoolResult(worker: "w1", result: ok)]), "01  " + okHex)
+        let withdrawn = WireResult(taskID: 8, attempt: 2, finishState: .cancelled, startedAt: wireDate(0), finishedAt: wireDate(0),
                                    elementIndex: 3)
-        try expectBody(.done([WirePoolResult(worker: "", result: cancelled), WirePoolResult(worker: "w1", result: ok)]),
-                       """
-                       02  00  0900000000000000  02000000  04 00  0100000000000000  0200000000000000  00  01 03
-                           02 7731  0700000000000000  01000000  00 00  0000000000000000  0000000000000000  00  00
-                       """)
+        let withdrawnHex = "02 7731  0800000000000000  02000000  04 00  0000000000000000  0000000000000000  00  01 03"
+        try expectBody(.done([WirePoolResult(worker: "w1", result: withdrawn)]), "01  " + withdrawnHex)
+        try expectBody(.done([WirePoolResult(worker: "w1", result: withdrawn), WirePoolResult(worker: "w1", result: ok)]),
+                       "02  " + withdrawnHex + okHex)
+        let unnamed = WireResult(taskID: 9, attempt: 1, finishState: .successfully, startedAt: wireDate(1), finishedAt: wireDate(2))
+        try expectBody(.done([WirePoolResult(worker: "", result: unnamed)]),
+                       "01  00  0900000000000000  01000000  00 00  0100000000000000  0200000000000000  00  00")
     }
 
     // MARK: Round trips
