@@ -59,6 +59,20 @@ enum WireSeeds {
             ("disconnect", .disconnect(reason: "worker stopping")),
             ("recall", .recall([8, 9])),
             ("returned", .returned([WireTaskReference(taskID: 8, attempt: 2), WireTaskReference(taskID: 9, attempt: 1)])),
+            ("cancel", .cancel([8, 9])),
+            ("hello", .hello(WireHello(clientName: "client-1", runID: "r-2026", flowName: "photos", origin: "ana@laptop", share: 2,
+                                       heartbeatIntervalMilliseconds: 1000))),
+            ("welcome", .welcome(WireWelcome(poolName: "pool", slotCount: 16, heartbeatIntervalMilliseconds: 1000))),
+            ("submit", .submit([retried, WireTask(taskID: 7, op: "ShellOp", parameters: ["command": .array([.string("echo")])])])),
+            ("withdraw", .withdraw([7, 8])),
+            ("status", .status),
+            ("status-reply", .statusReply(#"{"pool":"p","workers":[{"name":"w1","slots":4}],"runs":[]}"#)),
+            ("done", .done([
+                WirePoolResult(worker: "w1", result: WireResult(taskID: 7, attempt: 1, finishState: .successfully, startedAt: time,
+                                                                finishedAt: time, events: [WireEvent(time: time, kind: .log("hello"))])),
+                WirePoolResult(worker: "w2", result: WireResult(taskID: 8, attempt: 2, finishState: .cancelled, startedAt: time,
+                                                                finishedAt: time, elementIndex: 17)),
+            ])),
         ]
     }
 
