@@ -64,7 +64,9 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
     /// - Returns: `true` when the spec allows that role to send the command.
     public func canBeSent(by role: WirePeerRole) -> Bool {
         switch self {
-        case .ready, .result, .returned: return role == .worker
+        case .ready, .result: return role == .worker
+        // A worker gives back queued tasks; a pool gives back a client's tasks it still held (WITHDRAW).
+        case .returned: return role == .worker || role == .coordinator
         case .task, .recall, .cancel, .welcome, .statusReply, .done: return role == .coordinator
         case .hello, .submit, .withdraw: return role == .client
         case .heartbeat, .disconnect, .status: return true

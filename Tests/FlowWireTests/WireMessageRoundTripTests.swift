@@ -181,7 +181,7 @@ struct WireMessageRoundTripTests {
         #expect(WireCommand.result.canBeSent(by: .worker) && !WireCommand.result.canBeSent(by: .coordinator))
         #expect(WireCommand.task.canBeSent(by: .coordinator) && !WireCommand.task.canBeSent(by: .worker))
         #expect(WireCommand.recall.canBeSent(by: .coordinator) && !WireCommand.recall.canBeSent(by: .worker))
-        #expect(WireCommand.returned.canBeSent(by: .worker) && !WireCommand.returned.canBeSent(by: .coordinator))
+        #expect(WireCommand.returned.canBeSent(by: .worker) && WireCommand.returned.canBeSent(by: .coordinator) && !WireCommand.returned.canBeSent(by: .client))
         for command in [WireCommand.heartbeat, .disconnect] {
             #expect(command.canBeSent(by: .worker) && command.canBeSent(by: .coordinator))
         }

@@ -193,7 +193,7 @@ struct WirePoolMessageTests {
             (.hello, ["client"]), (.submit, ["client"]), (.withdraw, ["client"]),
             (.status, ["coordinator", "worker", "client"]),
             (.heartbeat, ["coordinator", "worker", "client"]), (.disconnect, ["coordinator", "worker", "client"]),
-            (.ready, ["worker"]), (.result, ["worker"]), (.returned, ["worker"]),
+            (.ready, ["worker"]), (.result, ["worker"]), (.returned, ["worker", "coordinator"]),
             (.task, ["coordinator"]), (.recall, ["coordinator"]),
         ]
         #expect(Set(allowed.map(\.0)) == Set(WireCommand.allCases), "every command is listed")

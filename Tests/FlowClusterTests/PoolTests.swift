@@ -1,0 +1,242 @@
+import FlowCluster
+import FlowTestSupport
+import Foundation
+import Testing
+
+/// `flow-coordinator pool` with real workers and runs (issue 36): runs share it, see it in
+/// `status --pool`, survive its restart, and a run that dies has its tasks stopped.
+@Suite(.serialized) struct PoolTests {
+    /// A flow whose group echoes each of `count` elements after `sleep` seconds.
+    static func echoFlow(_ name: String, count: Int, sleep: Double, maxConcurrent: Int = 8) -> String {
+        let items = (0..<count).map { "\(name)-\($0)" }
+        return """
+            flow: \(name)
+            bucket:
+              items: [\(items.joined(separator: ", "))]
+            steps:
+              - op: SimplePrintOp
+                with: {message: "start"}
+              - group:
+                  op: ShellOp
+                  input: items
+                  output: outs
+                  maxConcurrent: \(maxConcurrent)
+                  with: {command: "sleep \(sleep); printf %s \\"$1\\"", shell: true}
+
+            """
+    }
+
+    static func expectedOutputs(_ name: String, count: Int) -> String {
+        "[" + (0..<count).map { "\"\(name)-\($0)\"" }.joined(separator: ", ") + "]"
+    }
+
+    /// Starts a pool on `port` (a free one when `nil`) and returns it with its endpoint.
+    static func startPool(_ cluster: ClusterScope, port: Int? = nil, extra: [String] = []) async throws -> (ChildProcess, String) {
+        let pool = try cluster.coordinator(["pool", "--bind", "tcp://127.0.0.1:\(port.map(String.init) ?? "*")"] + ClusterScope.fastHeartbeat + extra,
+                                           label: "pool")
+        guard await pool.waitForStderr(containing: "pool listening on ", timeout: 10) else { throw HarnessError("the pool never listened\n\(pool.transcript)") }
+        let line = pool.stderr.split(separator: "\n").first { $0.contains("pool listening on ") } ?? ""
+        guard let match = line.firstMatch(of: #/pool listening on (tcp://[0-9.]+:[0-9]+)/#) else { throw HarnessError("no endpoint in '\(line)'") }
+        return (pool, String(match.1))
+    }
+
+    /// `status --pool ENDPOINT --json`, decoded.
+    static func status(_ cluster: ClusterScope, _ endpoint: String) async throws -> PoolStatus {
+        let query = try cluster.coordinator(["status", "--pool", endpoint, "--json"], label: "status")
+        let end = await query.waitForExit(timeout: 10)
+        guard end == .exit(0) else { throw HarnessError("status --pool failed: \(query.transcript)") }
+        return try JSONDecoder().decode(PoolStatus.self, from: Data(query.stdout.utf8))
+    }
+
+    static func run(_ cluster: ClusterScope, _ file: String, pool endpoint: String, label: String, extra: [String] = []) throws -> ChildProcess {
+        try cluster.coordinator(["run", file, "--pool", endpoint, "--worker-timeout", "30"] + ClusterScope.fastHeartbeat + extra, label: label)
+    }
+
+    @Test func twoRunsStartedTogetherShareThePoolEquallyAndFinishTogether() async throws {
+        try await withCluster { cluster in
+            let (_, endpoint) = try await Self.startPool(cluster)
+            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 40, sleep: 0.2)), pool: endpoint, label: "a")
+            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 40, sleep: 0.2)), pool: endpoint, label: "b")
+            // Both runs registered before any worker joins, so neither has a head start.
+            var registered = false
+            for _ in 0..<50 where !registered {
+                registered = try await Self.status(cluster, endpoint).runs.count == 2
+                if !registered { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            try #require(registered, "both runs must register with the pool\n\(a.transcript)\n\(b.transcript)")
+            let started = ContinuousClock.now
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
+            _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 2)
+            // While both have work, each holds half the 4 slots (once slots have turned over: the
+            // first tasks of the group went to whichever run submitted first, work-conserving).
+            var samples: [(a: Int, b: Int)] = []
+            for _ in 0..<30 {
+                let status = try await Self.status(cluster, endpoint)
+                if let ra = status.runs.first(where: { $0.flow == "a" }), let rb = status.runs.first(where: { $0.flow == "b" }),
+                   ra.queued > 0, rb.queued > 0, ra.done >= 4, rb.done >= 4, status.busy == 4 {
+                    samples.append((ra.inFlight, rb.inFlight))
+                }
+                if samples.count >= 5 { break }
+                try await Task.sleep(for: .milliseconds(150))
+            }
+            #expect(!samples.isEmpty, "status --pool never showed both runs at work")
+            #expect(samples.allSatisfy { $0.a == 2 && $0.b == 2 }, "equal shares of 4 slots are 2 and 2: \(samples)")
+            async let endA = a.waitForExit(timeout: 60)
+            async let endB = b.waitForExit(timeout: 60)
+            var finished: [String: Duration] = [:]
+            for (name, child) in [("a", a), ("b", b)] {
+                _ = await child.waitForExit(timeout: 60)
+                finished[name] = ContinuousClock.now - started
+            }
+            #expect(await endA == .exit(0), "\(a.transcript)")
+            #expect(await endB == .exit(0), "\(b.transcript)")
+            #expect(a.stdout.finalBucketValue("outs") == Self.expectedOutputs("a", count: 40), "\(a.stdout)")
+            #expect(b.stdout.finalBucketValue("outs") == Self.expectedOutputs("b", count: 40), "\(b.stdout)")
+            // The summary names the workers that ran each element, not the pool.
+            let both = a.stdout + b.stdout
+            #expect(both.contains("@ w1]") && both.contains("@ w2]") && !both.contains("@ pool"), "\(a.stdout)")
+            let (ta, tb) = (finished["a"]!.seconds, finished["b"]!.seconds)
+            #expect(abs(ta - tb) <= 0.1 * max(ta, tb), "equal runs started together end within 10%: a \(ta) s, b \(tb) s")
+        }
+    }
+
+    @Test func aRunWithShareThreeGetsThreeTimesTheSlotsOfOneWithShareOne() async throws {
+        try await withCluster { cluster in
+            let (_, endpoint) = try await Self.startPool(cluster)
+            let heavy = try Self.run(cluster, try cluster.write("h.yaml", Self.echoFlow("h", count: 30, sleep: 0.2)), pool: endpoint, label: "h",
+                                     extra: ["--share", "3"])
+            let light = try Self.run(cluster, try cluster.write("l.yaml", Self.echoFlow("l", count: 30, sleep: 0.2)), pool: endpoint, label: "l")
+            var registered = false
+            for _ in 0..<50 where !registered {
+                registered = try await Self.status(cluster, endpoint).runs.count == 2
+                if !registered { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            try #require(registered)
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
+            var seen: [(h: Int, l: Int)] = []
+            for _ in 0..<30 {
+                let status = try await Self.status(cluster, endpoint)
+                if let h = status.runs.first(where: { $0.flow == "h" }), let l = status.runs.first(where: { $0.flow == "l" }),
+                   h.queued > 0, l.queued > 0, h.done >= 4, l.done >= 4, status.busy == 4 {
+                    seen.append((h.inFlight, l.inFlight))
+                }
+                if seen.count >= 4 { break }
+                try await Task.sleep(for: .milliseconds(150))
+            }
+            #expect(!seen.isEmpty)
+            #expect(seen.allSatisfy { $0.h == 3 && $0.l == 1 }, "shares 3:1 of 4 slots are 3 and 1: \(seen)")
+            #expect(await heavy.waitForExit(timeout: 60) == .exit(0), "\(heavy.transcript)")
+            #expect(await light.waitForExit(timeout: 60) == .exit(0), "\(light.transcript)")
+            #expect(light.stdout.finalBucketValue("outs") == Self.expectedOutputs("l", count: 30))
+        }
+    }
+
+    @Test func statusPrintsThePoolsWorkersAndRunsAsTables() async throws {
+        try await withCluster { cluster in
+            let (_, endpoint) = try await Self.startPool(cluster)
+            _ = try cluster.worker(connect: endpoint, name: "table-worker", concurrency: 3)
+            let run = try Self.run(cluster, try cluster.write("t.yaml", Self.echoFlow("t", count: 20, sleep: 0.3)), pool: endpoint, label: "t")
+            var text = ""
+            for _ in 0..<40 {
+                let query = try cluster.coordinator(["status", "--pool", endpoint], label: "status")
+                _ = await query.waitForExit(timeout: 10)
+                text = query.stdout
+                if text.contains("table-worker") && text.contains(" t ") { break }
+                try await Task.sleep(for: .milliseconds(150))
+            }
+            #expect(text.contains("WORKER") && text.contains("table-worker") && text.contains("3 "), "\(text)")
+            #expect(text.contains("RUN") && text.contains("SHARE") && text.contains("IN FLIGHT"), "\(text)")
+            #expect(text.split(separator: "\n").contains { $0.contains(" t ") && $0.contains("@") }, "the run's row names its flow and origin\n\(text)")
+            #expect(await run.waitForExit(timeout: 60) == .exit(0))
+        }
+    }
+
+    @Test func thePoolKilledAndStartedAgainLeavesBothRunsComplete() async throws {
+        try await withCluster { cluster in
+            let port = try LoopbackPort.free()
+            var (pool, endpoint) = try await Self.startPool(cluster, port: port)
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 3)
+            _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 3)
+            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 40, sleep: 0.2)), pool: endpoint, label: "a")
+            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 40, sleep: 0.2)), pool: endpoint, label: "b")
+            // Killed with both runs at work: some of their elements done, the rest waiting or running.
+            var atWork = false
+            for _ in 0..<100 where !atWork {
+                let runs = try await Self.status(cluster, endpoint).runs
+                atWork = runs.count == 2 && runs.allSatisfy { $0.done >= 3 && $0.queued > 0 }
+                if !atWork { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            try #require(atWork, "both runs never got to work on the pool")
+            pool.send(SIGKILL)
+            #expect(await pool.waitForExit(timeout: 5) == .signal(SIGKILL))
+            try await Task.sleep(for: .milliseconds(500))
+            (pool, endpoint) = try await Self.startPool(cluster, port: port)
+            #expect(await a.waitForExit(timeout: 60) == .exit(0), "\(a.transcript)")
+            #expect(await b.waitForExit(timeout: 60) == .exit(0), "\(b.transcript)")
+            #expect(a.stdout.finalBucketValue("outs") == Self.expectedOutputs("a", count: 40), "\(a.stdout)")
+            #expect(b.stdout.finalBucketValue("outs") == Self.expectedOutputs("b", count: 40), "\(b.stdout)")
+            // Every element is in the output once, though some ran twice (at-least-once).
+            #expect(pool.stderr.components(separatedBy: "] client ").count - 1 >= 2 && pool.stderr.contains(" joined: run "),
+                    "both runs registered again with the new pool\n\(pool.stderr)")
+        }
+    }
+
+    @Test func aWorkerKilledMidGroupHasItsTasksRunByAnother() async throws {
+        try await withCluster { cluster in
+            let (_, endpoint) = try await Self.startPool(cluster)
+            let w1 = try cluster.worker(connect: endpoint, name: "w1", concurrency: 3)
+            _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 3)
+            let run = try Self.run(cluster, try cluster.write("k.yaml", Self.echoFlow("k", count: 30, sleep: 0.3)), pool: endpoint, label: "k")
+            try #require(await run.waitForOutput(timeout: 20) { stdout, _ in stdout.contains("@ w1] DidFinish") })
+            w1.send(SIGKILL)
+            #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
+            #expect(run.stdout.finalBucketValue("outs") == Self.expectedOutputs("k", count: 30), "\(run.stdout)")
+        }
+    }
+
+    @Test func aRunKilledMidGroupHasItsShellTasksStoppedOnTheWorkersAndOthersGoOn() async throws {
+        try await withCluster { cluster in
+            let (pool, endpoint) = try await Self.startPool(cluster)
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
+            let marker = "31.\(Int.random(in: 100...999))"
+            let doomed = try Self.run(cluster, try cluster.write("d.yaml", Self.echoFlow("d", count: 8, sleep: Double(marker)!, maxConcurrent: 2)),
+                                      pool: endpoint, label: "d")
+            let other = try Self.run(cluster, try cluster.write("o.yaml", Self.echoFlow("o", count: 10, sleep: 0.2)), pool: endpoint, label: "o")
+            var running = false
+            for _ in 0..<100 where !running {
+                running = !ProcessTable.mentioning("sleep \(marker)").isEmpty
+                if !running { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            try #require(running, "the doomed run's ShellOps never started")
+            doomed.send(SIGKILL)
+            // Within its liveness (0.6 s here) the pool stops what it ran on the workers.
+            var stopped = false
+            for _ in 0..<100 where !stopped {
+                stopped = ProcessTable.mentioning("sleep \(marker)").isEmpty
+                if !stopped { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(stopped, "the killed run's `sleep \(marker)` still runs on the worker\n\(pool.stderr)")
+            #expect(pool.stderr.contains("left: ") && pool.stderr.contains("stopped 2 running"), "\(pool.stderr)")
+            #expect(await other.waitForExit(timeout: 60) == .exit(0), "\(other.transcript)")
+            #expect(other.stdout.finalBucketValue("outs") == Self.expectedOutputs("o", count: 10))
+            #expect(try await Self.status(cluster, endpoint).runs.isEmpty)
+        }
+    }
+
+    @Test func poolWithBindOrWorkersIsAUsageErrorAndAMissingPoolIsNamed() async throws {
+        try await withCluster { cluster in
+            let file = try cluster.write("u.yaml", Self.echoFlow("u", count: 2, sleep: 0))
+            for extra in [["--bind", "tcp://127.0.0.1:*"], ["--workers", "3"]] {
+                let run = try cluster.coordinator(["run", file, "--pool", "tcp://127.0.0.1:1"] + extra, label: "usage")
+                #expect(await run.waitForExit(timeout: 10) == .exit(2), "\(extra): \(run.transcript)")
+                #expect(run.stderr.contains("--pool and \(extra[0]) exclude each other"), "\(run.stderr)")
+            }
+            let port = try LoopbackPort.free()
+            let endpoint = "tcp://127.0.0.1:\(port)"
+            let run = try cluster.coordinator(["run", file, "--pool", endpoint, "--worker-timeout", "2"], label: "nopool")
+            #expect(await run.waitForExit(timeout: 20) == .exit(3), "\(run.transcript)")
+            #expect(run.stderr.contains("waiting for the pool at \(endpoint): is 'flow-coordinator pool' running there?"), "\(run.stderr)")
+            #expect(run.stderr.contains("no pool answered at \(endpoint) within 2.0 s"), "\(run.stderr)")
+        }
+    }
+}
