@@ -110,6 +110,11 @@ final class PoolLink {
             guard machine.workers[peer] != nil else { return }
             machine.receive(message, from: peer, now: now, into: &actions)
         case .disconnect(let reason):
+            if !welcomed, refusal != reason {
+                // Refused before it was ever accepted (a key for another role, not a pool): said
+                // once, so the user learns why no pool answers.
+                logger.warning("the pool at \(connection.endpoint) refused this run: \(reason.escapingControlCharacters)")
+            }
             refusal = reason
             if machine.workers[peer] != nil { actions += machine.remove(peer, reason: .left(reason), now: now) }
             // Registered until now (the pool restarted, or stops): HELLO again at once. Refused

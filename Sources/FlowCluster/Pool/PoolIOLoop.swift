@@ -32,7 +32,12 @@ struct PoolIOLoop {
 
     /// Serves until the pool is asked to stop; then says DISCONNECT to every worker and client.
     func run(on router: ZMQSocket, monitor: ZMQSocket? = nil) {
-        var machine = PoolStateMachine(configuration: configuration.machine)
+        var settings = configuration.machine
+        if configuration.name == nil, let bound = try? router.lastEndpoint {
+            // The port as bound, not the `*` the configuration may have asked for.
+            settings.name = String("\(ProcessInfo.processInfo.hostName) \(bound)".prefix(255))
+        }
+        var machine = PoolStateMachine(configuration: settings)
         let poller = ZMQPoller()
         let routerIndex = poller.register(router)
         let wakeupIndex = poller.register(wakeup)
