@@ -371,4 +371,32 @@ private func take(_ fair: inout PoolFairShare<Int>) -> (run: Data, entry: Int)? 
         // A stranger that asked is not registered.
         #expect(pool.clients[stranger] == nil && pool.machine.workers[stranger] == nil)
     }
+
+    // MARK: Ops
+
+    /// A run whose next task only a busy worker offers does not take the free slot of a worker
+    /// whose op another run waits for (§14.5).
+    @Test func aRunWaitingForABusyWorkersOpLeavesTheFreeSlotToARunThatCanUseIt() {
+        var pool = pool()
+        let ready = { (name: String, op: String, slots: UInt32) -> WireMessage in
+            .ready(WireReady(workerName: name, features: WireReady.Feature.cancel, slotCount: slots, ops: [op], hostname: name, processID: 1))
+        }
+        _ = pool.receive(ready("resizer", "ResizeOp", 1), from: poolWorker, now: poolAt(0))
+        _ = pool.receive(ready("uploader", "UploadOp", 2), from: secondWorker, now: poolAt(0))
+        _ = pool.receive(hello("A", run: "run-A", share: 4), from: clientA, now: poolAt(0))
+        _ = pool.receive(hello("B", run: "run-B"), from: clientB, now: poolAt(0))
+        // B uploads one file; A (four times B's share) resizes three: the resizer takes one.
+        _ = pool.receive(.submit([WireTask(taskID: 1, attempt: 1, op: "UploadOp")]), from: clientB, now: poolAt(0.01))
+        _ = pool.receive(.submit((1...3).map { WireTask(taskID: $0, attempt: 1, op: "ResizeOp") }), from: clientA, now: poolAt(0.01))
+        let first = pool.dispatch(now: poolAt(0.02))
+        #expect(taskBatches(to: poolWorker, in: first).flatMap { $0 }.count == 1)
+        #expect(taskBatches(to: secondWorker, in: first).flatMap { $0 }.count == 1)
+        // B has more uploads. A's load (1 of 4) is below B's (1 of 1), but only the busy resizer
+        // offers A's op: the uploader's free slot goes to B at once.
+        _ = pool.receive(.submit((2...3).map { WireTask(taskID: $0, attempt: 1, op: "UploadOp") }), from: clientB, now: poolAt(0.03))
+        let second = pool.dispatch(now: poolAt(0.04))
+        let uploads = taskBatches(to: secondWorker, in: second).flatMap { $0 }
+        #expect(uploads.count == 1 && uploads.first?.op == "UploadOp", "\(second)")
+        #expect(pool.machine.queue.isEmpty, "no task of A waits in the machine holding the room")
+    }
 }

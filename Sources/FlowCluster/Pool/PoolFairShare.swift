@@ -74,10 +74,11 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
         return removed
     }
 
-    /// The next task to give a free slot: the head of the run with the least running per share.
-    mutating func next() -> (run: Data, entry: Entry)? {
+    /// The next task to give a free slot: the head of the run with the least running per share,
+    /// among the runs whose head `fits` (a worker with room offers its op).
+    mutating func next(where fits: (Entry) -> Bool = { _ in true }) -> (run: Data, entry: Entry)? {
         var best: (run: Data, load: Double, sequence: UInt64)?
-        for (run, state) in runs where state.count > 0 {
+        for (run, state) in runs where state.count > 0 && fits(state.waiting[state.head].entry) {
             let load = Double(state.running) / Double(state.share)
             let first = state.waiting[state.head].sequence
             if let current = best, current.load < load || (current.load == load && current.sequence < first) { continue }

@@ -289,9 +289,22 @@ struct PoolStateMachine: Sendable {
     /// dispatches them; then sends each client the results collected for it.
     mutating func dispatch(now: Instant) -> [Action] {
         var room = machine.workers.values.reduce(0) { $0 + ($1.takesTasks ? max(0, $1.free) : 0) } - machine.queue.count
-        while room > 0, let (_, pending) = fair.next() {
-            machine.submit(pending.task, waiter: pending.ticket)
-            room -= 1
+        if room > 0, fair.waitingCount > 0 {
+            refreshOffers()
+            // Free slots by worker, as tasks are taken for them: a run whose next task only busy
+            // workers offer waits, and does not take the room of a run whose task a free worker
+            // can start (§14.5). A task no worker offers goes on to the machine, which fails it
+            // after the worker time-out.
+            var slots = machine.workers.values.filter { $0.takesTasks && $0.free > 0 }.map { (ops: $0.ops, free: $0.free) }
+            let offers = self.offers
+            func place(_ op: String) -> Int? {
+                slots.firstIndex { $0.free > 0 && (offers.everyWorker.contains(op) || $0.ops.contains(op)) }
+            }
+            while room > 0, let (_, pending) = fair.next(where: { !offers.someWorker.contains($0.task.op) || place($0.task.op) != nil }) {
+                if let index = place(pending.task.op) { slots[index].free -= 1 }
+                machine.submit(pending.task, waiter: pending.ticket)
+                room -= 1
+            }
         }
         return perform(machine.dispatch(now: now)) + flush(now: now)
     }
@@ -355,6 +368,22 @@ struct PoolStateMachine: Sendable {
         WireResult(taskID: ticket.taskID, attempt: ticket.attempt, finishState: outcome.state, startedAt: outcome.startedAt,
                    finishedAt: outcome.finishedAt, events: [], elementIndex: ticket.elementIndex, output: nil,
                    isPermanent: outcome.isPermanentFailure, retryAfterMilliseconds: 0)
+    }
+
+    /// The ops every worker offers and the ops some worker offers, kept while the workers stay
+    /// the same: dispatch asks them for each task it takes from the fair-share queue.
+    private var offers = (workers: Set<Data>(), everyWorker: Set<String>(), someWorker: Set<String>())
+
+    private mutating func refreshOffers() {
+        guard offers.workers.count != machine.workers.count || !machine.workers.keys.allSatisfy(offers.workers.contains) else { return }
+        let taking = machine.workers.values.filter(\.takesTasks)
+        var every = taking.first?.ops ?? []
+        var some: Set<String> = []
+        for worker in taking {
+            every.formIntersection(worker.ops)
+            some.formUnion(worker.ops)
+        }
+        offers = (Set(machine.workers.keys), every, some)
     }
 
     private mutating func pruneWorkerHosts() {
