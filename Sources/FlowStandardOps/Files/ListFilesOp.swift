@@ -6,19 +6,44 @@ import Darwin
 import Flow
 import Foundation
 
-/// Lists a folder's regular files: a serial step that feeds a group (`ListFilesOp` then a group
-/// of `UploadFileOp` over its output). Not meant for groups: it has no primary input or output.
+/// Lists a folder's regular files, or with `recursive: true` a folder tree's: a serial step that
+/// feeds a group (`ListFilesOp` then a group of `UploadFileOp` over its output). Not meant for
+/// groups: it has no primary input or output.
 ///
 /// Parameters:
 /// - `path` (string, required): the folder; a relative path is taken from the current directory.
 /// - `glob` (string, optional): keeps only names matching this `fnmatch(3)` pattern (`*`, `?`,
 ///   `[abc]`), for example `"*.jpg"`.
 /// - `output` (string, optional, default `files`): the bucket key the list is put under.
+/// - `recursive` (bool, default false): lists the subfolders too, at any depth.
+/// - `include`, `exclude` (a glob or a list of globs, optional): matched against each file's path
+///   relative to `path` (``PathGlob``: `*` and `?` stay within a folder, `**` crosses folders,
+///   `[abc]` classes; a pattern without `/` matches the file name at any depth, as rclone's do). A
+///   file is listed when it matches some `include` (all do when there is none) and no `exclude`.
+/// - `minSize`, `maxSize` (bytes, or text such as `512KiB`, `10MiB`, `1GiB`, `5MB`; optional):
+///   inclusive size limits.
+/// - `newerThan` (optional): a duration before the listing (`30m`, `24h`, `7d`, `1h30m`) or a
+///   date (`2026-01-31`, `2026-01-31T08:00:00Z`): only files modified after it are listed.
+/// - `followLinks` (bool): whether symbolic links are followed. With `recursive` the default is
+///   false: links are skipped, as `rclone copy` does without `--links`/`-L`, and counted in the log
+///   line; true follows links to files and folders, and a link back into a folder being listed is
+///   skipped, named in a log line. Without `recursive` the default is true: links to files count,
+///   as they always have.
 ///
-/// Output: the sorted absolute paths of the folder's regular files (symbolic links to regular
-/// files count; folders do not; the listing is not recursive). Hidden files (names starting with
-/// `.`) are left out unless the glob itself starts with `.`. An empty folder gives an empty list.
-/// A missing or unreadable folder fails the op with an error naming the folder.
+/// Output, without `recursive`: the sorted absolute paths of the folder's regular files (folders
+/// are left out). Hidden files (names starting with `.`) are left out unless the glob itself starts
+/// with `.`.
+///
+/// Output, with `recursive`: one map per file, `{"name": "2026/01/a.jpg", "path":
+/// "/abs/photos/2026/01/a.jpg"}`, sorted by `name`, the path relative to `path`. `UploadFileOp`
+/// (and `HashFileOp`) take such a map as their element and upload the file under its `name`, so a
+/// tree uploads as a tree. Hidden files are listed, as rclone lists them; empty folders give
+/// nothing. A subfolder that cannot be listed is named in a log line
+/// (`cannot list folder /abs/photos/private: Permission denied; listed the rest`) and the rest is
+/// listed.
+///
+/// An empty folder gives an empty list. A missing or unreadable folder (`path` itself) fails the
+/// op with an error naming the folder.
 public final class ListFilesOp: FlowOperation, @unchecked Sendable {
     /// The folder to list.
     public let path: String
@@ -26,6 +51,15 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
     public let glob: String?
     /// The bucket key the paths are put under.
     public let outputKey: String
+    /// Whether subfolders are listed too.
+    public let recursive: Bool
+    /// Whether symbolic links are followed, `nil` for the default (true without `recursive`,
+    /// false with it).
+    public let followLinks: Bool?
+    /// The filter parameters as given (`include`, `exclude`, `minSize`, `maxSize`, `newerThan`).
+    private let filterParameters: [String: FlowValue]
+    /// The filter they make.
+    private let filter: FileFilter
 
     /// Creates the op.
     ///
@@ -37,22 +71,63 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
         self.path = path
         self.glob = glob
         self.outputKey = outputKey
+        recursive = false
+        followLinks = nil
+        filterParameters = [:]
+        filter = FileFilter()
+    }
+
+    private init(path: String, glob: String?, outputKey: String, recursive: Bool, followLinks: Bool?,
+                 filterParameters: [String: FlowValue], filter: FileFilter) {
+        self.path = path
+        self.glob = glob
+        self.outputKey = outputKey
+        self.recursive = recursive
+        self.followLinks = followLinks
+        self.filterParameters = filterParameters
+        self.filter = filter
     }
 
     /// Builds the op from `with:` parameters.
     ///
-    /// - Throws: ``FlowParameterError`` when `path` is missing or a parameter is not a string.
+    /// - Throws: ``FlowParameterError`` when `path` is missing, a parameter has the wrong type, or
+    ///   a glob, size or age cannot be read.
     public convenience init(parameters: FlowParameters) throws {
         let output = try parameters.string("output", default: "files")
         guard !output.isEmpty else { throw parameters.error("output", "must not be empty") }
-        self.init(path: try parameters.string("path"), glob: try parameters.optionalString("glob"), outputKey: output)
+        let followLinks = try parameters["followLinks"].map { _ in try parameters.bool("followLinks") }
+        var given: [String: FlowValue] = [:]
+        for name in FileFilter.parameterNames { given[name] = parameters[name] }
+        self.init(path: try parameters.string("path"), glob: try parameters.optionalString("glob"), outputKey: output,
+                  recursive: try parameters.bool("recursive", default: false), followLinks: followLinks, filterParameters: given,
+                  filter: try FileFilter(parameters: parameters))
     }
 
     public override func mainLogic() {
         do {
-            let files = try Self.regularFiles(in: path, glob: glob)
-            log(message: "listed \(files.count) files in \(Self.absolute(path))" + (glob.map { " matching \($0)" } ?? ""))
-            setData(name: outputKey, value: files)
+            let folder = Self.absolute(path)
+            let listing = try FolderListing(folder: folder, options: options)
+            for unreadable in listing.unreadableFolders {
+                log(message: "cannot list folder \(unreadable); listed the rest")
+            }
+            for loop in listing.loops {
+                log(message: "skipped the link \(loop): it leads back into a folder being listed (a loop)")
+            }
+            var line = "listed \(listing.entries.count) files in \(folder)" + (glob.map { " matching \($0)" } ?? "")
+            if recursive { line += " and its \(listing.folderCount) subfolders" }
+            var notes: [String] = []
+            if listing.filteredOut > 0 { notes.append("\(listing.filteredOut) left out by the filters") }
+            if listing.skippedLinks > 0 {
+                notes.append("\(listing.skippedLinks) symbolic link\(listing.skippedLinks == 1 ? "" : "s") skipped (followLinks: true follows them)")
+            }
+            if !listing.unreadableFolders.isEmpty { notes.append("\(listing.unreadableFolders.count) subfolders unreadable") }
+            if !notes.isEmpty { line += " (" + notes.joined(separator: ", ") + ")" }
+            log(message: line)
+            if recursive {
+                setData(name: outputKey, value: listing.entries.map { ["name": $0.relativePath, "path": $0.path] })
+            } else {
+                setData(name: outputKey, value: listing.entries.map(\.path))
+            }
             finishSuccessfully()
         } catch {
             log(message: String(describing: error))
@@ -60,36 +135,15 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
         }
     }
 
-    /// The sorted absolute paths of the regular files in `folder` whose names match `glob`.
-    ///
-    /// - Throws: ``FlowStandardOpError/Code/unreadableFolder`` naming the folder.
-    static func regularFiles(in folder: String, glob: String?) throws -> [String] {
-        let folderPath = absolute(folder)
-        guard let directory = opendir(folderPath) else {
-            throw FlowStandardOpError(.unreadableFolder, "cannot list folder \(folderPath): \(String(cString: strerror(errno)))")
-        }
-        defer { closedir(directory) }
-        let showsHidden = glob?.hasPrefix(".") ?? false
-        var files: [String] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(directory) else {
-                if errno != 0 {
-                    throw FlowStandardOpError(.unreadableFolder, "cannot list folder \(folderPath): \(String(cString: strerror(errno)))")
-                }
-                break
-            }
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { String(cString: $0) }
-            }
-            if name.hasPrefix(".") && !showsHidden { continue }
-            if let glob, fnmatch(glob, name, 0) != 0 { continue }
-            let filePath = folderPath == "/" ? "/" + name : folderPath + "/" + name
-            var status = stat()
-            guard stat(filePath, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { continue }
-            files.append(filePath)
-        }
-        return files.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    /// How the folder is walked.
+    var options: FolderListing.Options {
+        var options = FolderListing.Options()
+        options.recursive = recursive
+        options.followLinks = followLinks ?? !recursive
+        options.skipsHidden = !recursive && !(glob?.hasPrefix(".") ?? false)
+        options.namePattern = glob
+        options.filter = filter
+        return options
     }
 
     /// `path` made absolute against the current directory, without `.`, `..` or a trailing `/`.
@@ -102,6 +156,9 @@ extension ListFilesOp: FlowRemoteOperation {
     public var remoteParameters: [String: FlowValue] {
         var parameters: [String: FlowValue] = ["path": .string(path), "output": .string(outputKey)]
         if let glob { parameters["glob"] = .string(glob) }
+        if recursive { parameters["recursive"] = .bool(true) }
+        if let followLinks { parameters["followLinks"] = .bool(followLinks) }
+        parameters.merge(filterParameters) { given, _ in given }
         return parameters
     }
 }

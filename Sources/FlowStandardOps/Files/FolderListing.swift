@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The files of a folder (and with ``Options/recursive`` of its subfolders) that pass a
+/// ``FileFilter``: what `ListFilesOp` lists, with what it could not list.
+struct FolderListing {
+    /// How to walk.
+    struct Options {
+        /// Whether subfolders are entered.
+        var recursive = false
+        /// Whether symbolic links are followed (to files, and with `recursive` to folders).
+        var followLinks = false
+        /// Whether names starting with `.` are left out.
+        var skipsHidden = false
+        /// An `fnmatch(3)` pattern file names must match (`glob`), or `nil`.
+        var namePattern: String?
+        /// Which files are kept.
+        var filter = FileFilter()
+        /// The time the listing is made, for `newerThan` durations.
+        var now = Date()
+    }
+
+    /// A file listed.
+    struct Entry: Equatable {
+        /// The path relative to the listed folder (`2026/01/a.jpg`).
+        let relativePath: String
+        /// The absolute path.
+        let path: String
+    }
+
+    /// The listed folder, absolute.
+    let folder: String
+    /// The files kept, sorted by relative path (by bytes of UTF-8).
+    private(set) var entries: [Entry] = []
+    /// Subfolders that could not be listed, each with why (`/srv/a/b: Permission denied`).
+    private(set) var unreadableFolders: [String] = []
+    /// Links not followed, counted.
+    private(set) var skippedLinks = 0
+    /// Links to a folder that is already being listed above them, each with where it leads.
+    private(set) var loops: [String] = []
+    /// Subfolders entered, the listed folder not counted.
+    private(set) var folderCount = 0
+    /// Files found that a filter left out.
+    private(set) var filteredOut = 0
+
+    /// Lists `folder`.
+    ///
+    /// - Throws: ``FlowStandardOpError/Code/unreadableFolder`` naming the folder when it cannot be
+    ///   listed itself; subfolders that cannot be listed are recorded in ``unreadableFolders``.
+    init(folder: String, options: Options) throws {
+        self.folder = folder
+        var top = stat()
+        var ancestors: Set<FileID> = []
+        if stat(folder, &top) == 0 { ancestors.insert(FileID(top)) }
+        let cutoff = options.filter.newerThan?.cutoff(now: options.now)
+        try walk(folder, relative: "", options: options, cutoff: cutoff, ancestors: &ancestors)
+        entries.sort { $0.relativePath.utf8.lexicographicallyPrecedes($1.relativePath.utf8) }
+    }
+
+    /// A file or folder's identity, to notice a link that leads back into a folder being listed.
+    private struct FileID: Hashable {
+        let device: UInt64
+        let inode: UInt64
+
+        init(_ status: stat) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+        }
+    }
+
+    private mutating func walk(_ directoryPath: String, relative: String, options: Options, cutoff: Date?,
+                               ancestors: inout Set<FileID>) throws {
+        func failure(_ path: String? = nil) -> String { "\(path ?? directoryPath): \(String(cString: strerror(errno)))" }
+        guard let directory = opendir(directoryPath) else {
+            if relative.isEmpty { throw FlowStandardOpError(.unreadableFolder, "cannot list folder \(failure())") }
+            unreadableFolders.append(failure())
+            return
+        }
+        var names: [(name: String, isFolder: Bool)] = []
+        var readError: String?
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { readError = failure() }
+                break
+            }
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { String(cString: $0) }
+            }
+            if name == "." || name == ".." { continue }
+            names.append((name, Int(entry.pointee.d_type) == Int(DT_DIR)))
+        }
+        closedir(directory)
+        if let readError {
+            if relative.isEmpty { throw FlowStandardOpError(.unreadableFolder, "cannot list folder \(readError)") }
+            unreadableFolders.append(readError)
+        }
+        // Sorted, so that what the log names comes in the same order every time.
+        names.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        for (name, isFolder) in names {
+            if options.skipsHidden && name.hasPrefix(".") { continue }
+            let path = directoryPath == "/" ? "/" + name : directoryPath + "/" + name
+            let relativePath = relative.isEmpty ? name : relative + "/" + name
+            var status = stat()
+            guard lstat(path, &status) == 0 else {
+                // Gone since it was read, or its path too long to open (ENAMETOOLONG): a folder
+                // is named as one that could not be listed; anything else is no file to list.
+                if isFolder && options.recursive { unreadableFolders.append(failure(path)) }
+                continue
+            }
+            if (status.st_mode & S_IFMT) == S_IFLNK {
+                guard options.followLinks else {
+                    skippedLinks += 1
+                    continue
+                }
+                // A broken link, or one to something this process may not see, is no file.
+                guard stat(path, &status) == 0 else { continue }
+            }
+            switch status.st_mode & S_IFMT {
+            case S_IFDIR where options.recursive:
+                let id = FileID(status)
+                guard !ancestors.contains(id) else {
+                    loops.append(path)
+                    continue
+                }
+                ancestors.insert(id)
+                folderCount += 1
+                try walk(path, relative: relativePath, options: options, cutoff: cutoff, ancestors: &ancestors)
+                ancestors.remove(id)
+            case S_IFREG:
+                if let pattern = options.namePattern, fnmatch(pattern, name, 0) != 0 { continue }
+                guard options.filter.isEmpty
+                    || (options.filter.admits(relativePath: relativePath)
+                        && options.filter.admits(size: Int64(status.st_size), modified: Self.modified(status), cutoff: cutoff))
+                else {
+                    filteredOut += 1
+                    continue
+                }
+                entries.append(Entry(relativePath: relativePath, path: path))
+            default:
+                continue
+            }
+        }
+    }
+
+    /// A file's modification time.
+    private static func modified(_ status: stat) -> Date {
+        #if canImport(Darwin)
+        let time = status.st_mtimespec
+        #else
+        let time = status.st_mtim
+        #endif
+        return Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
+    }
+}

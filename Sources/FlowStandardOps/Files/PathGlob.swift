@@ -1,0 +1,183 @@
+/// A glob matched against a file's path relative to the folder `ListFilesOp` lists
+/// (`2026/01/a.jpg`), for its `include` and `exclude` lists.
+///
+/// - `*` matches any run of characters but `/`; `?` one character but `/`.
+/// - `**` matches any run of characters, `/` included; `**/` also matches no folder at all, so
+///   `**/*.jpg` matches `a.jpg` and `2026/01/a.jpg`, and `a/**/b` matches `a/b`.
+/// - `[abc]`, `[a-z]` match one character of the class, `[!abc]` or `[^abc]` one not in it.
+/// - `\` makes the next character literal (`\*`, `\[`).
+/// - A pattern without `/` is matched against the file's name at any depth, as rclone and
+///   `.gitignore` do (`*.tmp` matches `a.tmp` and `x/y/a.tmp`); a pattern with a `/` against the
+///   whole relative path; a leading `/` anchors a pattern to the listed folder (`/*.jpg` matches
+///   `a.jpg` but not `x/a.jpg`).
+///
+/// Matching is by Unicode scalars, so `?` matches one `é` as it does one `e`.
+struct PathGlob: Equatable, CustomStringConvertible {
+    /// One piece of a compiled pattern.
+    enum Token: Equatable {
+        /// This scalar.
+        case literal(Unicode.Scalar)
+        /// `?`: one scalar but `/`.
+        case one
+        /// `*`: any run of scalars without `/`.
+        case star
+        /// `**`: any run of scalars.
+        case globstar
+        /// `**/` at the start of a segment: nothing, or any run of scalars ending in `/`.
+        case folders
+        /// `[…]`: one scalar (never `/`) in the ranges, or not in them when negated.
+        case set([ClosedRange<Unicode.Scalar>], negated: Bool)
+    }
+
+    /// The pattern as written.
+    let pattern: String
+    /// The compiled pattern.
+    let tokens: [Token]
+    /// Whether the pattern is matched against the file's name only (it has no `/`).
+    let matchesName: Bool
+
+    var description: String { pattern }
+
+    /// Compiles `pattern`.
+    ///
+    /// - Throws: ``PathGlobError`` for an empty pattern or an unclosed `[`.
+    init(_ pattern: String) throws {
+        self.pattern = pattern
+        guard !pattern.isEmpty else { throw PathGlobError(pattern: pattern, reason: "it is empty") }
+        var scalars = Array(pattern.unicodeScalars)
+        if scalars.first == "/" { scalars.removeFirst() }
+        matchesName = !pattern.unicodeScalars.contains("/")
+        var tokens: [Token] = []
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            switch scalar {
+            case "\\":
+                index += 1
+                guard index < scalars.count else { throw PathGlobError(pattern: pattern, reason: "it ends with a lone '\\'") }
+                tokens.append(.literal(scalars[index]))
+            case "?":
+                tokens.append(.one)
+            case "*":
+                if index + 1 < scalars.count, scalars[index + 1] == "*" {
+                    index += 1
+                    while index + 1 < scalars.count, scalars[index + 1] == "*" { index += 1 }
+                    let atSegmentStart = tokens.isEmpty || tokens.last == .literal("/") || tokens.last == .folders
+                    if atSegmentStart, index + 1 < scalars.count, scalars[index + 1] == "/" {
+                        index += 1
+                        tokens.append(.folders)
+                    } else {
+                        tokens.append(.globstar)
+                    }
+                } else {
+                    tokens.append(.star)
+                }
+            case "[":
+                let (token, next) = try Self.set(scalars, from: index, pattern: pattern)
+                tokens.append(token)
+                index = next
+                continue
+            default:
+                tokens.append(.literal(scalar))
+            }
+            index += 1
+        }
+        self.tokens = tokens
+    }
+
+    /// The class starting at `start` (a `[`) and the index after its `]`.
+    private static func set(_ scalars: [Unicode.Scalar], from start: Int, pattern: String) throws -> (Token, Int) {
+        var index = start + 1
+        var negated = false
+        if index < scalars.count, scalars[index] == "!" || scalars[index] == "^" {
+            negated = true
+            index += 1
+        }
+        var ranges: [ClosedRange<Unicode.Scalar>] = []
+        var first = true
+        while index < scalars.count {
+            var scalar = scalars[index]
+            if scalar == "]" && !first { return (.set(ranges, negated: negated), index + 1) }
+            first = false
+            if scalar == "\\", index + 1 < scalars.count {
+                index += 1
+                scalar = scalars[index]
+            }
+            if index + 2 < scalars.count, scalars[index + 1] == "-", scalars[index + 2] != "]" {
+                let upper = scalars[index + 2]
+                guard scalar <= upper else {
+                    throw PathGlobError(pattern: pattern, reason: "the range '\(scalar)-\(upper)' runs backwards")
+                }
+                ranges.append(scalar...upper)
+                index += 3
+            } else {
+                ranges.append(scalar...scalar)
+                index += 1
+            }
+        }
+        throw PathGlobError(pattern: pattern, reason: "its '[' has no closing ']'")
+    }
+
+    /// Whether the pattern matches `path`, a relative path with `/` between its segments.
+    func matches(_ path: String) -> Bool {
+        let subject: Substring
+        if matchesName, let slash = path.lastIndex(of: "/") {
+            subject = path[path.index(after: slash)...]
+        } else {
+            subject = Substring(path)
+        }
+        return Self.matches(tokens, Array(subject.unicodeScalars))
+    }
+
+    /// Whether `tokens` match all of `text`: dynamic programming over (token, scalar) positions,
+    /// so no pattern takes more than tokens × scalars steps.
+    static func matches(_ tokens: [Token], _ text: [Unicode.Scalar]) -> Bool {
+        // reachable[j]: the tokens so far can match text[..<j].
+        var reachable = [Bool](repeating: false, count: text.count + 1)
+        reachable[0] = true
+        for token in tokens {
+            var next = [Bool](repeating: false, count: text.count + 1)
+            switch token {
+            case .star, .globstar:
+                var open = false
+                for j in 0...text.count {
+                    if reachable[j] { open = true }
+                    next[j] = open
+                    if j < text.count, token == .star, text[j] == "/" { open = false }
+                }
+            case .folders:
+                var open = false
+                for j in 0...text.count {
+                    next[j] = reachable[j] || (open && j > 0 && text[j - 1] == "/")
+                    if reachable[j] { open = true }
+                }
+            default:
+                for j in 0..<text.count where reachable[j] && Self.matchesOne(token, text[j]) {
+                    next[j + 1] = true
+                }
+            }
+            reachable = next
+            if !reachable.contains(true) { return false }
+        }
+        return reachable[text.count]
+    }
+
+    private static func matchesOne(_ token: Token, _ scalar: Unicode.Scalar) -> Bool {
+        switch token {
+        case .literal(let literal): return literal == scalar
+        case .one: return scalar != "/"
+        case .set(let ranges, let negated): return scalar != "/" && ranges.contains { $0.contains(scalar) } != negated
+        case .star, .globstar, .folders: return false
+        }
+    }
+}
+
+/// A glob that cannot be compiled.
+struct PathGlobError: Error, CustomStringConvertible {
+    /// The pattern as written.
+    let pattern: String
+    /// What is wrong with it.
+    let reason: String
+
+    var description: String { "the pattern '\(pattern)' cannot be used: \(reason)" }
+}
