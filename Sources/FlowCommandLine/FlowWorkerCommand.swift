@@ -115,6 +115,10 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
                     keys = "  [group: \(entry.primaryInputParamKey) -> \(entry.primaryOutputParamKey)]"
                 }
                 print("\(name)\(keys)\n    \(entry.summary)")
+                for parameter in entry.parameters ?? [] {
+                    let kind = parameter.kind.map { " (\($0))" } ?? ""
+                    print("      \(parameter.name)\(kind)\(parameter.summary.isEmpty ? "" : ": \(parameter.summary)")")
+                }
             }
             return
         }

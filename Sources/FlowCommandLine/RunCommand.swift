@@ -81,8 +81,10 @@ struct RunCommand: AsyncParsableCommand {
     /// The flow with its starting bucket, and the file's text (which the journal keeps).
     private func loadDefinition() throws -> (FlowDefinition, String) {
         // With local workers the ops are the stock ones, so unknown names are errors now, not after
-        // a worker time-out; remote workers may offer other ops.
-        let loader = FlowFileLoader(registry: options.bind == nil ? FlowOperationRegistry.standard : nil)
+        // a worker time-out; remote workers may offer other ops. The stock ops' `with:` keys are
+        // checked either way, as `validate` checks them.
+        let loader = FlowFileLoader(registry: options.bind == nil ? FlowOperationRegistry.standard : nil,
+                                    parameterDeclarations: FlowOperationRegistry.standard)
         var definition: FlowDefinition
         let text: String
         do {

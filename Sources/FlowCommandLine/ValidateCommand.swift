@@ -10,8 +10,9 @@ struct ValidateCommand: AsyncParsableCommand {
         abstract: "Check a flow file: syntax, structure, op names, and the stock ops' parameters.",
         discussion: """
             Every error is printed as FILE:LINE:COLUMN: message. Op names that the stock flow-worker does not \
-            offer are warnings (your own workers may offer them); with --strict they are errors. The parameters \
-            of the stock ops are checked as their workers will read them (a ${key} taken from the flow's starting \
+            offer are warnings (your own workers may offer them); with --strict they are errors. A key under \
+            'with:' that a stock op does not take is an error. The parameters of the stock ops are checked as \
+            their workers will read them (a ${key} taken from the flow's starting \
             bucket; a step whose parameters name a key made later is checked when it runs).
             """
     )
@@ -26,7 +27,7 @@ struct ValidateCommand: AsyncParsableCommand {
         let standard = FlowOperationRegistry.standard
         let definition: FlowDefinition
         do {
-            definition = try FlowFileLoader(registry: strict ? standard : nil).load(contentsOf: flowFile)
+            definition = try FlowFileLoader(registry: strict ? standard : nil, parameterDeclarations: standard).load(contentsOf: flowFile)
         } catch {
             CommandLineLogging.printDiagnostic(String(describing: error))
             throw ExitCode(2)

@@ -12,16 +12,19 @@ extension FlowOperationRegistry {
 
     /// Registers the seed's four demo ops under their names.
     public mutating func registerDemoOperations() {
-        register("SimplePrintOp", summary: "logs `message` (string)") { parameters in
+        register("SimplePrintOp", summary: "logs `message` (string)", parameters: [.init("message", "the text to log", kind: .text)]) { parameters in
             SimplePrintOp(message: try parameters.string("message", default: ""))
         }
-        register("MockAsyncLoginOp", summary: "reads email, password; sets accessToken after `delay` seconds (default 1)") { parameters in
+        register("MockAsyncLoginOp", summary: "reads email, password; sets accessToken after `delay` seconds (default 1)",
+                 parameters: [Self.demoDelay]) { parameters in
             MockAsyncLoginOp(delay: try parameters.double("delay", default: 1))
         }
-        register("MockAsyncLoadProfileOp", summary: "reads accessToken; sets profileRefreshDate after `delay` seconds (default 1)") { parameters in
+        register("MockAsyncLoadProfileOp", summary: "reads accessToken; sets profileRefreshDate after `delay` seconds (default 1)",
+                 parameters: [Self.demoDelay]) { parameters in
             MockAsyncLoadProfileOp(delay: try parameters.double("delay", default: 1))
         }
-        register("UploadSingleImageOp", summary: "group op: targetImageForUpload -> uploadedImageUrl (url_of_<image>) after `delay` seconds (default 1)") { parameters in
+        register("UploadSingleImageOp", summary: "group op: targetImageForUpload -> uploadedImageUrl (url_of_<image>) after `delay` seconds (default 1)",
+                 parameters: [Self.demoDelay]) { parameters in
             UploadSingleImageOp(delay: try parameters.double("delay", default: 1))
         }
     }
@@ -32,7 +35,8 @@ extension FlowOperationRegistry {
             "UploadFileOp",
             summary: "group op: file (path or {name,path,bytes}) -> url; uploads to `url`/NAME by `method` PUT|POST (multipart field file), "
                 + "`headers`, `source` worker|coordinator, `timeout` s (300), `skipExisting` (HEAD first; same size: not sent)",
-            primaryInputParamKey: "file", primaryOutputParamKey: "url", prepareInput: UploadFileSource.prepareInput
+            primaryInputParamKey: "file", primaryOutputParamKey: "url", prepareInput: UploadFileSource.prepareInput,
+            parameters: Self.uploadFileParameters
         ) { parameters in
             try UploadFileOp(parameters: parameters)
         }
@@ -40,25 +44,69 @@ extension FlowOperationRegistry {
             "ShellOp",
             summary: "input (appended as last argument) -> output (stdout); runs `command` (argv list, or a string with `shell: true`), "
                 + "`env`, `timeout` s (60), `workingDirectory`",
-            primaryInputParamKey: "input", primaryOutputParamKey: "output", resolveParameters: ShellCommandTemplate.resolve
+            primaryInputParamKey: "input", primaryOutputParamKey: "output", resolveParameters: ShellCommandTemplate.resolve,
+            parameters: Self.shellParameters
         ) { parameters in
             try ShellOp(parameters: parameters)
         }
         register("HashFileOp", summary: "group op: file (path) -> sha256 (lowercase hex), streamed", primaryInputParamKey: "file",
-                 primaryOutputParamKey: "sha256") { _ in
+                 primaryOutputParamKey: "sha256", parameters: []) { _ in
             HashFileOp()
         }
         register(
             "ListFilesOp",
             summary: "serial op: sets `output` (default files) to the sorted absolute paths of the regular files in `path`, "
                 + "optionally matching `glob`",
-            primaryInputParamKey: "", primaryOutputParamKey: "", placement: .coordinator
+            primaryInputParamKey: "", primaryOutputParamKey: "", placement: .coordinator, parameters: Self.listFilesParameters
         ) { parameters in
             try ListFilesOp(parameters: parameters)
         }
         register("SleepOp", summary: "item -> item (passed through) after `ms` milliseconds (0)", primaryInputParamKey: "item",
-                 primaryOutputParamKey: "item") { parameters in
+                 primaryOutputParamKey: "item", parameters: [.init("ms", "milliseconds to wait (0)", kind: .number)]) { parameters in
             try SleepOp(parameters: parameters)
         }
     }
+
+    /// The demo ops' `delay`.
+    static let demoDelay = FlowParameterDeclaration("delay", "seconds before it finishes (1)", kind: .number)
+
+    /// `UploadFileOp`'s parameters, for HTTP(S) and `s3://` targets.
+    static let uploadFileParameters: [FlowParameterDeclaration] = [
+        .init("url", "where files go: http(s)://HOST/PATH (the file's name appended) or s3://BUCKET/PREFIX", kind: .text),
+        .init("method", "PUT (default) or POST (multipart, field file); S3 takes PUT only", kind: .text),
+        .init("headers", "extra request headers, name: value", kind: .map),
+        .init("source", "who reads the file: worker (default) or coordinator", kind: .text),
+        .init("timeout", "seconds the whole upload may take (300)", kind: .seconds),
+        .init("skipExisting", "HEAD first and leave alone a file the store has with the same size (false)", kind: .bool),
+        .init("caFile", "a PEM file of certificate authorities trusted besides the machine's own", kind: .text),
+        .init("checksum", "the checksum sent with the body for the store to check: crc32c, crc64nvme, sha256, md5 or none", kind: .text),
+        .init("endpoint", "s3: the store's http(s) URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL or AWS)", kind: .text),
+        .init("region", "s3: the signing region (default $AWS_REGION, $AWS_DEFAULT_REGION or us-east-1)", kind: .text),
+        .init("pathStyle", "s3: the bucket in the path, not the host name (default true with an endpoint)", kind: .bool),
+        .init("partSize", "s3: the multipart part size, 5MiB to 5GiB (16MiB)", kind: .size),
+        .init("partConcurrency", "s3: parts sent at once per file, 1 to 64 (4)", kind: .integer),
+    ]
+
+    /// `ShellOp`'s parameters.
+    static let shellParameters: [FlowParameterDeclaration] = [
+        .init("command", "the program and its arguments (a list), or a script with shell: true", kind: .list),
+        .init("shell", "run command, a string, with /bin/sh -c (false)", kind: .bool),
+        .init("env", "environment variables added, name: value", kind: .map),
+        .init("timeout", "seconds the program may run (60)", kind: .seconds),
+        .init("workingDirectory", "the folder it runs in", kind: .text),
+    ]
+
+    /// `ListFilesOp`'s parameters.
+    static let listFilesParameters: [FlowParameterDeclaration] = [
+        .init("path", "the folder to list", kind: .text),
+        .init("glob", "keeps only names matching this fnmatch(3) pattern", kind: .text),
+        .init("output", "the bucket key the list goes under (files)", kind: .text),
+        .init("recursive", "lists subfolders too (false)", kind: .bool),
+        .init("include", "globs a path relative to path must match; ** crosses folders", kind: .list),
+        .init("exclude", "globs of relative paths left out; exclude wins over include", kind: .list),
+        .init("minSize", "leaves out smaller files (bytes, or with KiB, MiB, GiB)", kind: .size),
+        .init("maxSize", "leaves out bigger files (bytes, or with KiB, MiB, GiB)", kind: .size),
+        .init("newerThan", "keeps files changed within this duration (24h) or since this date", kind: .text),
+        .init("followLinks", "follows symbolic links to folders and files (false)", kind: .bool),
+    ]
 }

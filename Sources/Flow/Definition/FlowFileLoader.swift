@@ -26,12 +26,21 @@ import Yams
 public struct FlowFileLoader: Sendable {
     /// When set, op names must be registered in it.
     public let registry: FlowOperationRegistry?
+    /// The ops whose declared parameters (``FlowParameterDeclaration``) each step's `with:` keys
+    /// are checked against: ``registry`` unless given apart. A step whose op is not in it, or was
+    /// registered without declarations, may have any keys.
+    public let parameterDeclarations: FlowOperationRegistry?
 
     /// Creates a loader.
     ///
-    /// - Parameter registry: when non-`nil`, an op name that is not registered in it is an error.
-    public init(registry: FlowOperationRegistry? = nil) {
+    /// - Parameters:
+    ///   - registry: when non-`nil`, an op name that is not registered in it is an error.
+    ///   - parameterDeclarations: ops whose `with:` keys are checked against what they declare,
+    ///     without making other op names errors (as `validate` without `--strict` checks the stock
+    ///     ops); `registry` when `nil`.
+    public init(registry: FlowOperationRegistry? = nil, parameterDeclarations: FlowOperationRegistry? = nil) {
         self.registry = registry
+        self.parameterDeclarations = parameterDeclarations ?? registry
     }
 
     /// Reads and validates a flow file.
@@ -51,7 +60,7 @@ public struct FlowFileLoader: Sendable {
     /// - Throws: ``FlowFileError`` with every problem found.
     /// - Returns: the flow, with the location of each step.
     public func load(text: String, file: String) throws(FlowFileError) -> FlowDefinition {
-        var reader = FlowFileReader(file: file, registry: registry)
+        var reader = FlowFileReader(file: file, registry: registry, parameterDeclarations: parameterDeclarations)
         let root = try Self.document(text, file: file, expecting: "a flow file needs 'flow:' and 'steps:'")
         let definition = reader.prepared(root, sourceBytes: text.utf8.count).flatMap { reader.readDefinition($0) }
         guard let definition, reader.diagnostics.isEmpty else {

@@ -12,6 +12,7 @@ extension FlowFileReader {
         var parameters: [String: FlowValue]? = [:]
         if let with = fields["with"] {
             parameters = readValueMap("with", with, meaning: "the op's parameters")
+            checkParameterKeys(with, of: name, stepKeys: Self.operationStepKeysBesideWith, inGroup: false)
         }
         var failed = false
         var step = FlowOperationStep(op: name ?? "", location: location)
@@ -71,6 +72,7 @@ extension FlowFileReader {
         }
         var parameters: [String: FlowValue] = [:]
         if let value = fields["with"] {
+            checkParameterKeys(value, of: op, stepKeys: Self.groupKeysBesideWith, inGroup: true)
             if let map = readValueMap("with", value, meaning: "parameters for every op in the group") {
                 parameters = map
             } else {

@@ -11,6 +11,8 @@ struct FlowFileReader {
     let file: String
     /// When set, op names must be registered in it.
     let registry: FlowOperationRegistry?
+    /// When set, `with:` keys of the ops it declares parameters for must be among them.
+    let parameterDeclarations: FlowOperationRegistry?
     /// The problems found so far, in the order found.
     private(set) var diagnostics: [FlowFileError.Diagnostic] = []
     /// Nodes walked so far, counting each alias use anew, against ``nodeBudget``.
@@ -24,9 +26,10 @@ struct FlowFileReader {
     /// The node being walked when a budget was passed, where the refusal points.
     var overBudgetNode: Yams.Node?
 
-    init(file: String, registry: FlowOperationRegistry? = nil) {
+    init(file: String, registry: FlowOperationRegistry? = nil, parameterDeclarations: FlowOperationRegistry? = nil) {
         self.file = file
         self.registry = registry
+        self.parameterDeclarations = parameterDeclarations
     }
 
     /// The problems found, in file order (by line, then column, keeping the order found for ties).

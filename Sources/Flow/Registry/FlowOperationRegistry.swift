@@ -44,6 +44,13 @@ public struct FlowOperationRegistry: Sendable {
         public let prepareInput: InputPreparer?
         /// How its `${key}` references are resolved, `nil` for ``FlowParameterTemplate``'s way.
         public let resolveParameters: ParameterResolver?
+        /// The keys it takes under `with:`; `nil` when not declared, and then it takes any key.
+        public let parameters: [FlowParameterDeclaration]?
+
+        /// Whether the op takes `key` under `with:`: a declared key, or any key when none are declared.
+        public func accepts(parameter key: String) -> Bool {
+            parameters?.contains { $0.name == key } ?? true
+        }
     }
 
     private var entries: [String: Entry] = [:]
@@ -63,10 +70,14 @@ public struct FlowOperationRegistry: Sendable {
     ///   - prepareInput: work the coordinator does on the op's input before dispatch.
     ///   - resolveParameters: how `${key}` references in its parameters take bucket values, when
     ///     not pasted in as ``FlowParameterTemplate`` does.
+    ///   - parameters: the keys the op takes under `with:`; a flow file giving another key is
+    ///     refused when loaded (see ``FlowFileLoader``). `nil` (the default) takes any key; `[]`
+    ///     takes none.
     ///   - make: builds the op; throws ``FlowParameterError`` for bad parameters.
     public mutating func register(
         _ name: String, summary: String = "", primaryInputParamKey: String? = nil, primaryOutputParamKey: String? = nil,
         placement: Placement = .worker, prepareInput: InputPreparer? = nil, resolveParameters: ParameterResolver? = nil,
+        parameters: [FlowParameterDeclaration]? = nil,
         make: @escaping @Sendable (FlowParameters) throws -> FlowOperation
     ) {
         let probe = (primaryInputParamKey == nil || primaryOutputParamKey == nil)
@@ -75,7 +86,8 @@ public struct FlowOperationRegistry: Sendable {
             name: name,
             primaryInputParamKey: primaryInputParamKey ?? probe?.primaryInputParamKey ?? "",
             primaryOutputParamKey: primaryOutputParamKey ?? probe?.primaryOutputParamKey ?? "",
-            summary: summary, make: make, placement: placement, prepareInput: prepareInput, resolveParameters: resolveParameters
+            summary: summary, make: make, placement: placement, prepareInput: prepareInput, resolveParameters: resolveParameters,
+            parameters: parameters
         )
     }
 
@@ -85,8 +97,11 @@ public struct FlowOperationRegistry: Sendable {
     ///   - type: an op type conforming to ``FlowOperationCreator``.
     ///   - name: the registered name; the type's name when `nil`.
     ///   - summary: one line describing the op.
-    public mutating func register<Op: FlowOperation & FlowOperationCreator>(_ type: Op.Type, name: String? = nil, summary: String = "") {
-        register(name ?? String(describing: type), summary: summary) { _ in type.create() }
+    ///   - parameters: the keys it takes under `with:` (`[]` for none); `nil` takes any key.
+    public mutating func register<Op: FlowOperation & FlowOperationCreator>(
+        _ type: Op.Type, name: String? = nil, summary: String = "", parameters: [FlowParameterDeclaration]? = nil
+    ) {
+        register(name ?? String(describing: type), summary: summary, parameters: parameters) { _ in type.create() }
     }
 
     /// Adds every entry of another registry, replacing same-named ones.
