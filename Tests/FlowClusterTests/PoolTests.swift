@@ -1,4 +1,5 @@
 import FlowCluster
+import FlowWire
 import FlowTestSupport
 import Foundation
 import Testing
@@ -237,6 +238,112 @@ import Testing
             #expect(await run.waitForExit(timeout: 20) == .exit(3), "\(run.transcript)")
             #expect(run.stderr.contains("waiting for the pool at \(endpoint): is 'flow-coordinator pool' running there?"), "\(run.stderr)")
             #expect(run.stderr.contains("no pool answered at \(endpoint) within 2.0 s"), "\(run.stderr)")
+        }
+    }
+
+    @Test func eightRunsAtOnceOnOnePoolEachGetTheirOutputsCompleteAndInOrder() async throws {
+        try await withCluster { cluster in
+            let (_, endpoint) = try await Self.startPool(cluster)
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
+            _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 4)
+            let names = (1...8).map { "r\($0)" }
+            var runs: [ChildProcess] = []
+            for name in names {
+                runs.append(try Self.run(cluster, try cluster.write("\(name).yaml", Self.echoFlow(name, count: 25, sleep: 0.05)),
+                                         pool: endpoint, label: name))
+            }
+            for (name, run) in zip(names, runs) {
+                #expect(await run.waitForExit(timeout: 90) == .exit(0), "\(run.transcript)")
+                #expect(run.stdout.finalBucketValue("outs") == Self.expectedOutputs(name, count: 25), "\(name): \(run.stdout)")
+            }
+        }
+    }
+
+    @Test func aRunKilledOnAPoolResumesOnItWithOnlyWhatWasLeft() async throws {
+        try await withCluster { cluster in
+            let (_, endpoint) = try await Self.startPool(cluster)
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
+            let log = cluster.path("ran.log")
+            let items = (0..<30).map { "e\($0)" }
+            let file = try cluster.write("resume.yaml", """
+                flow: resumable
+                bucket:
+                  items: [\(items.joined(separator: ", "))]
+                steps:
+                  - group:
+                      op: ShellOp
+                      input: items
+                      output: outs
+                      maxConcurrent: 2
+                      with: {command: "echo \\"$1\\" >> '\(log)'; sleep 0.1; printf %s \\"$1\\"", shell: true}
+
+                """)
+            let first = try Self.run(cluster, file, pool: endpoint, label: "first")
+            let runID = try #require(await first.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ?
+                first.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ((try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 10, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            first.send(SIGKILL)
+            #expect(await first.waitForExit(timeout: 10) == .signal(SIGKILL))
+            try await Task.sleep(for: .milliseconds(300))
+            let before = Set((try String(contentsOfFile: log, encoding: .utf8)).split(separator: "\n").map(String.init))
+            let resumed = try cluster.coordinator(["resume", runID, "--pool", endpoint] + ClusterScope.fastHeartbeat, label: "resume")
+            #expect(await resumed.waitForExit(timeout: 60) == .exit(0), "\(resumed.transcript)")
+            #expect(resumed.stdout.finalBucketValue("outs") == "[" + items.map { "\"\($0)\"" }.joined(separator: ", ") + "]", "\(resumed.stdout)")
+            // What the first run had finished did not run again: the resume did not start over.
+            let all = (try String(contentsOfFile: log, encoding: .utf8)).split(separator: "\n").map(String.init)
+            // (The journal records results in batches: the last few finished before the kill may run again.)
+            #expect(all.count - before.count < items.count, "the resume ran \(all.count - before.count) elements after \(before.count) had started")
+            #expect(Set(all) == Set(items))
+        }
+    }
+
+    @Test func aHostileClientCanNeitherWithdrawNorSeeAnotherRunsTasks() async throws {
+        try await withCluster { cluster in
+            let (pool, endpoint) = try await Self.startPool(cluster)
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
+            let victim = try Self.run(cluster, try cluster.write("v.yaml", Self.echoFlow("secret-param", count: 30, sleep: 0.1)),
+                                      pool: endpoint, label: "victim")
+            var atWork = false
+            for _ in 0..<100 where !atWork {
+                atWork = try await Self.status(cluster, endpoint).runs.contains { $0.inFlight > 0 }
+                if !atWork { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            try #require(atWork)
+            // A client of its own: HELLO, then WITHDRAW of every id a run could have used, and STATUS.
+            let hello = WireCodec.encode(.hello(WireHello(clientName: "mallory", runID: "evil", flowName: "evil", origin: "mallory@x")))
+            let withdraw = WireCodec.encode(.withdraw(Array(1...5_000)))
+            let answers = try RawPeers.dealer(to: endpoint, send: [hello, withdraw, WireCodec.encode(.status)], listen: 1.0)
+            let welcomed = answers.contains { if case .welcome = $0 { true } else { false } }
+            #expect(welcomed, "\(answers)")
+            let reply = answers.compactMap { if case .statusReply(let json) = $0 { json } else { nil } }.first ?? ""
+            #expect(reply.contains("\"secret-param\""), "STATUS names the other run's flow: \(reply)")
+            #expect(!reply.contains("secret-param-"), "but none of its elements or parameters: \(reply)")
+            // Nothing was withdrawn from the victim: it finishes every element, none cancelled.
+            #expect(!answers.contains { if case .returned = $0 { true } else { false } }, "\(answers)")
+            #expect(await victim.waitForExit(timeout: 60) == .exit(0), "\(victim.transcript)")
+            #expect(victim.stdout.finalBucketValue("outs") == Self.expectedOutputs("secret-param", count: 30))
+            #expect(!victim.stdout.contains("cancelled"), "\(victim.stdout)")
+            #expect(pool.isRunning)
+        }
+    }
+
+    @Test func aPeerOfTheEarlierVersionIsToldBothVersionsByThePool() async throws {
+        try await withCluster { cluster in
+            let (pool, endpoint) = try await Self.startPool(cluster)
+            // READY as a FLOW01 worker sends it: the FLOW/02 layout under the earlier version frame.
+            var ready = WireCodec.encode(.ready(WireReady(workerName: "old", slotCount: 1, ops: ["EchoOp"], hostname: "h", processID: 1)))
+            ready[0] = Data("FLOW01".utf8)
+            let frames = try RawPeers.exchange(with: endpoint, send: [ready], listen: 1.0)
+            let disconnect = try #require(frames.first { $0.count == 3 && $0[1] == Data([WireCommand.disconnect.rawValue]) }, "\(frames)")
+            #expect(disconnect[0] == Data("FLOW01".utf8), "answered in the peer's own version")
+            var same = disconnect
+            same[0] = WireCodec.protocolFrame
+            guard case .disconnect(let text) = try WireCodec.decode(same) else { Issue.record("not a DISCONNECT"); return }
+            #expect(text.contains("unsupported protocol version FLOW01") && text.contains("FLOW02"), "\(text)")
+            #expect(await pool.waitForStderr(containing: "FLOW01", timeout: 5), "\(pool.stderr)")
         }
     }
 }
