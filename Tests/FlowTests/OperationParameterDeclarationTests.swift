@@ -70,6 +70,14 @@ import FlowStandardOps
         ])
     }
 
+    @Test func anUndeclaredCredentialSaysWhereCredentialsGoWithoutItsValue() {
+        let lines = diagnostics("flow: x\nsteps:\n  - op: UploadFileOp\n    with: {url: s3://b/, secretAccessKey: wJalrXUtnFEMIK7MDENG}\n")
+        #expect(lines == [
+            "f.yaml:4:26: unknown parameter 'secretAccessKey' for UploadFileOp: credentials are read on the machine that runs the op "
+                + "(its environment or files), never from a flow file, which the journal keeps: remove it",
+        ])
+    }
+
     @Test func everyUnknownKeyIsReportedInOnePassBesideOtherProblems() {
         let text = """
             flow: x

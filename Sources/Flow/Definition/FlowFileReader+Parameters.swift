@@ -27,7 +27,10 @@ extension FlowFileReader {
             let name = scalar.string
             let beside = inGroup ? "put it beside 'op:' in 'group:', not under 'with:'" : "put it beside 'op:', not under 'with:'"
             let unknown = "unknown parameter '\(name)' for \(operation)"
-            if stepKeys.contains(name) {
+            if Self.looksLikeCredential(name) {
+                report("\(unknown): credentials are read on the machine that runs the op (its environment or files), "
+                       + "never from a flow file, which the journal keeps: remove it", at: key)
+            } else if stepKeys.contains(name) {
                 report("'\(name)' is a \(inGroup ? "group" : "step") key, not a parameter of \(operation): \(beside)", at: key)
             } else if let suggestion = FlowFileSuggestion.closest(to: name, among: names) {
                 report("\(unknown); did you mean '\(suggestion)'?", at: key)
@@ -41,5 +44,12 @@ extension FlowFileReader {
                 report("\(unknown): \(takes)\(note)", at: key)
             }
         }
+    }
+
+    /// Whether an undeclared key names a credential (`secretAccessKey`, `password`, `apiToken`),
+    /// which is refused with where credentials go instead of a did-you-mean.
+    static func looksLikeCredential(_ key: String) -> Bool {
+        let lower = key.lowercased()
+        return ["secret", "accesskey", "access_key", "credential", "password", "token"].contains { lower.contains($0) }
     }
 }
