@@ -35,10 +35,12 @@ struct ObjectName: Equatable {
     var text: String { segments.joined(separator: "/") }
 
     /// The name for a URL path: each segment percent-encoded (a `/`, `?`, `#` or `%` inside one
-    /// never reaches the server as anything but data), joined by `/`.
+    /// never reaches the server as anything but data; a `+` is sent as `%2B`, since some servers
+    /// and gateways read a `+` in a path as a space), joined by `/`. Letters outside ASCII go as
+    /// their UTF-8 bytes, percent-encoded (`é` is `%C3%A9`).
     var urlPath: String {
         var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "/;?#%")
+        allowed.remove(charactersIn: "/;?#%+")
         return segments.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? String($0) }.joined(separator: "/")
     }
 }

@@ -16,10 +16,22 @@ public enum UploadFileSource {
     }
 
     /// `UploadFileOp`'s ``FlowOperationRegistry/InputPreparer``: with `source: coordinator` (in any
-    /// case), a path becomes ``coordinatorElement(forPath:)``; anything else is sent as it is.
+    /// case), a path becomes ``coordinatorElement(forPath:)``, and a map `{name, path}` without
+    /// bytes (a recursive `ListFilesOp`'s element) the same with its own `name` kept, so that the
+    /// file keeps its place in the tree; anything else is sent as it is.
     @Sendable public static func prepareInput(_ parameters: [String: FlowValue], _ input: FlowValue) throws -> FlowValue {
-        guard readsOnCoordinator(parameters), case .string(let path) = input else { return input }
-        return try coordinatorElement(forPath: path)
+        guard readsOnCoordinator(parameters) else { return input }
+        switch input {
+        case .string(let path):
+            return try coordinatorElement(forPath: path)
+        case .map(var element) where element["bytes"] == nil:
+            guard case .string(let path)? = element["path"] else { return input }
+            element["bytes"] = .bytes(try ReadableFile(path: path).readAll())
+            if element["name"]?.stringValue?.isEmpty ?? true { element["name"] = .string(FileInput.lastComponent(of: path)) }
+            return .map(element)
+        default:
+            return input
+        }
     }
 
     /// Whether an `UploadFileOp`'s parameters ask the coordinator to read the files
