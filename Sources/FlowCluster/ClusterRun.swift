@@ -195,7 +195,8 @@ public final class ClusterRun: Sendable {
 
     /// Where a run was started from: `user@host`.
     static var origin: String {
-        let user = ProcessInfo.processInfo.environment["USER"] ?? ProcessInfo.processInfo.environment["LOGNAME"] ?? "\(getuid())"
+        let account = getpwuid(getuid()).flatMap { $0.pointee.pw_name.map { String(cString: $0) } }
+        let user = ProcessInfo.processInfo.environment["USER"] ?? ProcessInfo.processInfo.environment["LOGNAME"] ?? account ?? "\(getuid())"
         return String("\(user)@\(ProcessInfo.processInfo.hostName)".prefix(255))
     }
 

@@ -126,7 +126,8 @@ struct PoolCommand: AsyncParsableCommand {
         }
         defer { reload?.cancel() }
         let connect = WorkerEndpoint.toConnect(bound: endpoint)
-        let key = configuration.curve.map { " (CURVE; the pool's public key: \($0.keyPair.publicKey))" } ?? ""
+        // The key last on its line: Z85 has `)` and `;`, so nothing may follow it.
+        let key = configuration.curve.map { " with CURVE; the pool's public key: \($0.keyPair.publicKey)" } ?? ""
         CommandLineLogging.printDiagnostic("""
             pool listening on \(endpoint)\(key)
               workers: flow-worker --connect \(connect)\(configuration.curve == nil ? "" : " --curve-key WORKER.key --coordinator-key KEY")

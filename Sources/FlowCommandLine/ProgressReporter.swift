@@ -15,6 +15,8 @@ final class ProgressReporter: @unchecked Sendable {
     }
 
     private let quiet: Bool
+
+    private let pool: String?
     private let isTerminal: Bool
     private let plainInterval: Double
     private let lock = NSLock()
@@ -27,8 +29,11 @@ final class ProgressReporter: @unchecked Sendable {
     /// - Parameters:
     ///   - quiet: no progress at all (diagnostics still print).
     ///   - plainInterval: seconds between plain progress lines when stderr is not a terminal.
-    init(quiet: Bool, plainInterval: Double = 2) {
+    /// - Parameter pool: the pool the run's tasks go to (`--pool`): the line counts tasks there,
+    ///   not the slots of its one "worker".
+    init(quiet: Bool, plainInterval: Double = 2, pool: String? = nil) {
         self.quiet = quiet
+        self.pool = pool
         self.isTerminal = isatty(STDERR_FILENO) == 1
         self.plainInterval = plainInterval
     }
@@ -117,7 +122,11 @@ final class ProgressReporter: @unchecked Sendable {
             let eta = rate > 0 ? Self.duration(Double(remaining) / rate) : "?"
             var line = "\(current.operation): \(current.done)/\(current.total) done"
             line += ", \(current.failed) failed, \(String(format: "%.1f", rate))/s, ETA \(eta)"
-            if let cluster { line += ", workers busy \(cluster.running)/\(cluster.slots) slots on \(cluster.workers)" }
+            if let cluster, let pool {
+                line += cluster.workers > 0 ? ", \(cluster.running) at the pool" : ", waiting for the pool at \(pool)"
+            } else if let cluster {
+                line += ", workers busy \(cluster.running)/\(cluster.slots) slots on \(cluster.workers)"
+            }
             if isTerminal {
                 write("\r\u{1B}[K" + line)
                 lineIsOpen = true

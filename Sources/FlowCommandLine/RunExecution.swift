@@ -24,7 +24,7 @@ enum RunExecution {
     static func execute(options: ClusterRunOptions, firstLine: String? = nil, load: () throws -> FlowDefinition,
                         makeJournal: (FlowDefinition) -> Result<RunJournal?, ExitCode>) async throws {
         let logger = CommandLineLogging.logger(label: "flow-coordinator", level: options.logLevel)
-        let progress = ProgressReporter(quiet: options.quiet)
+        let progress = ProgressReporter(quiet: options.quiet, pool: options.pool)
         var clusterOptions = options.cluster
         do {
             clusterOptions.curve = try options.curveServer()

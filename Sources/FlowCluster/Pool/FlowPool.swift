@@ -98,7 +98,12 @@ public final class FlowPool: Service, Sendable {
             do {
                 let handler = try ZAPHandler(context: context, keys: curve.keys.union, logger: logger) { address, key in
                     let event = ClusterEvent.peerRefused(address: address, key: key)
-                    logger.log(level: event.logLevel, "\(event)", metadata: event.metadata)
+                    // A pool has two lists: the line says which one a key goes in.
+                    let text = key.map {
+                        "refused a peer at \(address) with key \($0): in neither list (add it to --authorized-keys for a worker "
+                            + "or to --authorized-clients for a run, then send SIGHUP)"
+                    } ?? "\(event)"
+                    logger.log(level: event.logLevel, "\(text.escapingControlCharacters)", metadata: event.metadata)
                     onEvent(event)
                 }
                 zap.withLock { $0 = handler }
