@@ -346,4 +346,26 @@ import Testing
             #expect(await pool.waitForStderr(containing: "FLOW01", timeout: 5), "\(pool.stderr)")
         }
     }
+
+    @Test func thePoolsMetricsCountWorkersSlotsRunsAndQueuedTasks() async throws {
+        try await withCluster { cluster in
+            let (pool, endpoint) = try await Self.startPool(cluster, extra: ["--metrics", "127.0.0.1:0"])
+            let address = try await pool.metricsAddress()
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
+            let run = try Self.run(cluster, try cluster.write("m.yaml", Self.echoFlow("m", count: 40, sleep: 0.2)), pool: endpoint, label: "m")
+            var scrape: MetricsScrape?
+            for _ in 0..<100 {
+                scrape = try MetricsScrape.fetch(address)
+                if let scrape, scrape.value("flow_pool_runs") == 1, scrape.value("flow_pool_tasks_queued") > 0 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let seen = try #require(scrape)
+            #expect(seen.value("flow_pool_workers") == 1 && seen.value("flow_pool_slots") == 2, "\(seen)")
+            #expect(seen.value("flow_pool_runs") == 1 && seen.value("flow_pool_slots_busy") == 2, "\(seen)")
+            #expect(seen.value("flow_pool_tasks_queued") > 0, "\(seen)")
+            #expect(seen.has("flow_pool_run_tasks_queued"), "\(seen)")
+            #expect(try seen.promtoolProblems() == nil)
+            #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
+        }
+    }
 }
