@@ -37,8 +37,11 @@ struct FileFilter {
 
     /// Whether the relative path passes `include` and `exclude`.
     func admits(relativePath: String) -> Bool {
-        if !include.isEmpty, !include.contains(where: { $0.matches(relativePath) }) { return false }
-        return !exclude.contains { $0.matches(relativePath) }
+        guard !include.isEmpty || !exclude.isEmpty else { return true }
+        let scalars = Array(relativePath.unicodeScalars)
+        let nameStart = (scalars.lastIndex(of: "/") ?? -1) + 1
+        if !include.isEmpty, !include.contains(where: { $0.matches(scalars, nameStart: nameStart) }) { return false }
+        return !exclude.contains { $0.matches(scalars, nameStart: nameStart) }
     }
 
     /// Whether a file of `size` bytes modified at `modified` passes the size and age limits.

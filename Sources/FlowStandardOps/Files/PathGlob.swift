@@ -120,46 +120,54 @@ struct PathGlob: Equatable, CustomStringConvertible {
 
     /// Whether the pattern matches `path`, a relative path with `/` between its segments.
     func matches(_ path: String) -> Bool {
-        let subject: Substring
-        if matchesName, let slash = path.lastIndex(of: "/") {
-            subject = path[path.index(after: slash)...]
-        } else {
-            subject = Substring(path)
-        }
-        return Self.matches(tokens, Array(subject.unicodeScalars))
+        let scalars = Array(path.unicodeScalars)
+        return matches(scalars, nameStart: (scalars.lastIndex(of: "/") ?? -1) + 1)
+    }
+
+    /// Whether the pattern matches a relative path given as its scalars, with `nameStart` the
+    /// index where its file name starts (after the last `/`).
+    func matches(_ path: [Unicode.Scalar], nameStart: Int) -> Bool {
+        matchesName ? Self.matches(tokens, path[nameStart...]) : Self.matches(tokens, path[...])
     }
 
     /// Whether `tokens` match all of `text`: dynamic programming over (token, scalar) positions,
     /// so no pattern takes more than tokens × scalars steps.
-    static func matches(_ tokens: [Token], _ text: [Unicode.Scalar]) -> Bool {
+    static func matches(_ tokens: [Token], _ text: ArraySlice<Unicode.Scalar>) -> Bool {
+        let text = ContiguousArray(text)
+        let count = text.count
         // reachable[j]: the tokens so far can match text[..<j].
-        var reachable = [Bool](repeating: false, count: text.count + 1)
+        var reachable = ContiguousArray<Bool>(repeating: false, count: count + 1)
+        var next = reachable
         reachable[0] = true
         for token in tokens {
-            var next = [Bool](repeating: false, count: text.count + 1)
+            var any = false
             switch token {
             case .star, .globstar:
                 var open = false
-                for j in 0...text.count {
+                for j in 0...count {
                     if reachable[j] { open = true }
                     next[j] = open
-                    if j < text.count, token == .star, text[j] == "/" { open = false }
+                    any = any || open
+                    if j < count, token == .star, text[j] == "/" { open = false }
                 }
             case .folders:
                 var open = false
-                for j in 0...text.count {
+                for j in 0...count {
                     next[j] = reachable[j] || (open && j > 0 && text[j - 1] == "/")
+                    any = any || next[j]
                     if reachable[j] { open = true }
                 }
             default:
-                for j in 0..<text.count where reachable[j] && Self.matchesOne(token, text[j]) {
-                    next[j + 1] = true
+                next[0] = false
+                for j in 0..<count {
+                    next[j + 1] = reachable[j] && Self.matchesOne(token, text[j])
+                    any = any || next[j + 1]
                 }
             }
-            reachable = next
-            if !reachable.contains(true) { return false }
+            if !any { return false }
+            swap(&reachable, &next)
         }
-        return reachable[text.count]
+        return reachable[count]
     }
 
     private static func matchesOne(_ token: Token, _ scalar: Unicode.Scalar) -> Bool {
