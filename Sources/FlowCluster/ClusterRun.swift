@@ -86,7 +86,7 @@ public final class ClusterRun: Sendable {
     ///   - options: where and how to run.
     ///   - logger: diagnostics.
     ///   - localStart: the coordinator and local workers ``startLocal(options:logger:)`` started
-    ///     while the flow loaded; ``start()`` takes them over instead of starting its own.
+    ///     while the flow loaded; ``start(runID:)`` takes them over instead of starting its own.
     ///   - onEvent: cluster events (worker joined, lost, ...), for progress output.
     public init(definition: FlowDefinition, options: Options, logger: Logger, localStart: LocalStart? = nil,
                 onEvent: @escaping @Sendable (ClusterEvent) -> Void = { _ in }) {

@@ -94,7 +94,7 @@ public struct FlowFileLoader: Sendable {
 
     /// A value written as a YAML scalar, as `--set key=value` takes it.
     ///
-    /// Typed by the YAML 1.2 core schema, as values in flow files are (``FlowCoreSchema``): `3`
+    /// Typed by the YAML 1.2 core schema, as values in flow files are (`FlowCoreSchema`): `3`
     /// and `0123` are integers (3 and 123), `0x1F` and `0o17` too, `1.5` and `1.10` doubles, `true`
     /// a bool, `null` or `~` null; `yes`, `off`, `12:30` and `2024-05-01` are text, as is anything
     /// else (a `#` is kept, not read as a comment). `"3"` or `'3'` is the text `3`. A flow-style

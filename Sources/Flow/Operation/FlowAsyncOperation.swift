@@ -66,7 +66,7 @@ open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
     open override var runsMainLogicInline: Bool { true }
 
     /// Starts a task that runs ``run()`` and finishes the op by how it ended. The runner that
-    /// flows and workers use does not come here: it awaits ``runToFinish()`` in its own task.
+    /// flows and workers use does not come here: it awaits `runToFinish()` in its own task.
     public final override func mainLogic() {
         startWithAsynchronous()
         let task = Task { await self.runToFinish() }

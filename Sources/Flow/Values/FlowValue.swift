@@ -129,25 +129,25 @@ extension FlowValue {
         }
     }
 
-    /// The string inside a ``string`` value, `nil` otherwise.
+    /// The string inside a ``string(_:)`` value, `nil` otherwise.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
-    /// The integer inside an ``integer`` value, `nil` otherwise.
+    /// The integer inside an ``integer(_:)`` value, `nil` otherwise.
     public var integerValue: Int? {
         if case .integer(let value) = self { return Int(value) }
         return nil
     }
 
-    /// The Boolean inside a ``bool`` value, `nil` otherwise.
+    /// The Boolean inside a ``bool(_:)`` value, `nil` otherwise.
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
-    /// The number inside an ``integer`` or ``double`` value, `nil` otherwise.
+    /// The number inside an ``integer(_:)`` or ``double(_:)`` value, `nil` otherwise.
     public var doubleValue: Double? {
         switch self {
         case .double(let value): return value

@@ -49,7 +49,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     case peerRefused(address: String, key: String?)
     /// A peer's handshake with a CURVE coordinator failed: it spoke plaintext, or it was given
     /// another coordinator's key. Reported once per peer address; `nil` when the peer's address
-    /// was gone before it could be read (``HandshakeFailureLog``), reported at most once a minute.
+    /// was gone before it could be read (`HandshakeFailureLog`), reported at most once a minute.
     case handshakeFailed(address: String?)
     /// A client registered a run with the pool (HELLO, §14).
     case clientJoined(name: String, run: String, flow: String, origin: String, share: Int)

@@ -24,8 +24,8 @@ extension FlowCoordinator {
         /// Tries a worker may leave unanswered past their time limit before it gets no more tasks.
         public var unansweredBeforeQuarantine = 3
         /// What the coordinator knows of ops before it sends them: which run on the coordinator
-        /// itself (``FlowOperationRegistry/Placement/coordinator``, built from this registry),
-        /// and which prepare their input first (``FlowOperationRegistry/InputPreparer``). Ops
+        /// itself (`FlowOperationRegistry.Placement.coordinator`, built from this registry),
+        /// and which prepare their input first (`FlowOperationRegistry.InputPreparer`). Ops
         /// not in it are sent to workers as they are.
         public var registry = FlowOperationRegistry()
         /// CURVE security (CurveZMQ, RFC 26): the coordinator's key pair and the workers' public

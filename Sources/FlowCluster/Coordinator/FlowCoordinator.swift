@@ -7,10 +7,10 @@ import Synchronization
 import ZeroMQ
 
 /// Runs a flow's ops on workers: binds a ZeroMQ ROUTER, admits workers that say READY, and
-/// hands each task the engine gives it (``FlowExecutor/execute(_:)``) to a worker that offers the
+/// hands each task the engine gives it (`FlowExecutor.execute(_:)`) to a worker that offers the
 /// op and has a free slot.
 ///
-/// One dedicated I/O thread owns the socket and runs ``CoordinatorStateMachine``; async callers
+/// One dedicated I/O thread owns the socket and runs `CoordinatorStateMachine`; async callers
 /// queue work for it and wake it through an `inproc://` pair. Use it as a flow's executor:
 ///
 /// ```swift

@@ -42,7 +42,9 @@ extension ClusterRun {
     /// Binds a private endpoint and starts the local workers, for a run whose flow is still to be
     /// read; pass the result to ``init(definition:options:logger:localStart:onEvent:)``.
     ///
-    /// - Parameter options: the run's options; `bind` must be `nil`.
+    /// - Parameters:
+    ///   - options: the run's options; `bind` must be `nil`.
+    ///   - logger: the run's logger.
     /// - Throws: ``ClusterError`` when the endpoint cannot be bound or the workers cannot start.
     public static func startLocal(options: Options, logger: Logger) throws -> LocalStart {
         precondition(options.bind == nil, "startLocal is for local workers (no bind)")

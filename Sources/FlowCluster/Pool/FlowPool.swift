@@ -9,7 +9,7 @@ import ZeroMQ
 /// it as to a coordinator, and coordinators started with `--pool` register their runs with it
 /// and submit their tasks; the pool shares its workers' slots among the runs by weight.
 ///
-/// One I/O thread owns the ROUTER socket and runs ``PoolStateMachine``. Use it as a `Service`
+/// One I/O thread owns the ROUTER socket and runs `PoolStateMachine`. Use it as a `Service`
 /// (``run()`` binds and serves until graceful shutdown) or with ``start()`` and ``stop()``.
 public final class FlowPool: Service, Sendable {
     /// Where the pool listens and how patient it is.

@@ -6,6 +6,7 @@ extension PoolStatus {
     /// Asks the pool at `endpoint` for its status (STATUS, §14.6).
     ///
     /// - Parameters:
+    ///   - endpoint: the pool's endpoint, such as `tcp://host:5555`.
     ///   - curve: with a CURVE pool, a key pair it admits (a client's or a worker's) and its public key.
     ///   - timeout: how long to wait for the answer.
     /// - Throws: ``ClusterError/cannotConnect(endpoint:reason:)`` when nothing answers in time, or

@@ -7,7 +7,7 @@ import ZeroMQ
 
 /// A worker process's engine: connects a DEALER to the coordinator, says READY with its ops and
 /// slots, runs up to `concurrency` tasks at once, heartbeats, and reconnects when the coordinator
-/// goes silent or restarts. Every protocol rule lives in ``WorkerStateMachine``; this is the thin
+/// goes silent or restarts. Every protocol rule lives in `WorkerStateMachine`; this is the thin
 /// ZeroMQ shell around it.
 ///
 /// It is a `Service`: on graceful shutdown (SIGTERM or SIGINT in a `ServiceGroup`) it stops taking
@@ -82,7 +82,7 @@ public final class FlowWorker: Service, Sendable {
     ///   - registry: the ops this worker offers; at least one.
     ///   - logger: diagnostics, with `task.id`, `task.attempt` and `task.op` metadata.
     /// - Throws: ``ClusterError/invalidWorker(_:)`` for an empty registry, and for a name or ops
-    ///   past what a READY may carry (``WireLimits``), which a coordinator would refuse in silence.
+    ///   past what a READY may carry (`WireLimits`), which a coordinator would refuse in silence.
     public init(configuration: Configuration, registry: FlowOperationRegistry, logger: Logger) throws {
         guard !registry.names.isEmpty else {
             throw ClusterError.invalidWorker("a worker needs at least one op: register ops in its FlowOperationRegistry")

@@ -42,8 +42,10 @@ public struct S3Target: Sendable, Hashable {
 
     /// Reads the target from an op's parameters.
     ///
-    /// - Parameter environment: where the defaults come from.
-    /// - Throws: ``FlowParameterError`` naming the parameter.
+    /// - Parameters:
+    ///   - parameters: the op's parameters.
+    ///   - environment: where the defaults come from.
+    /// - Throws: `FlowParameterError` naming the parameter.
     public init(parameters: FlowParameters, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let url = try parameters.string("url")
         let operation = parameters.operation

@@ -21,7 +21,7 @@ import Foundation
 ///   SIGKILL 2 s later, and the op fails with `time limit of N s exceeded`.
 /// - `workingDirectory` (string, optional): where the program starts.
 ///
-/// The program also gets `FLOW_ATTEMPT`: which try of the op this is (``FlowOperation/attempt``),
+/// The program also gets `FLOW_ATTEMPT`: which try of the op this is (`FlowOperation.attempt`),
 /// more than 1 when an earlier try may have done part of the work, so a script can make itself
 /// safe to run twice.
 ///
@@ -62,7 +62,7 @@ public final class ShellOp: FlowAsyncOperation, @unchecked Sendable {
 
     /// Builds the op from `with:` parameters.
     ///
-    /// - Throws: ``FlowParameterError`` when `command` is missing, empty, or a string without
+    /// - Throws: `FlowParameterError` when `command` is missing, empty, or a string without
     ///   `shell: true`, or another parameter has the wrong type.
     public convenience init(parameters: FlowParameters) throws {
         let shell = try parameters.bool("shell", default: false)

@@ -23,7 +23,7 @@ public final class SleepOp: FlowAsyncOperation, @unchecked Sendable {
 
     /// Builds the op from `with:` parameters.
     ///
-    /// - Throws: ``FlowParameterError`` when `ms` is not a number of zero or more.
+    /// - Throws: `FlowParameterError` when `ms` is not a number of zero or more.
     public convenience init(parameters: FlowParameters) throws {
         self.init(milliseconds: try parameters.duration("ms", default: 0, allowsZero: true))
     }

@@ -47,7 +47,7 @@ import NIOSSL
 /// Credentials come from the machine running the op (``S3CredentialChain``), never from the flow
 /// file: parameters that look like credentials, an `Authorization` or `x-amz-*` header and
 /// `method: POST` are refused. Files up to `partSize` go up in one signed `PUT`, larger ones in a
-/// multipart upload, aborted when it fails or is cancelled (``S3Upload``). The store's XML error
+/// multipart upload, aborted when it fails or is cancelled (`S3Upload`). The store's XML error
 /// `Code` and `Message` are in the op's error; `SlowDown`, `RequestTimeout`, `InternalError`, 500
 /// and 503 are transient, `SignatureDoesNotMatch`, `InvalidAccessKeyId`, `AccessDenied`,
 /// `NoSuchBucket` and other 4xx permanent. `skipExisting` asks with a signed `HEAD`.
@@ -150,7 +150,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
 
     /// Builds the op from `with:` parameters.
     ///
-    /// - Throws: ``FlowParameterError`` when `url` is missing or not an http(s) URL, or another
+    /// - Throws: `FlowParameterError` when `url` is missing or not an http(s) URL, or another
     ///   parameter has the wrong type or value.
     public convenience init(parameters: FlowParameters) throws {
         let text = try parameters.string("url")

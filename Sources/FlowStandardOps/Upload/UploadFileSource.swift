@@ -15,7 +15,7 @@ public enum UploadFileSource {
         return .map(["name": .string(FileInput.lastComponent(of: path)), "path": .string(path), "bytes": .bytes(bytes)])
     }
 
-    /// `UploadFileOp`'s ``FlowOperationRegistry/InputPreparer``: with `source: coordinator` (in any
+    /// `UploadFileOp`'s `FlowOperationRegistry.InputPreparer`: with `source: coordinator` (in any
     /// case), a path becomes ``coordinatorElement(forPath:)``, and a map `{name, path}` without
     /// bytes (a recursive `ListFilesOp`'s element) the same with its own `name` kept, so that the
     /// file keeps its place in the tree; anything else is sent as it is.
