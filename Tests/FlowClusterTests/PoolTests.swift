@@ -53,11 +53,39 @@ import Testing
         try cluster.coordinator(["run", file, "--pool", endpoint, "--worker-timeout", "30"] + ClusterScope.fastHeartbeat + extra, label: label)
     }
 
+    /// The first ShellOp start and the last ShellOp end in a `--json` report.
+    static func shellOpSpan(_ path: String) throws -> (start: Date, end: Date) {
+        struct Report: Decodable {
+            struct Operation: Decodable {
+                var op: String
+                var startedAt: Date?
+                var finishedAt: Date?
+            }
+            var operations: [Operation]
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            guard let date = formatter.date(from: text) else { throw HarnessError("not a date: \(text)") }
+            return date
+        }
+        let report = try decoder.decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        let shells = report.operations.filter { $0.op == "ShellOp" }
+        guard let start = shells.compactMap(\.startedAt).min(), let end = shells.compactMap(\.finishedAt).max() else {
+            throw HarnessError("no ShellOp times in \(path)")
+        }
+        return (start, end)
+    }
+
     @Test func twoRunsStartedTogetherShareThePoolEquallyAndFinishTogether() async throws {
         try await withCluster { cluster in
             let (_, endpoint) = try await Self.startPool(cluster)
-            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 40, sleep: 0.2)), pool: endpoint, label: "a")
-            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 40, sleep: 0.2)), pool: endpoint, label: "b")
+            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 40, sleep: 0.2)), pool: endpoint, label: "a",
+                                 extra: ["--json", cluster.path("a.json")])
+            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 40, sleep: 0.2)), pool: endpoint, label: "b",
+                                 extra: ["--json", cluster.path("b.json")])
             // Both runs registered before any worker joins, so neither has a head start.
             var registered = false
             for _ in 0..<50 where !registered {
@@ -65,7 +93,6 @@ import Testing
                 if !registered { try await Task.sleep(for: .milliseconds(100)) }
             }
             try #require(registered, "both runs must register with the pool\n\(a.transcript)\n\(b.transcript)")
-            let started = ContinuousClock.now
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
             _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 2)
             // While both have work, each holds half the 4 slots (once slots have turned over: the
@@ -80,23 +107,21 @@ import Testing
                 if samples.count >= 5 { break }
                 try await Task.sleep(for: .milliseconds(150))
             }
-            #expect(!samples.isEmpty, "status --pool never showed both runs at work")
-            #expect(samples.allSatisfy { $0.a == 2 && $0.b == 2 }, "equal shares of 4 slots are 2 and 2: \(samples)")
-            async let endA = a.waitForExit(timeout: 60)
-            async let endB = b.waitForExit(timeout: 60)
-            var finished: [String: Duration] = [:]
-            for (name, child) in [("a", a), ("b", b)] {
-                _ = await child.waitForExit(timeout: 60)
-                finished[name] = ContinuousClock.now - started
-            }
-            #expect(await endA == .exit(0), "\(a.transcript)")
-            #expect(await endB == .exit(0), "\(b.transcript)")
+            // A sample can fall between a slot freeing and its next task: most, not all, must show it.
+            #expect(samples.count >= 3, "status --pool rarely showed both runs at work: \(samples)")
+            #expect(samples.filter { $0.a == 2 && $0.b == 2 }.count * 5 >= samples.count * 4, "equal shares of 4 slots are 2 and 2: \(samples)")
+            #expect(await a.waitForExit(timeout: 60) == .exit(0), "\(a.transcript)")
+            #expect(await b.waitForExit(timeout: 60) == .exit(0), "\(b.transcript)")
             #expect(a.stdout.finalBucketValue("outs") == Self.expectedOutputs("a", count: 40), "\(a.stdout)")
             #expect(b.stdout.finalBucketValue("outs") == Self.expectedOutputs("b", count: 40), "\(b.stdout)")
             // The summary names the workers that ran each element, not the pool.
             let both = a.stdout + b.stdout
             #expect(both.contains("@ w1]") && both.contains("@ w2]") && !both.contains("@ pool"), "\(a.stdout)")
-            let (ta, tb) = (finished["a"]!.seconds, finished["b"]!.seconds)
+            // When each run's group ended, from the runs' own reports (the ops' times, not the
+            // processes' exits), counted from when the first element of either started.
+            let spans = try [cluster.path("a.json"), cluster.path("b.json")].map(Self.shellOpSpan)
+            let start = min(spans[0].start, spans[1].start)
+            let (ta, tb) = (spans[0].end.timeIntervalSince(start), spans[1].end.timeIntervalSince(start))
             #expect(abs(ta - tb) <= 0.1 * max(ta, tb), "equal runs started together end within 10%: a \(ta) s, b \(tb) s")
         }
     }
@@ -124,8 +149,8 @@ import Testing
                 if seen.count >= 4 { break }
                 try await Task.sleep(for: .milliseconds(150))
             }
-            #expect(!seen.isEmpty)
-            #expect(seen.allSatisfy { $0.h == 3 && $0.l == 1 }, "shares 3:1 of 4 slots are 3 and 1: \(seen)")
+            #expect(seen.count >= 3, "status --pool rarely showed both runs at work: \(seen)")
+            #expect(seen.filter { $0.h == 3 && $0.l == 1 }.count * 5 >= seen.count * 4, "shares 3:1 of 4 slots are 3 and 1: \(seen)")
             #expect(await heavy.waitForExit(timeout: 60) == .exit(0), "\(heavy.transcript)")
             #expect(await light.waitForExit(timeout: 60) == .exit(0), "\(light.transcript)")
             #expect(light.stdout.finalBucketValue("outs") == Self.expectedOutputs("l", count: 30))
