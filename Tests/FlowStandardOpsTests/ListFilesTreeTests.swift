@@ -203,7 +203,8 @@ struct ListFilesTreeTests {
         #expect(Self.names(flow.dataBucket["visible2026"], in: tree) == ["2026/01/a.jpg", "2026/02/a.jpg"])
         #expect(Self.names(flow.dataBucket["rest"], in: tree) == [".hidden", "unicodé/日本.txt", "with space/b c+d#e?.txt"])
         #expect(Self.names(flow.dataBucket["classes"], in: tree) == ["top.txt", "unicodé/日本.txt"])
-        #expect(flow.lines.contains { $0.hasPrefix("[ListFilesOp] listed 1 files in \(tree.path) and its 10 subfolders (7 left out by the filters") })
+        // `2026/02/**` leaves that folder out whole: it is not entered, its files not counted.
+        #expect(flow.lines.contains { $0.hasPrefix("[ListFilesOp] listed 1 files in \(tree.path) and its 9 subfolders (5 left out by the filters") })
     }
 
     @Test func sizeAndAgeLimitsChooseFiles() async throws {
@@ -286,6 +287,14 @@ struct ListFilesTreeTests {
             #expect(flow.lines.contains("[ListFilesOp] cannot list folder \(locked.path): Permission denied; listed the rest"))
         }
         #expect(flow.lines.contains { $0.hasPrefix("[ListFilesOp] listed ") && $0.hasSuffix(", \(lockedForUs ? 2 : 1) subfolders unreadable)") })
+
+        // A folder excluded whole (`long/**`, `**/locked/**`) is not entered, so not reported.
+        let pruned = await runFlow(steps: [
+            step("ListFilesOp", ["path": .string(tree.path), "recursive": true, "exclude": .array(["long/**", "**/locked/**"])]),
+        ])
+        #expect(pruned.isSuccess, "\(pruned.errorText)")
+        #expect(Self.names(pruned.dataBucket["files"], in: tree) == Self.treeNames)
+        #expect(!pruned.lines.contains { $0.contains("cannot list folder") }, "\(pruned.lines)")
     }
 
     @Test func anUnreadableTopFolderIsStillAnError() async throws {

@@ -9,6 +9,9 @@ struct FileFilter {
     var include: [PathGlob] = []
     /// Files matching one of these are left out, whatever `include` says.
     var exclude: [PathGlob] = []
+    /// Folders whose files an `exclude` ending in `/**` leaves out all of (`cache/**` gives
+    /// `/cache`): they are not entered at all.
+    var excludedFolders: [PathGlob] = []
     /// The least size in bytes, inclusive.
     var minSize: Int64?
     /// The greatest size in bytes, inclusive.
@@ -44,6 +47,11 @@ struct FileFilter {
         return !exclude.contains { $0.matches(scalars, nameStart: nameStart) }
     }
 
+    /// Whether an `exclude` leaves out every file below the folder at `relativePath`.
+    func excludesAll(below relativePath: String) -> Bool {
+        !excludedFolders.isEmpty && excludedFolders.contains { $0.matches(relativePath) }
+    }
+
     /// Whether a file of `size` bytes modified at `modified` passes the size and age limits.
     func admits(size: Int64, modified: Date, cutoff: Date?) -> Bool {
         if let minSize, size < minSize { return false }
@@ -70,6 +78,12 @@ struct FileFilter {
         }
         include = try globs("include")
         exclude = try globs("exclude")
+        excludedFolders = exclude.compactMap { glob in
+            guard glob.pattern.hasSuffix("/**"), !glob.pattern.hasSuffix("\\/**") else { return nil }
+            let folder = String(glob.pattern.dropLast(3))
+            guard !folder.isEmpty, folder != "/" else { return nil }
+            return try? PathGlob(folder.hasPrefix("/") ? folder : "/" + folder)
+        }
         func size(_ key: String) throws -> Int64? {
             guard let value = parameters[key] else { return nil }
             guard let bytes = Self.byteCount(value) else {

@@ -122,6 +122,8 @@ struct FolderListing {
             }
             switch status.st_mode & S_IFMT {
             case S_IFDIR where options.recursive:
+                // A folder an exclude leaves out whole is not entered, as rclone does not.
+                if options.filter.excludesAll(below: relativePath) { continue }
                 let id = FileID(status)
                 guard !ancestors.contains(id) else {
                     loops.append(path)

@@ -17,9 +17,10 @@ import Foundation
 /// - `output` (string, optional, default `files`): the bucket key the list is put under.
 /// - `recursive` (bool, default false): lists the subfolders too, at any depth.
 /// - `include`, `exclude` (a glob or a list of globs, optional): matched against each file's path
-///   relative to `path` (``PathGlob``: `*` and `?` stay within a folder, `**` crosses folders,
+///   relative to `path` (`PathGlob`: `*` and `?` stay within a folder, `**` crosses folders,
 ///   `[abc]` classes; a pattern without `/` matches the file name at any depth, as rclone's do). A
-///   file is listed when it matches some `include` (all do when there is none) and no `exclude`.
+///   file is listed when it matches some `include` (all do when there is none) and no `exclude`;
+///   a folder an `exclude` ending in `/**` leaves out whole is not entered.
 /// - `minSize`, `maxSize` (bytes, or text such as `512KiB`, `10MiB`, `1GiB`, `5MB`; optional):
 ///   inclusive size limits.
 /// - `newerThan` (optional): a duration before the listing (`30m`, `24h`, `7d`, `1h30m`) or a
@@ -90,7 +91,7 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
 
     /// Builds the op from `with:` parameters.
     ///
-    /// - Throws: ``FlowParameterError`` when `path` is missing, a parameter has the wrong type, or
+    /// - Throws: `FlowParameterError` when `path` is missing, a parameter has the wrong type, or
     ///   a glob, size or age cannot be read.
     public convenience init(parameters: FlowParameters) throws {
         let output = try parameters.string("output", default: "files")
