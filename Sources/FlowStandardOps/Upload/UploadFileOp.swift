@@ -16,7 +16,11 @@ import NIOSSL
 /// - `url` (string, required): the base URL; the object's URL is the base, one `/`, and the
 ///   file's name (percent-encoded). `s3://BUCKET/PREFIX` uploads to S3 (below). A name given in
 ///   the element (`{name, path}`) may hold folders (`2026/a.jpg`, sent with its `/`); one with an
-///   empty, `.` or `..` segment or a leading `/` fails that element, permanently.
+///   empty, `.` or `..` segment or a leading `/` fails that element, permanently. A recursive
+///   `ListFilesOp` gives such elements, each file's path relative to the listed folder as its
+///   name, so a tree uploads as a tree (`photos/2026/01/a.jpg` listed from `photos` goes to
+///   `BASE/2026/01/a.jpg`, or the key `PREFIX/2026/01/a.jpg`). Each segment is percent-encoded
+///   in the URL (spaces, letters outside ASCII, `+`, `#`, `?`, `%`, `;`).
 /// - `method` (`PUT` or `POST`, default `PUT`): `PUT` sends the file as the body; `POST` sends a
 ///   `multipart/form-data` body with the file as the field `file`.
 /// - `headers` (map of strings, optional): extra request headers, for example `Authorization`.
