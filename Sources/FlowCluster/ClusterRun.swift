@@ -200,6 +200,11 @@ public final class ClusterRun: Sendable {
         return String("\(user)@\(ProcessInfo.processInfo.hostName)".prefix(255))
     }
 
+    /// Pauses the run or lets it go on (``FlowCoordinator/setPaused(_:)``).
+    public func setPaused(_ paused: Bool) {
+        coordinator?.setPaused(paused)
+    }
+
     /// Replaces the workers a CURVE coordinator admits (SIGHUP).
     public func reloadAuthorizedKeys(_ keys: AuthorizedKeys) {
         coordinator?.reloadAuthorizedKeys(keys)

@@ -21,6 +21,8 @@ final class ProgressReporter: @unchecked Sendable {
     private let plainInterval: Double
     private let lock = NSLock()
     private var group: Group?
+    /// The group that runs now or ran last, kept when progress is quiet too.
+    private var tracked: Group?
     private var lineIsOpen = false
     private var status: (@Sendable () -> FlowCoordinator.Status?)?
     private var timer: (any DispatchSourceTimer)?
@@ -36,6 +38,27 @@ final class ProgressReporter: @unchecked Sendable {
         self.pool = pool
         self.isTerminal = isatty(STDERR_FILENO) == 1
         self.plainInterval = plainInterval
+    }
+
+    /// The group that runs now (or ran last): its op, elements done, failed and in all, and when
+    /// it started; `nil` before the first group.
+    var groupSnapshot: (operation: String, done: Int, failed: Int, total: Int, startedAt: Date)? {
+        lock.withLock { tracked.map { ($0.operation, $0.done, $0.failed, $0.total, $0.startedAt) } }
+    }
+
+    /// Follows the groups for ``groupSnapshot``, quiet or not (`status RUN_ID` asks).
+    private func track(_ event: FlowProgressEvent) {
+        lock.withLock {
+            switch event {
+            case .groupStarted(let operation, let total, _):
+                tracked = Group(operation: operation, total: total)
+            case .groupElementFinished(_, let done, let failed, _), .groupFinished(_, let done, let failed, _):
+                tracked?.done = done
+                tracked?.failed = failed
+            case .operationStarted, .operationFinished:
+                break
+            }
+        }
     }
 
     /// Starts redrawing every half second, reading the cluster's busy slots from `status`.
@@ -76,7 +99,15 @@ final class ProgressReporter: @unchecked Sendable {
         lock.withLock { emit("[cluster] \(text)") }
     }
 
+    /// A line the user must see even with `--quiet` (the run was steered from elsewhere): above
+    /// the live line when there is one.
+    func announce(_ text: String) {
+        guard !quiet else { return CommandLineLogging.printDiagnostic("[run] \(text)") }
+        lock.withLock { emit("[run] \(text)") }
+    }
+
     func report(_ event: FlowProgressEvent) {
+        track(event)
         guard !quiet else { return }
         switch event {
         case .groupStarted(let operation, let total, let limit):

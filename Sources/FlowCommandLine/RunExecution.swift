@@ -137,6 +137,8 @@ enum RunExecution {
             end(journal, .interrupted, code: 3, options: options)
             throw ExitCode(3)
         }
+        let control = startControl(run: run, journal: journal, flowName: definition.name, progress: progress)
+        defer { control?.stop() }
         run.flow.setProgressHandler { event in
             progress.report(event)
             coordinatorMetrics?.record(event)
@@ -186,6 +188,7 @@ enum RunExecution {
             case .clusterError: state = .interrupted
             }
             end(journal, state, code: outcome.rawValue, options: options)
+            if state != .interrupted { clearPausedMark(journal: journal) }
         }
         // After the cluster has stopped: the timeline shows the workers leaving.
         if let timeline, let path = options.timeline {

@@ -7,12 +7,18 @@ import ZeroMQ
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show a pool's workers and runs.",
-        discussion: "Exit codes: 0 the pool answered; 3 nothing answered at ENDPOINT in time, or it is not a pool."
+        abstract: "Show a running run (RUN_ID) or a pool's workers and runs (--pool).",
+        discussion: "Exit codes: 0 it answered; 3 no such run going on, or nothing answered at ENDPOINT in time, or it is not a pool."
     )
 
-    @Option(name: .long, help: ArgumentHelp("The pool's endpoint (as its runs give it to --pool).", valueName: "ENDPOINT"))
-    var pool: String
+    @Argument(help: ArgumentHelp("A running run's id (see flow-coordinator runs): its progress per step, rate, ETA, workers, and whether it is paused.", valueName: "RUN_ID"))
+    var run: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where run journals are (default: $XDG_STATE_HOME/flow/runs, or ~/.local/state/flow/runs).", valueName: "DIR"))
+    var dir: String?
+
+    @Option(name: .long, help: ArgumentHelp("A pool's endpoint (as its runs give it to --pool).", valueName: "ENDPOINT"))
+    var pool: String?
 
     @Option(name: .long, help: ArgumentHelp("A CURVE pool's public key (with --curve-key: a key pair the pool admits).", valueName: "KEY"))
     var poolKey: String?
@@ -27,6 +33,7 @@ struct StatusCommand: AsyncParsableCommand {
     var timeout: Double = 5
 
     func validate() throws {
+        if (run == nil) == (pool == nil) { throw ValidationError("give a RUN_ID or --pool ENDPOINT (one of them)") }
         if timeout <= 0 { throw ValidationError("--timeout must be positive") }
         if poolKey != nil, CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY") == nil {
             throw ValidationError("--pool-key needs --curve-key FILE (a key pair the pool admits)")
@@ -37,6 +44,7 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        guard let pool else { return try runStatus() }
         var curve: (keyPair: ZMQCurveKeyPair, poolKey: String)?
         if let poolKey, let path = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY") {
             do {
@@ -60,6 +68,34 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         print(Self.table(status))
+    }
+
+    /// `status RUN_ID`: the run's own answer through its control socket.
+    private func runStatus() throws {
+        let target = try RunControlTarget.parse([run ?? ""] + (dir.map { ["--dir", $0] } ?? []))
+        guard let status = try target.send("status").status else {
+            CommandLineLogging.printError("the run sent no status")
+            throw ExitCode(3)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            return
+        }
+        print(Self.text(status))
+    }
+
+    /// A run's status as lines for people.
+    static func text(_ status: RunControl.Status) -> String {
+        var lines = ["run \(status.run) (flow \(status.flow)): \(status.paused ? "PAUSED" : "running") for \(Int(status.elapsedSeconds)) s"]
+        lines.append("workers: \(status.workers), slots \(status.slots), running \(status.running), queued \(status.queued)")
+        if let step = status.step, let done = status.done, let total = status.total {
+            let rate = status.perSecond.map { String(format: "%.1f/s", $0) } ?? "?"
+            let eta = status.etaSeconds.map { "\(Int($0.rounded())) s" } ?? "?"
+            lines.append("\(step): \(done)/\(total) done, \(status.failed ?? 0) failed, \(rate), ETA \(eta)")
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// The status as two tables, workers and runs.

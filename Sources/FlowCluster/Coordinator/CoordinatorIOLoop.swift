@@ -140,6 +140,7 @@ struct CoordinatorIOLoop {
             case .cancelInbox(let inbox): actions += machine.cancel { $0.belongs(to: inbox) }
             case .resumeGroup(let id): machine.resume(group: id)
             case .cancel(let taskID): actions += machine.cancel(taskID: taskID)
+            case .setPaused(let paused): actions += machine.setPaused(paused)
             }
         }
         return actions

@@ -14,6 +14,8 @@ final class CoordinatorMailbox: Sendable {
         case cancelInbox(FlowResultInbox)
         /// The engine judged a failure of this inbox's group and the group goes on.
         case resumeGroup(UInt64)
+        /// No task starts while paused (`flow-coordinator pause`); running ones finish.
+        case setPaused(Bool)
     }
 
     enum PostOutcome: Sendable {

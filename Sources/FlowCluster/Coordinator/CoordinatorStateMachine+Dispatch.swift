@@ -15,6 +15,7 @@ extension CoordinatorStateMachine {
         }
         expectedSubmissions = 0
         holdUntil = nil
+        guard !paused else { return [] }
         guard !queue.isEmpty, !workers.isEmpty else { return steal(now: now) }
         var peers = workers.keys.sorted { $0.lexicographicallyPrecedes($1) }
         let shift = rotation % peers.count

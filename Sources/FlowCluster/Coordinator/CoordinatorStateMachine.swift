@@ -105,6 +105,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var idleSince: Instant?
     /// Tasks with a time limit in flight on workers, whose answer ``failUnanswered(now:)`` awaits.
     var timedTasks: Set<UInt64> = []
+    /// No task is sent while paused (`flow-coordinator pause`): running ones finish.
+    private(set) var paused = false
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -169,6 +171,14 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         tasks[task.taskID] = TaskRecord(task: task, waiter: waiter, avoid: avoid, group: group)
         queue.append(task.taskID)
         expectedSubmissions = max(0, expectedSubmissions - 1)
+    }
+
+    /// Pauses or continues the run: while paused nothing is dispatched, and tasks that wait in
+    /// workers' queues (not started) are recalled, so that only running ones finish.
+    mutating func setPaused(_ paused: Bool) -> [Action] {
+        self.paused = paused
+        guard paused else { return [] }
+        return recall(tasks.compactMap { id, record in record.worker != nil && record.waiter != nil ? id : nil })
     }
 
     /// The engine judged a failed task of the group and the group goes on: its tasks may start

@@ -207,6 +207,12 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         context.close()
     }
 
+    /// Pauses the run (no task starts; running ones finish, and ones waiting in workers' queues
+    /// come back) or lets it go on.
+    public func setPaused(_ paused: Bool) {
+        if case .queued(true) = mailbox.post(.setPaused(paused)) { loopExecutor.wake() }
+    }
+
     /// Replaces the workers a CURVE coordinator admits (on SIGHUP): peers that connect from now
     /// on are judged by `keys`. A no-op for a plaintext coordinator.
     public func reloadAuthorizedKeys(_ keys: AuthorizedKeys) {

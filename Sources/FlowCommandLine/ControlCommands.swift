@@ -1,0 +1,75 @@
+import ArgumentParser
+import FlowJournal
+import Foundation
+
+/// Where a running run's control socket is: the run's id (or journal file) and the journal folder.
+struct RunControlTarget: ParsableArguments {
+    @Argument(help: ArgumentHelp("The run's id (see flow-coordinator runs) or its journal file.", valueName: "RUN_ID"))
+    var run: String
+
+    @Option(name: .long, help: ArgumentHelp("Where run journals are (default: $XDG_STATE_HOME/flow/runs, or ~/.local/state/flow/runs).", valueName: "DIR"))
+    var dir: String?
+
+    /// The control socket's path.
+    var socketPath: String {
+        RunControl.socketPath(forJournal: RunsCommand.journalPath(for: run, folder: dir ?? RunJournal.defaultFolder()))
+    }
+
+    /// Sends `command` and exits 3 with the reason when the run does not take it.
+    func send(_ command: String) throws -> RunControl.Reply {
+        let reply: RunControl.Reply
+        do {
+            reply = try RunControl.send(command, to: socketPath)
+        } catch {
+            CommandLineLogging.printError("\(error)")
+            throw ExitCode(3)
+        }
+        guard reply.ok else {
+            CommandLineLogging.printError(reply.error ?? "the run refused '\(command)'")
+            throw ExitCode(3)
+        }
+        return reply
+    }
+}
+
+/// `flow-coordinator pause RUN_ID`: no new task of the run starts; running ones finish.
+struct PauseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pause",
+        abstract: "Pause a running run: no task starts until continue; running ones finish.",
+        discussion: "A run paused when its coordinator stops stays paused after resume. Exit codes: 0 done; 3 no such run going on.")
+
+    @OptionGroup var target: RunControlTarget
+
+    func run() throws {
+        _ = try target.send("pause")
+        print("paused \(target.run): go on with flow-coordinator continue \(target.run)")
+    }
+}
+
+/// `flow-coordinator continue RUN_ID`: a paused run goes on.
+struct ContinueCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "continue", abstract: "Let a paused run go on.", discussion: "Exit codes: 0 done; 3 no such run going on.")
+
+    @OptionGroup var target: RunControlTarget
+
+    func run() throws {
+        _ = try target.send("continue")
+        print("continued \(target.run)")
+    }
+}
+
+/// `flow-coordinator cancel RUN_ID`: as Ctrl-C in the run's terminal.
+struct CancelCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel", abstract: "Cancel a running run, as Ctrl-C in its terminal (resume continues it).",
+        discussion: "Exit codes: 0 done; 3 no such run going on.")
+
+    @OptionGroup var target: RunControlTarget
+
+    func run() throws {
+        _ = try target.send("cancel")
+        print("cancelled \(target.run): flow-coordinator resume \(target.run) continues it")
+    }
+}
