@@ -114,7 +114,7 @@ struct PoolCommand: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
-        let reload = configuration.curve == nil ? nil : HangupHandler {
+        let reloader = configuration.curve == nil ? nil : HangupReloader { [self] in
             do {
                 if let keys = try readKeys() {
                     pool.reloadKeys(keys)
@@ -124,7 +124,6 @@ struct PoolCommand: AsyncParsableCommand {
                 CommandLineLogging.printError("SIGHUP: kept the keys as they were: \(error)")
             }
         }
-        defer { reload?.cancel() }
         let connect = WorkerEndpoint.toConnect(bound: endpoint)
         // The key last on its line: Z85 has `)` and `;`, so nothing may follow it.
         let key = configuration.curve.map { " with CURVE; the pool's public key: \($0.keyPair.publicKey)" } ?? ""
@@ -133,9 +132,12 @@ struct PoolCommand: AsyncParsableCommand {
               workers: flow-worker --connect \(connect)\(configuration.curve == nil ? "" : " --curve-key WORKER.key --coordinator-key KEY")
               runs:    flow-coordinator run FLOW --pool \(connect)\(configuration.curve == nil ? "" : " --curve-key CLIENT.key --pool-key KEY")
             """)
-        let group = ServiceGroup(services: [pool], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // The pool, its metrics server and its key reloader end together.
+        var services: [any Service] = [pool]
+        if let metricsServer { services.append(MetricsService(server: metricsServer)) }
+        if let reloader { services.append(reloader) }
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
-        await metricsServer?.stop()
     }
 }
 

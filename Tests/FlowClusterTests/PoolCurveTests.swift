@@ -38,4 +38,36 @@ import Testing
             #expect(refusal.contains("refused HELLO"), "\(refusal)")
         }
     }
+
+    /// SIGHUP re-reads both lists: a client key added to `--authorized-clients` runs without a
+    /// restart of the pool, and the refused run said why.
+    @Test func aClientKeyAddedAndSighupRunsWithoutARestart() async throws {
+        try await withCluster { cluster in
+            let poolKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "pool.key")
+            let workerKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-worker", "w.key")
+            let clientKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "late.key")
+            let workers = try cluster.write("workers", "\(workerKey) w1\n")
+            let clients = try cluster.write("clients", "# nobody yet\n")
+            let pool = try cluster.coordinator(["pool", "--bind", "tcp://127.0.0.1:*", "--curve-key", cluster.path("pool.key"),
+                                                "--authorized-keys", workers, "--authorized-clients", clients] + ClusterScope.fastHeartbeat,
+                                               label: "pool")
+            try #require(await pool.waitForStderr(containing: "pool listening on ", timeout: 10), "\(pool.transcript)")
+            let line = pool.stderr.split(separator: "\n").first { $0.contains("pool listening on ") } ?? ""
+            let endpoint = String(try #require(line.firstMatch(of: #/pool listening on (tcp://[0-9.]+:[0-9]+)/#)).1)
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2,
+                                   extra: ["--curve-key", cluster.path("w.key"), "--coordinator-key=\(poolKey)"])
+            let file = try cluster.write("l.yaml", PoolTests.echoFlow("l", count: 4, sleep: 0))
+            let arguments = ["run", file, "--pool", endpoint, "--pool-key=\(poolKey)", "--curve-key", cluster.path("late.key")] + ClusterScope.fastHeartbeat
+            let refused = try cluster.coordinator(arguments + ["--worker-timeout", "3"], label: "refused")
+            #expect(await refused.waitForExit(timeout: 30) == .exit(3), "\(refused.transcript)")
+            #expect(await pool.waitForStderr(containing: "in neither list (add it to --authorized-keys for a worker or to --authorized-clients",
+                                             timeout: 10), "\(pool.stderr)")
+            try "\(clientKey) late\n".write(toFile: clients, atomically: true, encoding: .utf8)
+            pool.send(SIGHUP)
+            #expect(await pool.waitForStderr(containing: "1 client key(s) read", timeout: 10), "\(pool.stderr)")
+            let run = try cluster.coordinator(arguments + ["--worker-timeout", "30"], label: "admitted")
+            #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)\n\(pool.stderr)")
+            #expect(run.stdout.finalBucketValue("outs") == PoolTests.expectedOutputs("l", count: 4))
+        }
+    }
 }
