@@ -56,6 +56,9 @@ open class FlowOperation: @unchecked Sendable {
     @exclusivity(unchecked) var cancelled = false
     /// The type's name, looked up once as the op is made (``operationName`` without a ``name``).
     private let typeName: String
+    /// Whether a dry run runs the op (``isDryRun``), and what it noted for the plan; see FlowOperation+DryRun.swift.
+    @exclusivity(unchecked) var dryRunMode = false
+    @exclusivity(unchecked) var dryRunNotes: [FlowDryRunNote] = []
 
     /// Creates an op.
     public init() {
@@ -77,6 +80,14 @@ open class FlowOperation: @unchecked Sendable {
     /// hand-off: an in-process group of trivial ops about twice as fast. `false` by default;
     /// ``FlowAsyncOperation``, whose `mainLogic` only starts a task, says `true`.
     open var runsMainLogicInline: Bool { false }
+
+    /// How the op takes part in a dry run (`flow-coordinator run --dry-run`,
+    /// ``FlowDryRunExecutor``): ``FlowDryRunRole/writes`` by default, so an op that says nothing
+    /// is not run there. Override it with ``FlowDryRunRole/readsOnly`` for an op that changes
+    /// nothing outside the flow's bucket (listing, hashing), or ``FlowDryRunRole/rehearses`` for
+    /// one that checks ``isDryRun`` and then only reads, noting what it would do
+    /// (``noteDryRun(_:)``), as `UploadFileOp` does.
+    open var dryRunRole: FlowDryRunRole { .writes }
 
     /// The op's current state.
     public var state: FlowOperationState {
