@@ -8,17 +8,25 @@ import ServiceLifecycle
 
 /// `flow-worker`: connects to a coordinator and runs the ops of a registry.
 ///
-/// Build your own worker with your own ops by setting ``registry`` before calling `main()`:
+/// Build your own worker with your own ops by handing it your registry:
 ///
 /// ```swift
 /// var registry = FlowOperationRegistry.standard
 /// registry.register("ResizeOp") { params in ResizeOp(width: try params.integer("width")) }
-/// FlowWorkerCommand.registry = registry
-/// await FlowWorkerCommand.main()
+/// await FlowWorkerCommand.main(registry: registry)
 /// ```
 public struct FlowWorkerCommand: AsyncParsableCommand {
-    /// The ops this worker offers; the stock ones by default.
-    nonisolated(unsafe) public static var registry = FlowOperationRegistry.standard
+    /// The ops this worker offers: the stock ones, or those given to ``main(registry:)`` (a task
+    /// local: passed in for the command's run, not a global anyone may change meanwhile).
+    @TaskLocal public static var registry = FlowOperationRegistry.standard
+
+    /// Runs `flow-worker` with the command line's arguments and the ops of `registry`, and exits
+    /// with the Flow exit codes (``CommandMain``).
+    public static func main(registry: FlowOperationRegistry) async -> Never {
+        await $registry.withValue(registry) {
+            await CommandMain.run(FlowWorkerCommand.self)
+        }
+    }
 
     public static let configuration = CommandConfiguration(
         commandName: "flow-worker",

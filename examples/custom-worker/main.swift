@@ -9,5 +9,4 @@ var registry = FlowOperationRegistry.standard
 registry.register("ReverseTextOp", summary: "reverses `text` into `reversed`; with: {uppercase: bool}") { parameters in
     ReverseTextOp(uppercase: try parameters.bool("uppercase", default: false))
 }
-FlowWorkerCommand.registry = registry
-await CommandMain.run(FlowWorkerCommand.self)
+await FlowWorkerCommand.main(registry: registry)
