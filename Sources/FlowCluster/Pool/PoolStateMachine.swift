@@ -70,14 +70,17 @@ struct PoolStateMachine: Sendable {
     }
 
     let configuration: Configuration
-    private(set) var machine: Machine
-    private(set) var fair = PoolFairShare<Pending>()
-    private(set) var clients: [Data: Client] = [:]
+    var machine: Machine
+    var fair = PoolFairShare<Pending>()
+    var clients: [Data: Client] = [:]
     /// Worker hosts (READY), for STATUS; the machine keeps the rest.
-    private(set) var workerHosts: [Data: String] = [:]
+    var workerHosts: [Data: String] = [:]
     private var nextTaskID: UInt64 = 0
     /// Results for each client collected in one turn, sent as one DONE.
-    private var outbox: [Data: [WirePoolResult]] = [:]
+    var outbox: [Data: [WirePoolResult]] = [:]
+    /// The ops every worker offers and the ops some worker offers, kept while the workers stay
+    /// the same: dispatch asks them for each task it takes from the fair-share queue.
+    var offers = (workers: Set<Data>(), everyWorker: Set<String>(), someWorker: Set<String>())
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -216,7 +219,7 @@ struct PoolStateMachine: Sendable {
 
     /// Cancels pool tasks in the machine: their outcome (cancelled) goes back now, and the ones on
     /// a worker that takes CANCEL are stopped there.
-    private mutating func stop(_ poolIDs: [UInt64]) -> [Action] {
+    mutating func stop(_ poolIDs: [UInt64]) -> [Action] {
         var byWorker: [Data: [UInt64]] = [:]
         for id in poolIDs {
             guard let peer = machine.tasks[id]?.worker, let worker = machine.workers[peer],
@@ -267,149 +270,4 @@ struct PoolStateMachine: Sendable {
     func peerName(_ peer: Data) -> String {
         clients[peer]?.name ?? machine.workers[peer]?.name ?? Self.peerText(peer)
     }
-
-    // MARK: Time and dispatch
-
-    /// Time passed: silent clients and workers out, heartbeats out, the machine's time limits.
-    mutating func tick(now: Instant) -> [Action] {
-        var actions: [Action] = []
-        for (peer, client) in clients where now - client.lastReceived > client.heartbeatInterval * configuration.liveness {
-            actions += removeClient(peer, reason: "no message for \((now - client.lastReceived).secondsText)")
-        }
-        for (peer, client) in clients where now - client.lastSent >= client.heartbeatInterval {
-            clients[peer]?.lastSent = now
-            actions.append(.send(to: peer, .heartbeat))
-        }
-        let machineActions = machine.tick(now: now)
-        pruneWorkerHosts()
-        return actions + perform(machineActions)
-    }
-
-    /// Moves waiting tasks into the machine as its workers have room, fairest run first, and
-    /// dispatches them; then sends each client the results collected for it.
-    mutating func dispatch(now: Instant) -> [Action] {
-        var room = machine.workers.values.reduce(0) { $0 + ($1.takesTasks ? max(0, $1.free) : 0) } - machine.queue.count
-        if room > 0, fair.waitingCount > 0 {
-            refreshOffers()
-            // Free slots by worker, as tasks are taken for them: a run whose next task only busy
-            // workers offer waits, and does not take the room of a run whose task a free worker
-            // can start (§14.5). A task no worker offers goes on to the machine, which fails it
-            // after the worker time-out.
-            var slots = machine.workers.values.filter { $0.takesTasks && $0.free > 0 }.map { (ops: $0.ops, free: $0.free) }
-            let offers = self.offers
-            func place(_ op: String) -> Int? {
-                slots.firstIndex { $0.free > 0 && (offers.everyWorker.contains(op) || $0.ops.contains(op)) }
-            }
-            while room > 0, let (_, pending) = fair.next(where: { !offers.someWorker.contains($0.task.op) || place($0.task.op) != nil }) {
-                if let index = place(pending.task.op) { slots[index].free -= 1 }
-                machine.submit(pending.task, waiter: pending.ticket)
-                room -= 1
-            }
-        }
-        return perform(machine.dispatch(now: now)) + flush(now: now)
-    }
-
-    /// Says goodbye to every worker and client (the pool is stopping).
-    mutating func shutdown(reason: String) -> [Action] {
-        let goodbyes = clients.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { Action.send(to: $0, .disconnect(reason: reason)) }
-        let workers = machine.shutdown(reason: reason).compactMap { action -> Action? in
-            if case .send(let peer, let message) = action { return .send(to: peer, message) }
-            return nil
-        }
-        clients = [:]
-        outbox = [:]
-        return workers + goodbyes
-    }
-
-    // MARK: Results
-
-    /// The machine's actions for the shell; results go to their clients' outboxes.
-    private mutating func perform(_ actions: [Machine.Action]) -> [Action] {
-        var out: [Action] = []
-        for action in actions {
-            switch action {
-            case .send(let peer, let message):
-                out.append(.send(to: peer, message))
-            case .report(let event):
-                out.append(.report(event))
-            case .forward(let ticket, var result, let worker):
-                result.taskID = ticket.taskID
-                result.attempt = ticket.attempt
-                deliver(WirePoolResult(worker: worker, result: result), for: ticket)
-            case .finish(let ticket, let outcome):
-                deliver(WirePoolResult(worker: outcome.worker ?? configuration.name, result: Self.wire(outcome, for: ticket)), for: ticket)
-            }
-        }
-        return out
-    }
-
-    private mutating func deliver(_ result: WirePoolResult, for ticket: Ticket) {
-        fair.finished(ticket.client)
-        guard clients[ticket.client]?.tasks[ticket.taskID] == ticket.poolTaskID else { return }
-        clients[ticket.client]?.tasks[ticket.taskID] = nil
-        clients[ticket.client]?.done += 1
-        outbox[ticket.client, default: []].append(result)
-    }
-
-    private mutating func flush(now: Instant) -> [Action] {
-        guard !outbox.isEmpty else { return [] }
-        let batches = outbox
-        outbox = [:]
-        return batches.keys.sorted { $0.lexicographicallyPrecedes($1) }.compactMap { peer in
-            guard clients[peer] != nil, let batch = batches[peer], !batch.isEmpty else { return nil }
-            clients[peer]?.lastSent = now
-            return .send(to: peer, .done(batch))
-        }
-    }
-
-    /// The RESULT for an outcome the machine made itself (a failure: no worker offers the op,
-    /// lost too often, unanswered; or cancelled), under the client's id.
-    static func wire(_ outcome: FlowTaskResult, for ticket: Ticket) -> WireResult {
-        WireResult(taskID: ticket.taskID, attempt: ticket.attempt, finishState: outcome.state, startedAt: outcome.startedAt,
-                   finishedAt: outcome.finishedAt, events: [], elementIndex: ticket.elementIndex, output: nil,
-                   isPermanent: outcome.isPermanentFailure, retryAfterMilliseconds: 0)
-    }
-
-    /// The ops every worker offers and the ops some worker offers, kept while the workers stay
-    /// the same: dispatch asks them for each task it takes from the fair-share queue.
-    private var offers = (workers: Set<Data>(), everyWorker: Set<String>(), someWorker: Set<String>())
-
-    private mutating func refreshOffers() {
-        guard offers.workers.count != machine.workers.count || !machine.workers.keys.allSatisfy(offers.workers.contains) else { return }
-        let taking = machine.workers.values.filter(\.takesTasks)
-        var every = taking.first?.ops ?? []
-        var some: Set<String> = []
-        for worker in taking {
-            every.formIntersection(worker.ops)
-            some.formUnion(worker.ops)
-        }
-        offers = (Set(machine.workers.keys), every, some)
-    }
-
-    private mutating func pruneWorkerHosts() {
-        if workerHosts.count > machine.workers.count { workerHosts = workerHosts.filter { machine.workers[$0.key] != nil } }
-    }
-
-    /// STATUS-REPLY's body (§14.6): the workers and the runs, never a run's data.
-    func statusJSON() -> String {
-        (try? String(decoding: PoolStatus.encoder.encode(status), as: UTF8.self)) ?? "{}"
-    }
-
-    /// The workers and the runs now.
-    var status: PoolStatus {
-        let workers = machine.workers.keys.sorted { $0.lexicographicallyPrecedes($1) }.compactMap { peer -> PoolStatus.Worker? in
-            guard let worker = machine.workers[peer] else { return nil }
-            return PoolStatus.Worker(name: worker.name, host: workerHosts[peer] ?? "", slots: worker.slots,
-                                     busy: min(worker.slots, worker.inFlight.count), ops: worker.ops.sorted())
-        }
-        let runs = clients.sorted { $0.value.since < $1.value.since }.map { peer, client -> PoolStatus.Run in
-            let run = fair.runs[peer]
-            return PoolStatus.Run(id: client.hello.runID.escapingControlCharacters, flow: client.hello.flowName.escapingControlCharacters,
-                                  origin: client.hello.origin.escapingControlCharacters, client: client.name, share: Int(client.hello.share),
-                                  inFlight: run?.running ?? 0, queued: run?.count ?? 0, done: client.done)
-        }
-        return PoolStatus(pool: configuration.name, workers: workers, runs: runs)
-    }
-
-    static func peerText(_ peer: Data) -> String { "peer " + peer.prefix(8).map { String(format: "%02x", $0) }.joined() }
 }
