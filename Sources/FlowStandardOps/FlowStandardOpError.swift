@@ -71,6 +71,8 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
     public static let transientS3Codes: Set<String> = [
         "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling", "ThrottlingException",
         "RequestLimitExceeded", "TooManyRequestsException", "OperationAborted",
+        // The body arrived changed (its checksum or SHA-256 did not match): sent again, it can arrive whole.
+        "BadDigest", "XAmzContentChecksumMismatch", "XAmzContentSHA256Mismatch",
     ]
     /// S3 error codes that only repeat, whatever the HTTP status.
     public static let permanentS3Codes: Set<String> = [

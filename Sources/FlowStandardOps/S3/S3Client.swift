@@ -20,7 +20,9 @@ struct S3Client: Sendable {
         case bytes(ByteBuffer)
         /// Bytes in memory whose SHA-256 (hex) the caller computed.
         case hashedBytes(ByteBuffer, sha256: String)
-        /// A file streamed from disk, signed `UNSIGNED-PAYLOAD`.
+        /// A file streamed from disk, signed `UNSIGNED-PAYLOAD`, or
+        /// `STREAMING-UNSIGNED-PAYLOAD-TRAILER` when it goes `aws-chunked` with its checksum in a
+        /// trailer (``FileUpload/awsChunked``).
         case file(FileUpload)
     }
 
@@ -61,12 +63,13 @@ struct S3Client: Sendable {
         case .hashedBytes(let buffer, let hash):
             payloadHash = hash
             inMemory = buffer
-        case .file:
-            payloadHash = SigV4Signer.unsignedPayload
+        case .file(let upload):
+            payloadHash = upload.awsChunked ? SigV4Signer.streamingUnsignedPayloadTrailer : SigV4Signer.unsignedPayload
         }
         var sent = headers
         if case .file(let upload) = body {
             sent.append(("Content-Length", String(upload.length)))
+            if upload.awsChunked { sent.append(("x-amz-decoded-content-length", String(upload.size))) }
         } else if let inMemory {
             sent.append(("Content-Length", String(inMemory.readableBytes)))
         }

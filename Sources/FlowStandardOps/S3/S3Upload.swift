@@ -28,10 +28,17 @@ struct S3Upload: Sendable {
         var size: Int64
         /// Parts sent, 0 for a single `PUT`.
         var parts: Int
+        /// The object's checksum in base64 as the store keeps it (`-N` after a composite one of
+        /// N parts), `nil` without one or when the store did not say it.
+        var checksum: String? = nil
+        /// The object's ETag as the store answered it, `nil` when it sent none.
+        var etag: String? = nil
     }
 
     let client: S3Client
     let key: String
+    /// The checksum sent with the body (and each part) for the store to check.
+    var checksum: UploadChecksum = .none
     /// The step's `retry`, applied to each part.
     let retry: FlowRetryPolicy
     /// Writes a log line of the op.
@@ -63,13 +70,7 @@ struct S3Upload: Sendable {
         }
         let partSize = Self.partSize(for: size, preferred: client.target.partSize)
         guard size > Int64(partSize) else {
-            let body: S3Client.Body
-            switch source {
-            case .file(let file, let size): body = .file(FileUpload(file: file, size: size, prefix: nil, suffix: nil))
-            case .bytes(let bytes): body = .bytes(ByteBuffer(bytes: bytes))
-            }
-            _ = try await client.expectSuccess(.PUT, key: key, headers: client.objectHeaders, body: body, deadline: deadline, action: action)
-            return Outcome(size: size, parts: 0)
+            return try await putWhole(source, deadline: deadline, action: action)
         }
         let partCount = Int((size + Int64(partSize) - 1) / Int64(partSize))
         // Held from the start until completed or aborted: a process told to stop while the op
@@ -80,9 +81,12 @@ struct S3Upload: Sendable {
         // answer arrives, and only with the answer's id can it be aborted. A cancellation meanwhile
         // is seen right after, and aborts it.
         let (client, key) = (client, key)
+        // The parts' checksum algorithm, named at the start as the SDKs do: COMPOSITE for CRC32C
+        // and SHA-256, FULL_OBJECT for CRC64NVME (the store's defaults for each).
+        let createHeaders = client.objectHeaders + (checksum.s3Name.map { [("x-amz-checksum-algorithm", $0)] } ?? [])
         let starting = await FlowPendingWork.run { () -> Result<FileUpload.Answer, any Error> in
             do {
-                return .success(try await client.expectSuccess(.POST, key: key, query: [("uploads", "")], headers: client.objectHeaders,
+                return .success(try await client.expectSuccess(.POST, key: key, query: [("uploads", "")], headers: createHeaders,
                                                                body: .empty, deadline: deadline,
                                                                action: "\(action): starting a multipart upload"))
             } catch {
@@ -96,28 +100,42 @@ struct S3Upload: Sendable {
         }
         do {
             try Task.checkCancellation()
-            let etags = try await uploadParts(source, count: partCount, partSize: partSize, uploadID: uploadID, deadline: deadline,
+            let parts = try await uploadParts(source, count: partCount, partSize: partSize, uploadID: uploadID, deadline: deadline,
                                               action: action)
             var list = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-            for (index, etag) in etags.enumerated() {
-                list += "<Part><ETag>\(S3ErrorResponse.escaped(etag))</ETag><PartNumber>\(index + 1)</PartNumber></Part>"
+            let element = checksum.s3Name.map { "Checksum" + $0 }
+            for (index, part) in parts.enumerated() {
+                list += "<Part>"
+                if let element, let value = part.checksum { list += "<\(element)>\(value)</\(element)>" }
+                list += "<ETag>\(S3ErrorResponse.escaped(part.etag))</ETag><PartNumber>\(index + 1)</PartNumber></Part>"
             }
             list += "</CompleteMultipartUpload>"
-            _ = try await client.expectSuccess(.POST, key: key, query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml")],
-                                               body: .bytes(ByteBuffer(string: list)), deadline: deadline,
-                                               action: "\(action): completing the multipart upload")
-            return Outcome(size: size, parts: partCount)
+            let completed = try await client.expectSuccess(.POST, key: key, query: [("uploadId", uploadID)],
+                                                           headers: [("Content-Type", "application/xml")],
+                                                           body: .bytes(ByteBuffer(string: list)), deadline: deadline,
+                                                           action: "\(action): completing the multipart upload")
+            let answer = String(decoding: completed.excerpt, as: UTF8.self)
+            let objectChecksum = element.flatMap { S3ErrorResponse.value(of: $0, in: answer) }
+                ?? Self.compositeChecksum(checksum, parts: parts.compactMap(\.checksum))
+            return Outcome(size: size, parts: partCount, checksum: objectChecksum, etag: S3ErrorResponse.value(of: "ETag", in: answer))
         } catch {
             await abort(uploadID: uploadID)
             throw error
         }
     }
 
-    /// Sends every part, `partConcurrency` at once, and returns their ETags in order.
+    /// A part as the store took it.
+    struct SentPart: Sendable {
+        var etag: String
+        /// Its checksum in base64, `nil` without one (or with `md5`, sent as `Content-MD5`).
+        var checksum: String?
+    }
+
+    /// Sends every part, `partConcurrency` at once, and returns their ETags and checksums in order.
     private func uploadParts(_ source: PartSource, count: Int, partSize: Int, uploadID: String, deadline: NIODeadline,
-                             action: String) async throws -> [String] {
-        try await withThrowingTaskGroup(of: (Int, String).self) { group in
-            var etags = [String](repeating: "", count: count)
+                             action: String) async throws -> [SentPart] {
+        try await withThrowingTaskGroup(of: (Int, SentPart).self) { group in
+            var etags = [SentPart](repeating: SentPart(etag: "", checksum: nil), count: count)
             var next = 1
             func start(_ number: Int) {
                 group.addTask {
@@ -145,19 +163,23 @@ struct S3Upload: Sendable {
 
     /// Reads, hashes and sends one part, trying it again alone after a transient failure.
     private func uploadPart(_ number: Int, of count: Int, from source: PartSource, offset: Int64, length: Int, uploadID: String,
-                            deadline: NIODeadline, action: String) async throws -> String {
-        let (bytes, hash) = try await source.read(at: offset, count: length)
+                            deadline: NIODeadline, action: String) async throws -> SentPart {
+        let (bytes, hash, value) = try await source.read(at: offset, count: length, checksum: checksum)
+        let headers = Self.checksumHeaders(checksum, value: value)
         let partAction = "\(action): part \(number) of \(count)"
         var generator = SystemRandomNumberGenerator()
         var tried = 1
         while true {
             do {
-                let answer = try await client.expectSuccess(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                                                            body: .hashedBytes(bytes, sha256: hash), deadline: deadline, action: partAction)
+                let answer = try await explainingChecksum(action: partAction) {
+                    try await client.expectSuccess(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
+                                                   headers: headers, body: .hashedBytes(bytes, sha256: hash), deadline: deadline,
+                                                   action: partAction)
+                }
                 guard let etag = answer.headers.first(name: "ETag"), !etag.isEmpty else {
                     throw FlowStandardOpError(.s3, "\(partAction): the store's answer has no ETag")
                 }
-                return etag
+                return SentPart(etag: etag, checksum: checksum == .md5 ? nil : value)
             } catch let error as FlowStandardOpError where !error.isPermanent && tried < retry.attempts {
                 let wait = retry.wait(after: tried, retryAfter: error.retryAfter, using: &generator)
                 let reason = error.message.hasPrefix(partAction + ": ") ? String(error.message.dropFirst(partAction.count + 2)) : error.message
@@ -244,8 +266,9 @@ enum PartSource: Sendable {
         }
     }
 
-    /// The bytes at `offset` and their SHA-256 in hex, read and hashed on NIO's blocking pool.
-    func read(at offset: Int64, count: Int) async throws -> (ByteBuffer, String) {
+    /// The bytes at `offset`, their SHA-256 in hex and their `checksum` in base64 (`nil` for
+    /// none), read and hashed on NIO's blocking pool.
+    func read(at offset: Int64, count: Int, checksum: UploadChecksum = .none) async throws -> (ByteBuffer, String, String?) {
         try await NIOThreadPool.singleton.runIfActive {
             let buffer: ByteBuffer
             switch self {
@@ -258,7 +281,12 @@ enum PartSource: Sendable {
                 let start = bytes.startIndex + Int(offset)
                 buffer = ByteBuffer(bytes: bytes[start..<(start + count)])
             }
-            return (buffer, SigV4Signer.hex(buffer.withUnsafeReadableBytes { SHA256.hash(data: $0) }))
+            let value = checksum.makeHasher().map { hasher in
+                var hasher = hasher
+                buffer.withUnsafeReadableBytes { hasher.update($0) }
+                return hasher.base64
+            }
+            return (buffer, SigV4Signer.hex(buffer.withUnsafeReadableBytes { SHA256.hash(data: $0) }), value)
         }
     }
 }

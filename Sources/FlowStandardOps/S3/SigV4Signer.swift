@@ -44,6 +44,9 @@ public struct S3Credentials: Sendable, Hashable, CustomStringConvertible, Custom
 public struct SigV4Signer: Sendable {
     /// The payload hash that leaves the body out of the signature.
     public static let unsignedPayload = "UNSIGNED-PAYLOAD"
+    /// The payload hash of an `aws-chunked` body sent unsigned with a trailer (its checksum), as
+    /// the AWS SDKs stream uploads.
+    public static let streamingUnsignedPayloadTrailer = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
     /// The SHA-256 of an empty body.
     public static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 

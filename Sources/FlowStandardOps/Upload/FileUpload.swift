@@ -30,9 +30,32 @@ struct FileUpload: Sendable {
     let size: Int64
     let prefix: ByteBuffer?
     let suffix: ByteBuffer?
+    /// The checksum computed over the file's bytes as they are read (never a second read), `nil`
+    /// for none.
+    var checksum: UploadChecksumRecorder? = nil
+    /// Whether the file goes `aws-chunked` with ``checksum``'s value in a trailer
+    /// (`x-amz-trailer`), as the AWS SDKs stream a body whose checksum is known only at its end.
+    var awsChunked = false
 
-    /// The body's length in bytes.
-    var length: Int64 { Int64(prefix?.readableBytes ?? 0) + size + Int64(suffix?.readableBytes ?? 0) }
+    /// The body's length in bytes, as sent (with the `aws-chunked` framing and trailer).
+    var length: Int64 {
+        var length = Int64(prefix?.readableBytes ?? 0) + size + Int64(suffix?.readableBytes ?? 0)
+        if awsChunked, let checksum {
+            var offset: Int64 = 0
+            while offset < size {
+                let count = min(Int64(Self.chunkSize), size - offset)
+                length += Int64(String(count, radix: 16).utf8.count) + 4
+                offset += count
+            }
+            length += Int64(Self.trailer(checksum.algorithm, value: checksum.placeholder).readableBytes)
+        }
+        return length
+    }
+
+    /// The end of an `aws-chunked` body: the empty chunk and the trailer with the checksum.
+    static func trailer(_ algorithm: UploadChecksum, value: String) -> ByteBuffer {
+        ByteBuffer(string: "0\r\n\(algorithm.s3Header ?? ""):\(value)\r\n\r\n")
+    }
 
     /// Sends the request with this body on `client`; cancelling the calling task cancels it.
     ///
@@ -60,9 +83,14 @@ struct FileUpload: Sendable {
         } else {
             start = loop.makeSucceededVoidFuture()
         }
+        checksum?.restart()
+        if size == 0 { checksum?.update(ByteBuffer(), final: true) }
         let firstRead = read(at: 0, on: loop)
-        let body = start.hop(to: loop).flatMap { [self] in
+        var body = start.hop(to: loop).flatMap { [self] in
             pump(firstRead, at: 0, to: writer, on: loop)
+        }
+        if awsChunked, let checksum {
+            body = body.flatMap { writer.write(.byteBuffer(Self.trailer(checksum.algorithm, value: checksum.value ?? checksum.placeholder))) }
         }
         guard let suffix, suffix.readableBytes > 0 else { return body }
         return body.flatMap { writer.write(.byteBuffer(suffix)) }
@@ -80,7 +108,14 @@ struct FileUpload: Sendable {
             }
             let next = offset + Int64(chunk.readableBytes)
             let nextRead = read(at: next, on: loop)
-            return writer.write(.byteBuffer(chunk)).hop(to: loop).flatMap {
+            var framed = chunk
+            if awsChunked {
+                var buffer = ByteBuffer(string: String(chunk.readableBytes, radix: 16) + "\r\n")
+                buffer.writeImmutableBuffer(chunk)
+                buffer.writeString("\r\n")
+                framed = buffer
+            }
+            return writer.write(.byteBuffer(framed)).hop(to: loop).flatMap {
                 pump(nextRead, at: next, to: writer, on: loop)
             }
         }
@@ -90,8 +125,14 @@ struct FileUpload: Sendable {
     private func read(at offset: Int64, on loop: any EventLoop) -> EventLoopFuture<ByteBuffer>? {
         guard offset < size else { return nil }
         let count = Int(min(Int64(Self.chunkSize), size - offset))
-        let file = file
-        return NIOThreadPool.singleton.runIfActive(eventLoop: loop) { try file.read(at: offset, count: count) }
+        let (file, checksum) = (file, checksum)
+        let last = offset + Int64(count) >= size
+        return NIOThreadPool.singleton.runIfActive(eventLoop: loop) {
+            let chunk = try file.read(at: offset, count: count)
+            // Chunks are read one after the other, in order: the checksum sees the file as sent.
+            checksum?.update(chunk, final: last && chunk.readableBytes == count)
+            return chunk
+        }
     }
 }
 

@@ -42,7 +42,7 @@ extension UploadFileOp {
             let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
                                   objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
                                   tls: try tlsConfiguration())
-            let upload = S3Upload(client: client, key: key, retry: retryPolicy) { [weak self] line in
+            let upload = S3Upload(client: client, key: key, checksum: checksum, retry: retryPolicy) { [weak self] line in
                 guard let self, !self.isCancelled else {
                     // The op has already reported, cancelled: its summary takes no more lines, so
                     // what its cleanup did (an abort, or the command to run when it failed) goes
@@ -61,6 +61,8 @@ extension UploadFileOp {
             let outcome = try await upload.upload(input, deadline: deadline)
             let parts = outcome.parts > 0 ? " (\(outcome.parts) parts)" : ""
             log(message: "uploaded \(input.name) (\(outcome.size) bytes) -> \(upload.objectURI) in \(DurationText.elapsed(since: started)) s\(parts)")
+            log(message: UploadManifestEntry(target: upload.objectURI, size: outcome.size, algorithm: checksum, checksum: outcome.checksum,
+                                             etag: outcome.etag).logLine)
             set(primaryOutputParamKey, upload.objectURI)
         } catch let error as FlowStandardOpError {
             let error = Self.withWhereItWasRead(error, input)

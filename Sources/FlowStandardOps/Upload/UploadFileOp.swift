@@ -31,6 +31,11 @@ import NIOSSL
 ///   the server already has the object with the same size (`Content-Length`), as `rclone copy`
 ///   does; the output is the object's URL all the same. Any other answer (404, another size, a
 ///   server that refuses `HEAD`) uploads the file.
+/// - `checksum` (`crc32c`, `crc64nvme`, `sha256`, `md5` or `none`; default `crc64nvme` for S3, as
+///   the AWS CLI, `none` for HTTP): computed while the file is read, never in a second read. On S3
+///   it is sent for the store to check (`x-amz-checksum-*`, per part in a multipart upload;
+///   `Content-MD5` for `md5`), and a body refused for it (`BadDigest`) is a transient error. Its
+///   value, the size, the ETag and the target are logged as a `manifest {…}` JSON line.
 /// - `caFile` (string, optional): a PEM file of certificate authorities to trust besides the
 ///   machine's own, for an HTTPS server (or S3 endpoint) whose certificate a private authority
 ///   signed, as `curl --cacert` takes one. It is read on the machine that runs the op; a missing
@@ -88,6 +93,9 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     public let caFile: String?
     /// Where files go when the URL is `s3://…`, `nil` for HTTP(S).
     public let s3Target: S3Target?
+    /// The checksum computed while the file is read and sent for the store to check (S3), or
+    /// recorded (HTTP): `checksum`, ``UploadChecksum/s3Default`` for S3 and none for HTTP unless given.
+    public private(set) var checksum: UploadChecksum = .none
     /// The S3 parameters as the flow gave them, sent to workers as they are so that each worker
     /// takes its own defaults (region, endpoint) from its own environment.
     private let s3Parameters: [String: FlowValue]
@@ -150,6 +158,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         self.caFile = caFile
         s3Target = target
         s3Parameters = given
+        checksum = .s3Default
     }
 
     /// Builds the op from `with:` parameters.
@@ -166,6 +175,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             self.init(s3: target, given: given, headers: try parameters.stringMap("headers"),
                       source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
                       skipExisting: try parameters.bool("skipExisting", default: false), caFile: try Self.caFile(parameters))
+            checksum = try parameters.choice("checksum", default: UploadChecksum.s3Default)
             return
         }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
@@ -177,6 +187,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             baseURL: url, method: try parameters.choice("method", default: Method.put), headers: try parameters.stringMap("headers"),
             source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
             skipExisting: try parameters.bool("skipExisting", default: false), caFile: try Self.caFile(parameters))
+        checksum = try parameters.choice("checksum", default: UploadChecksum.none)
     }
 
     /// `caFile`, when given: a non-empty path.
@@ -253,6 +264,7 @@ extension UploadFileOp: FlowRemoteOperation {
             parameters["timeout"] = .double(timeout)
             parameters["skipExisting"] = .bool(skipsExisting)
             parameters["caFile"] = caFile.map(FlowValue.string)
+            parameters["checksum"] = .string(checksum.rawValue)
             return parameters
         }
         var parameters: [String: FlowValue] = [
@@ -260,6 +272,7 @@ extension UploadFileOp: FlowRemoteOperation {
             "source": .string(source.rawValue), "timeout": .double(timeout), "skipExisting": .bool(skipsExisting),
         ]
         parameters["caFile"] = caFile.map(FlowValue.string)
+        parameters["checksum"] = .string(checksum.rawValue)
         return parameters
     }
 }

@@ -1,0 +1,47 @@
+import Foundation
+
+/// What one upload left on the store: its target, size, checksum and ETag. `UploadFileOp` logs it
+/// as one line, `manifest {JSON}`, so that it lands in the run's journal and `--json` report with
+/// the op's other log lines, and a manifest can be read back from them (``init(logLine:)``).
+public struct UploadManifestEntry: Codable, Sendable, Hashable {
+    /// The object's URL, or `s3://BUCKET/KEY`.
+    public var target: String
+    /// Bytes sent.
+    public var size: Int64
+    /// The checksum's algorithm (`crc64nvme`, …), `none` without one.
+    public var algorithm: String
+    /// The checksum in base64 as the store keeps it (`-N` after a composite one), `nil` when none
+    /// was computed or the store did not say it.
+    public var checksum: String?
+    /// The store's ETag, `nil` when it sent none.
+    public var etag: String?
+
+    /// The prefix of the log line.
+    public static let logPrefix = "manifest "
+
+    /// Creates an entry.
+    public init(target: String, size: Int64, algorithm: UploadChecksum, checksum: String?, etag: String?) {
+        self.target = target
+        self.size = size
+        self.algorithm = algorithm.rawValue
+        self.checksum = checksum
+        self.etag = etag
+    }
+
+    /// The entry as one line of JSON, keys sorted.
+    public var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "{}"
+    }
+
+    /// `manifest {JSON}`.
+    public var logLine: String { Self.logPrefix + json }
+
+    /// The entry a log line holds, `nil` for any other line.
+    public init?(logLine: String) {
+        guard logLine.hasPrefix(Self.logPrefix),
+              let entry = try? JSONDecoder().decode(Self.self, from: Data(logLine.dropFirst(Self.logPrefix.count).utf8)) else { return nil }
+        self = entry
+    }
+}
