@@ -1,35 +1,28 @@
-import Dispatch
 import Foundation
+import UnixSignals
 
 /// The first SIGINT or SIGTERM cancels the flow (the summary is still printed); a second one exits
 /// at once.
-final class InterruptHandler: @unchecked Sendable {
-    private var sources: [any DispatchSourceSignal] = []
-    private let lock = NSLock()
-    private var count = 0
+struct InterruptHandler: Sendable {
+    private let task: Task<Void, Never>
 
     init(onInterrupt: @escaping @Sendable () -> Void) {
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { [self] in
-                let seen = lock.withLock {
-                    count += 1
-                    return count
-                }
-                if seen == 1 {
-                    FileHandle.standardError.write(Data("\ninterrupted: cancelling the flow (again to quit now)\n".utf8))
-                    onInterrupt()
-                } else {
-                    exit(130)
-                }
+        // Ignored from now on, before the task below traps them: one meanwhile must not kill the
+        // run without its summary.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        task = Task {
+            var seen = 0
+            for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) {
+                seen += 1
+                guard seen == 1 else { exit(130) }
+                FileHandle.standardError.write(Data("\ninterrupted: cancelling the flow (again to quit now)\n".utf8))
+                onInterrupt()
             }
-            source.resume()
-            sources.append(source)
         }
     }
 
     func cancel() {
-        for source in sources { source.cancel() }
+        task.cancel()
     }
 }
