@@ -210,14 +210,16 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         }
         do {
             let objectURL = try Self.objectURL(base: baseURL, name: input.name)
-            let request = UploadRequest(method: method, headers: headers, timeout: timeout, tls: try tlsConfiguration())
+            let request = UploadRequest(method: method, headers: headers, timeout: timeout, tls: try tlsConfiguration(), checksum: checksum)
             if skipsExisting, let size = try await request.existingSize(of: input, at: objectURL) {
                 log(message: "skipped \(input.name): the server has it already (\(size) bytes) at \(objectURL.absoluteString)")
                 set(primaryOutputParamKey, objectURL.absoluteString)
                 return
             }
-            let size = try await request.send(input, to: objectURL)
-            log(message: "uploaded \(input.name) (\(size) bytes) -> \(objectURL.absoluteString) in \(DurationText.elapsed(since: started)) s")
+            let sent = try await request.sendRecording(input, to: objectURL)
+            log(message: "uploaded \(input.name) (\(sent.size) bytes) -> \(objectURL.absoluteString) in \(DurationText.elapsed(since: started)) s")
+            log(message: UploadManifestEntry(target: objectURL.absoluteString, size: Int64(sent.size), algorithm: checksum,
+                                             checksum: sent.checksum, etag: sent.etag).logLine)
             set(primaryOutputParamKey, objectURL.absoluteString)
         } catch let error as FlowStandardOpError {
             let error = Self.withWhereItWasRead(error, input)

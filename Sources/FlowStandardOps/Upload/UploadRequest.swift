@@ -13,11 +13,29 @@ struct UploadRequest: Sendable {
     let timeout: Double
     /// TLS settings other than the client's (``CertificateAuthorityFile``), `nil` for its own.
     var tls: TLSConfiguration? = nil
+    /// The checksum computed while the file is read, recorded (not sent: an HTTP server has no
+    /// standard header to check it against a streamed body).
+    var checksum: UploadChecksum = .none
+
+    /// What an upload sent.
+    struct Sent: Sendable {
+        /// Bytes of the file sent.
+        var size: Int
+        /// The file's ``checksum`` in base64, `nil` for none.
+        var checksum: String?
+        /// The server's `ETag`, `nil` when it sent none.
+        var etag: String?
+    }
 
     /// Uploads the file and returns how many bytes of it were sent.
     ///
     /// A file on disk is streamed from it (``FileUpload``); bytes already in memory go as they are.
     func send(_ input: FileInput, to url: URL) async throws -> Int {
+        try await sendRecording(input, to: url).size
+    }
+
+    /// Uploads the file and returns its size, its checksum (computed as it was read) and the ETag.
+    func sendRecording(_ input: FileInput, to url: URL) async throws -> Sent {
         var headers = HTTPHeaders()
         for (name, value) in self.headers { headers.replaceOrAdd(name: name, value: value) }
         let action = "upload of \(input.name) to \(url.absoluteString) failed"
@@ -25,6 +43,8 @@ struct UploadRequest: Sendable {
 
         let size: Int64
         let answer: FileUpload.Answer
+        var value: String?
+        let recorder = checksum == .none ? nil : UploadChecksumRecorder(checksum)
         do {
             switch input {
             case .path(let path, let name):
@@ -37,11 +57,14 @@ struct UploadRequest: Sendable {
                     headers.replaceOrAdd(name: "Content-Type", value: form.contentType)
                     (prefix, suffix) = (ByteBuffer(bytes: form.head), ByteBuffer(bytes: form.tail))
                 }
-                let body = FileUpload(file: file, size: size, prefix: prefix, suffix: suffix)
+                var body = FileUpload(file: file, size: size, prefix: prefix, suffix: suffix)
+                body.checksum = recorder
                 answer = try await body.send(url: url.absoluteString, method: httpMethod, headers: headers,
                                              on: HTTPUploadClient.shared, tls: tls, deadline: deadline)
+                value = recorder?.value
             case .bytes(let bytes, let name, _):
                 size = Int64(bytes.count)
+                value = checksum.base64(of: bytes)
                 var body = ByteBuffer(bytes: bytes)
                 if method == .post {
                     let form = MultipartFormBody(fieldName: "file", fileName: name)
@@ -58,7 +81,7 @@ struct UploadRequest: Sendable {
             throw FlowStandardOpError(.httpStatus, "\(action): HTTP \(status)" + Self.bodyExcerpt(answer.excerpt), status: status,
                                       retryAfter: answer.headers.first(name: "Retry-After").flatMap(Self.retryAfter))
         }
-        return Int(size)
+        return Sent(size: Int(size), checksum: value, etag: answer.headers.first(name: "ETag"))
     }
 
     private var httpMethod: HTTPMethod { method == .put ? .PUT : .POST }
