@@ -37,8 +37,12 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Keep no journal: the run cannot be resumed and is not listed by runs.")
     var noJournal = false
 
+    @Flag(name: .long, help: "Run only what reads (listings, the skipExisting HEADs), here and with no workers; write nothing, keep no journal, and print the plan: files and bytes to send, files skipped and why, requests, steps not run.")
+    var dryRun = false
+
     func validate() throws {
         if noJournal && journal != nil { throw ValidationError("--no-journal and --journal exclude each other") }
+        if dryRun && journal != nil { throw ValidationError("--dry-run keeps no journal: leave out --journal") }
         for (option, list) in [("--set", assignments), ("--set-string", textAssignments)] {
             for assignment in list where !assignment.contains("=") || assignment.hasPrefix("=") {
                 throw ValidationError("\(option) takes KEY=VALUE, got '\(assignment)'")
@@ -54,6 +58,7 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         ProcessSignals.clearInheritedMask()
         MemoryTuning.returnBigBuffersToTheSystem()
+        if dryRun { return try await runDry() }
         var text = ""
         let load = {
             let (definition, read) = try loadDefinition()
@@ -79,7 +84,7 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     /// The flow with its starting bucket, and the file's text (which the journal keeps).
-    private func loadDefinition() throws -> (FlowDefinition, String) {
+    func loadDefinition() throws -> (FlowDefinition, String) {
         // With local workers the ops are the stock ones, so unknown names are errors now, not after
         // a worker time-out; remote workers may offer other ops. The stock ops' `with:` keys are
         // checked either way, as `validate` checks them.

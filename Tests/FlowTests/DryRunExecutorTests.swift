@@ -120,7 +120,7 @@ import Testing
         #expect(lines.contains("    skipped bb: there already"), "\(lines)")
         #expect(lines.contains("    requests: made HEAD 3; not made PUT 2"), "\(lines)")
         #expect(lines.contains("step 3 Writer ×3 (plan.yaml:5:5): not run (writes)"), "\(lines)")
-        #expect(lines.last == "Dry run: to send 2 files, 4 bytes (4 bytes); skipped 1; requests made HEAD 3, not made PUT 2; "
+        #expect(lines.last == "Dry run: to send 2 files, 4 bytes; skipped 1; requests made HEAD 3, not made PUT 2; "
                 + "steps not run 3: Writer at line 5, Writer at line 6, Elsewhere at line 7. Nothing was written.", "\(lines)")
     }
 
@@ -136,8 +136,41 @@ import Testing
         #expect(effects["Sender.put"] == 3 && effects["Sender.head"] == 0 && effects["Writer"] == 4)
     }
 
+    /// A writer whose rehearsal is added in an extension (``Mailer/rehearse(in:)`` below).
+    final class Mailer: FlowAsyncOperation, @unchecked Sendable {
+        let effects: Effects
+        init(_ effects: Effects) { self.effects = effects }
+        override func run() async throws { effects.add("Mailer.send") }
+    }
+
+    @Test func anOpRehearsingInAnExtensionRunsItsRehearsalUnderItsOwnName() async throws {
+        let effects = Effects()
+        var registry = FlowOperationRegistry()
+        registry.register("Mailer") { _ in Mailer(effects) }
+        let definition = try FlowFileLoader().load(text: "flow: m\nsteps:\n  - op: Mailer\n", file: "m.yaml")
+        let executor = FlowDryRunExecutor(registry: registry)
+        let flow = Flow(definition: definition, registry: registry).setExecutor(executor)
+        await flow.run()
+
+        #expect(flow.isSuccess, "\(String(describing: flow.error))")
+        #expect(effects["Mailer.send"] == 0 && effects["Mailer.check"] == 1)
+        #expect(flow.dataBucket["checked"] as? String == "yes")
+        #expect(flow.generateSummary().contains("[Mailer] would mail 10 bytes"), "\(flow.generateSummary())")
+        #expect(executor.plan.steps.map(\.role) == [.rehearses] && executor.plan.itemsToSend == 1 && executor.plan.bytesToSend == 10)
+    }
+
     @Test func anOpSaysItWritesUnlessItSaysOtherwise() {
         #expect(FlowOperation().dryRunRole == .writes)
         #expect(FlowOperation().isDryRun == false)
+    }
+}
+
+extension DryRunExecutorTests.Mailer: FlowDryRunRehearsing {
+    func rehearse(in rehearsal: FlowAsyncOperation) async throws {
+        effects.add("Mailer.check")
+        #expect(rehearsal.isDryRun)
+        rehearsal.log(message: "would mail 10 bytes")
+        rehearsal.set("checked", "yes")
+        rehearsal.noteDryRun(FlowDryRunNote(item: "mail", action: .send, bytes: 10))
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// Runs a flow as a dry run, in this process: ops that only read run as usual, ops that
-/// rehearse run with ``FlowOperation/isDryRun`` true, and ops that write are not run at all (their
+/// rehearse run with ``FlowOperation/isDryRun`` true (a ``FlowDryRunRehearsing`` op runs its
+/// ``FlowDryRunRehearsing/rehearse(in:)`` instead of its logic), and ops that write are not run at all (their
 /// tasks succeed at once, with no output and the line `not run: dry run (the op writes)`). What
 /// it met is in ``plan``.
 ///
@@ -62,16 +63,18 @@ public final class FlowDryRunExecutor: FlowExecutor {
                 return .failure(error, for: task)
             }
         }
-        let role = operation.dryRunRole
+        let rehearsing = operation as? any FlowDryRunRehearsing
+        let role = rehearsing == nil ? operation.dryRunRole : .rehearses
         guard role != .writes else {
             record(task, role: role, notes: [], failed: false)
             return Self.notRun(task)
         }
-        operation.beginDryRun()
+        let running: FlowOperation = rehearsing.map(FlowRehearsalOperation.init) ?? operation
+        running.beginDryRun()
         var inner = task
-        inner.operation = .instance(operation)
+        inner.operation = .instance(running)
         let result = await local.execute(inner)
-        record(task, role: role, notes: operation.takeDryRunNotes(), failed: !result.state.isSuccess)
+        record(task, role: role, notes: running.takeDryRunNotes(), failed: !result.state.isSuccess)
         return result
     }
 

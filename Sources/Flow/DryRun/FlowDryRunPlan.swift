@@ -66,7 +66,7 @@ public struct FlowDryRunPlan: Sendable {
 
     /// The plan as `flow-coordinator run --dry-run` prints it: a line per step (with up to
     /// `skippedShown` skipped items and why under it), then one line of totals that begins
-    /// `Dry run: to send N files, B bytes; skipped M`.
+    /// `Dry run: to send N files, B bytes; skipped M` (B exact, with MiB or GiB after it when that large).
     ///
     /// - Parameter skippedShown: how many skipped items each step names.
     public func text(skippedShown: Int = 20) -> String {
@@ -92,7 +92,7 @@ public struct FlowDryRunPlan: Sendable {
             }
         }
         let notRun = stepsNotRun.map { step in step.operationName + (step.location.map { " at line \($0.line)" } ?? "") }
-        lines.append("Dry run: to send \(itemsToSend) files, \(bytesToSend) bytes (\(Self.bytes(bytesToSend))); skipped \(itemsSkipped); "
+        lines.append("Dry run: to send \(itemsToSend) files, \(Self.exactBytes(bytesToSend)); skipped \(itemsSkipped); "
                      + "requests made \(Self.requests(requestsMade)), not made \(Self.requests(requestsNotMade)); "
                      + "steps not run \(notRun.count)\(notRun.isEmpty ? "" : ": " + notRun.joined(separator: ", ")). Nothing was written.")
         return lines.joined(separator: "\n") + "\n"
@@ -101,6 +101,11 @@ public struct FlowDryRunPlan: Sendable {
     /// `HEAD 3, PUT 2`, or `none`.
     static func requests(_ counts: [String: Int]) -> String {
         counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+
+    /// `1234 bytes`, and from a mebibyte `1258291 bytes (1.2 MiB)`.
+    static func exactBytes(_ count: Int64) -> String {
+        count < 1024 * 1024 ? "\(count) bytes" : "\(count) bytes (\(bytes(count)))"
     }
 
     /// `1234 bytes`, or `1.2 MiB` from a mebibyte.

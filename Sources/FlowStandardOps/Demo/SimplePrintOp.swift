@@ -5,6 +5,9 @@ public final class SimplePrintOp: FlowOperation, @unchecked Sendable {
     /// The line it logs.
     public let message: String
 
+    /// It only logs: a dry run runs it.
+    public override var dryRunRole: FlowDryRunRole { .readsOnly }
+
     /// Creates the op.
     public init(message: String) {
         self.message = message

@@ -23,6 +23,8 @@ public final class HashFileOp: FlowAsyncOperation, FlowOperationCreator, @unchec
 
     public override var primaryInputParamKey: String { "file" }
     public override var primaryOutputParamKey: String { "sha256" }
+    /// It only reads the file: a dry run runs it.
+    public override var dryRunRole: FlowDryRunRole { .readsOnly }
 
     public override func run() async throws {
         let input = try FileInput(bucketValue: try value(primaryInputParamKey, as: Any.self), key: primaryInputParamKey)

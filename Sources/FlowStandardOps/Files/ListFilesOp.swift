@@ -46,6 +46,9 @@ import Foundation
 /// An empty folder gives an empty list. A missing or unreadable folder (`path` itself) fails the
 /// op with an error naming the folder.
 public final class ListFilesOp: FlowOperation, @unchecked Sendable {
+    /// It only lists: a dry run runs it.
+    public override var dryRunRole: FlowDryRunRole { .readsOnly }
+
     /// The folder to list.
     public let path: String
     /// The `fnmatch(3)` pattern names must match, or `nil` for all.

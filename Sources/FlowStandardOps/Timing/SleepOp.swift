@@ -33,6 +33,8 @@ public final class SleepOp: FlowAsyncOperation, @unchecked Sendable {
 
     public override var primaryInputParamKey: String { "item" }
     public override var primaryOutputParamKey: String { "item" }
+    /// It only waits: a dry run runs it.
+    public override var dryRunRole: FlowDryRunRole { .readsOnly }
 
     public override func run() async throws {
         if milliseconds > 0 {

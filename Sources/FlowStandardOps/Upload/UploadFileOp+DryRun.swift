@@ -1,0 +1,80 @@
+import Flow
+import Foundation
+import NIOCore
+
+/// `UploadFileOp` in a dry run (`run --dry-run`): it sends nothing. It finds the file's size, and
+/// with `skipExisting` asks the server or store with the same `HEAD` a real run makes; then notes
+/// for the plan that the file would be sent (its bytes, and the `PUT`, `POST` or multipart
+/// requests not made) or skipped and why. Its output is the object's URL, as in a real run.
+extension UploadFileOp: FlowDryRunRehearsing {
+    /// Does what a dry run may: the size and the `skipExisting` `HEAD`, nothing that writes.
+    ///
+    /// - Parameter rehearsal: the op standing in for this one, with its bucket.
+    public func rehearse(in rehearsal: FlowAsyncOperation) async throws {
+        let input = try FileInput(bucketValue: try rehearsal.value(primaryInputParamKey, as: Any.self), key: primaryInputParamKey)
+        do {
+            let size = try Self.size(of: input)
+            let target: String
+            let existing: Int64?
+            var made: [String: Int] = [:]
+            if let s3Target {
+                let upload = try s3Upload(for: input, to: s3Target, rehearsal: rehearsal)
+                target = upload.objectURI
+                existing = skipsExisting
+                    ? try await upload.existingSize(of: input, deadline: NIODeadline.now() + .milliseconds(Int64(timeout * 1000))) : nil
+            } else {
+                let objectURL = try Self.objectURL(base: baseURL, name: input.name)
+                target = objectURL.absoluteString
+                existing = skipsExisting
+                    ? try await UploadRequest(method: method, headers: headers, timeout: timeout, tls: try tlsConfiguration())
+                        .existingSize(of: input, at: objectURL) : nil
+            }
+            if skipsExisting { made["HEAD"] = 1 }
+            rehearsal.set(primaryOutputParamKey, target)
+            if let existing {
+                let reason = "exists with the same size (\(existing) bytes) at \(target)"
+                rehearsal.log(message: "dry run: would skip \(input.name): it \(reason)")
+                rehearsal.noteDryRun(FlowDryRunNote(item: input.name, action: .skip(reason: reason), bytes: size, requestsMade: made))
+                return
+            }
+            rehearsal.log(message: "dry run: would upload \(input.name) (\(size) bytes) -> \(target)")
+            rehearsal.noteDryRun(FlowDryRunNote(item: input.name, action: .send, bytes: size, requestsMade: made, requestsNotMade: requestsNotMade(size: size)))
+        } catch let error as FlowStandardOpError {
+            let error = Self.withWhereItWasRead(error, input)
+            rehearsal.log(message: error.message)
+            throw error
+        }
+    }
+
+    /// What a real run would send for a file of `size` bytes: one `PUT` or `POST`, or on S3 above
+    /// the part size a multipart upload (`POST` to create and complete, a `PUT` a part).
+    func requestsNotMade(size: Int64) -> [String: Int] {
+        guard let s3Target else { return [method.rawValue: 1] }
+        let partSize = S3Upload.partSize(for: size, preferred: s3Target.partSize)
+        guard size > Int64(partSize) else { return ["PUT": 1] }
+        return ["POST": 2, "PUT": Int((size + Int64(partSize) - 1) / Int64(partSize))]
+    }
+
+    /// The file's size, read here (a path) or as it came (the coordinator's bytes).
+    static func size(of input: FileInput) throws -> Int64 {
+        switch input {
+        case .path(let path, _): return try OpenFile(path: path).size
+        case .bytes(let bytes, _, _): return Int64(bytes.count)
+        }
+    }
+
+    /// The S3 upload a real run would make, for its `HEAD` only: credentials found on this machine.
+    private func s3Upload(for input: FileInput, to target: S3Target, rehearsal: FlowAsyncOperation) throws -> S3Upload {
+        let key = target.key(forFileNamed: try ObjectName(input.name).text)
+        let credentials: S3Credentials
+        do {
+            credentials = try S3CredentialChain().resolve()
+        } catch {
+            throw FlowStandardOpError(.missingCredentials, "dry run of \(input.name) to s3://\(target.bucket) failed: \(error.description)")
+        }
+        let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
+                              objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
+                              tls: try tlsConfiguration())
+        return S3Upload(client: client, key: key, retry: rehearsal.retryPolicy) { [weak rehearsal] line in rehearsal?.log(message: line) }
+    }
+}
