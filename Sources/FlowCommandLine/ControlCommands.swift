@@ -10,6 +10,9 @@ struct RunControlTarget: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Where run journals are (default: $XDG_STATE_HOME/flow/runs, or ~/.local/state/flow/runs).", valueName: "DIR"))
     var dir: String?
 
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the run's answer.", valueName: "SECONDS"))
+    var timeout: Double = 5
+
     /// The control socket's path.
     var socketPath: String {
         RunControl.socketPath(forJournal: RunsCommand.journalPath(for: run, folder: dir ?? RunJournal.defaultFolder()))
@@ -19,7 +22,7 @@ struct RunControlTarget: ParsableArguments {
     func send(_ command: String) throws -> RunControl.Reply {
         let reply: RunControl.Reply
         do {
-            reply = try RunControl.send(command, to: socketPath)
+            reply = try RunControl.send(command, to: socketPath, timeout: .milliseconds(Int64(max(0.1, timeout) * 1000)))
         } catch {
             CommandLineLogging.printError("\(error)")
             throw ExitCode(3)

@@ -29,7 +29,7 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the status as JSON, for scripts.")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the pool's answer.", valueName: "SECONDS"))
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the answer.", valueName: "SECONDS"))
     var timeout: Double = 5
 
     func validate() throws {
@@ -72,7 +72,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     /// `status RUN_ID`: the run's own answer through its control socket.
     private func runStatus() throws {
-        let target = try RunControlTarget.parse([run ?? ""] + (dir.map { ["--dir", $0] } ?? []))
+        let target = try RunControlTarget.parse([run ?? "", "--timeout", String(timeout)] + (dir.map { ["--dir", $0] } ?? []))
         guard let status = try target.send("status").status else {
             CommandLineLogging.printError("the run sent no status")
             throw ExitCode(3)

@@ -30,16 +30,25 @@ import Testing
         return String(match.1)
     }
 
-    /// `status RUN_ID --json`, decoded as a dictionary.
+    /// `status RUN_ID --json`, decoded as a dictionary (a loaded machine may take long to answer).
     static func status(_ cluster: ClusterScope, _ id: String) async throws -> [String: Any] {
-        let query = try cluster.coordinator(["status", id, "--json"], label: "status")
-        guard await query.waitForExit(timeout: 10) == .exit(0) else { throw HarnessError("status failed: \(query.transcript)") }
+        let query = try cluster.coordinator(["status", id, "--json", "--timeout", "30"], label: "status")
+        guard await query.waitForExit(timeout: 40) == .exit(0) else { throw HarnessError("status failed: \(query.transcript)") }
         return try JSONSerialization.jsonObject(with: Data(query.stdout.utf8)) as? [String: Any] ?? [:]
     }
 
+    /// Waits until the run serves its control socket (it opens just after the journal line).
+    static func waitForControl(_ cluster: ClusterScope, _ id: String) async throws {
+        for _ in 0..<100 {
+            if (try? await status(cluster, id)) != nil { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HarnessError("the run never answered on its control socket")
+    }
+
     static func command(_ cluster: ClusterScope, _ arguments: [String]) async throws -> ChildProcess {
-        let child = try cluster.coordinator(arguments, label: arguments[0])
-        _ = await child.waitForExit(timeout: 10)
+        let child = try cluster.coordinator(arguments + ["--timeout", "30"], label: arguments[0])
+        _ = await child.waitForExit(timeout: 40)
         return child
     }
 
@@ -48,6 +57,7 @@ import Testing
             let file = try cluster.write("steer.yaml", Self.slowFlow(count: 16, sleep: 0.3))
             let run = try cluster.coordinator(["run", file, "--workers", "1", "--concurrency", "2", "--quiet"], label: "run")
             let id = try await Self.runID(of: run)
+            try await Self.waitForControl(cluster, id)
             var running: [String: Any] = [:]
             for _ in 0..<50 {
                 running = try await Self.status(cluster, id)
@@ -77,6 +87,7 @@ import Testing
             let file = try cluster.write("cancel.yaml", Self.slowFlow(count: 40, sleep: 0.3))
             let run = try cluster.coordinator(["run", file, "--workers", "1", "--concurrency", "2", "--quiet"], label: "run")
             let id = try await Self.runID(of: run)
+            try await Self.waitForControl(cluster, id)
             let cancel = try await Self.command(cluster, ["cancel", id])
             #expect(cancel.termination == .exit(0), "\(cancel.transcript)")
             let end = await run.waitForExit(timeout: 30)
@@ -94,6 +105,7 @@ import Testing
             let file = try cluster.write("crash.yaml", Self.slowFlow(count: 12, sleep: 0.2))
             let run = try cluster.coordinator(["run", file, "--workers", "1", "--concurrency", "2", "--quiet"], label: "run")
             let id = try await Self.runID(of: run)
+            try await Self.waitForControl(cluster, id)
             let pause = try await Self.command(cluster, ["pause", id])
             #expect(pause.termination == .exit(0), "\(pause.transcript)")
             try await Task.sleep(for: .milliseconds(500))
@@ -101,11 +113,8 @@ import Testing
             _ = await run.waitForExit(timeout: 10)
             let resumed = try cluster.coordinator(["resume", id, "--quiet"], label: "resume")
             #expect(await resumed.waitForStderr(containing: "stays paused", timeout: 30), "\(resumed.transcript)")
-            var status: [String: Any] = [:]
-            for _ in 0..<50 {
-                if let found = try? await Self.status(cluster, id) { status = found; break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            try await Self.waitForControl(cluster, id)
+            let status = try await Self.status(cluster, id)
             #expect(status["paused"] as? Bool == true, "\(status)")
             #expect(try await Self.command(cluster, ["continue", id]).termination == .exit(0))
             #expect(await resumed.waitForExit(timeout: 60) == .exit(0), "\(resumed.transcript)")
