@@ -51,6 +51,9 @@ struct ClusterRunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Write a machine-readable report of the run (bucket, every op with its worker, times, state, log lines) to FILE.", valueName: "FILE"))
     var json: String?
 
+    @Option(name: .long, help: ArgumentHelp("Write one JSON line per uploaded object (target, size, algorithm, checksum, etag) to FILE.", valueName: "FILE"))
+    var manifest: String?
+
     @Option(name: .long, help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics while the run lasts (a bare PORT listens on 127.0.0.1).", valueName: "HOST:PORT"))
     var metrics: String?
 

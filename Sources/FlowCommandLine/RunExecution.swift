@@ -84,7 +84,7 @@ enum RunExecution {
         // Big groups stay out of memory: the terminal shows them condensed anyway, the whole
         // summary is streamed to its file, and every element is in the journal. A JSON report
         // lists every op, so it keeps them all.
-        if options.json == nil { run.flow.setElementRetention(FlowElementRetention(groupsOver: condenseOver, keepingFirst: condensedShown)) }
+        if options.json == nil && options.manifest == nil { run.flow.setElementRetention(FlowElementRetention(groupsOver: condenseOver, keepingFirst: condensedShown)) }
         let summaryFile: SummaryFile?
         let summaryIsTemporary = options.summary == nil && options.fullSummary
         do {
@@ -177,6 +177,7 @@ enum RunExecution {
                     CommandLineLogging.printError("cannot write the JSON report to \(json): \(error.localizedDescription)")
                 }
             }
+            writeManifest(of: run.flow, options: options)
             if outcome == .clusterError, let error = run.flow.error {
                 CommandLineLogging.printError(String(describing: error))
             }
