@@ -52,3 +52,28 @@ extension ClusterIntegrationTests.S3Uploads {
         }
     }
 }
+
+extension ClusterIntegrationTests.S3Uploads {
+    /// Every object `PUT` and part `PUT` has a byte flipped on its first try by a proxy that checks
+    /// checksums as S3 does: each is refused with `BadDigest` for its CRC64NVME, said so, sent again
+    /// under the step's `retry` (parts alone), and every object arrives byte-identical.
+    @Test func aBodyCorruptedOnTheWayIsRefusedForItsChecksumAndSentAgain() async throws {
+        try await Self.withS3 { s3, cluster in
+            let proxy = try S3ChecksumProxy(in: s3)
+            defer { proxy.stop() }
+            let folder = try Self.makeFolder(cluster, count: 3, bigFile: true)
+            let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint,
+                                                                  retry: "{attempts: 3, delay: 0.05}"))
+            let run = try await Self.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)
+            #expect(run.termination == .exit(0), "\(run.transcript)")
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+                #expect(try s3.object("2026/" + name) == Data(contentsOf: folder.appendingPathComponent(name)), "\(name)")
+            }
+            let stats = try proxy.stats()
+            // 3 small files and 4 parts, each corrupted and refused once.
+            #expect(stats["corrupted"] == 7 && stats["refused"] == 7, "\(stats)")
+            #expect(run.stdout.contains("the store refused the body because its CRC64NVME checksum did not match"), "\(run.stdout)")
+            #expect(run.stdout.contains("part 1 of 4 failed (try 1 of 3)"), "\(run.stdout)")
+        }
+    }
+}
