@@ -92,7 +92,7 @@ public struct FlowDryRunPlan: Sendable {
             }
         }
         let notRun = stepsNotRun.map { step in step.operationName + (step.location.map { " at line \($0.line)" } ?? "") }
-        lines.append("Dry run: to send \(itemsToSend) files, \(Self.exactBytes(bytesToSend)); skipped \(itemsSkipped); "
+        lines.append("Dry run: to send \(itemsToSend) file\(itemsToSend == 1 ? "" : "s"), \(Self.exactBytes(bytesToSend)); skipped \(itemsSkipped); "
                      + "requests made \(Self.requests(requestsMade)), not made \(Self.requests(requestsNotMade)); "
                      + "steps not run \(notRun.count)\(notRun.isEmpty ? "" : ": " + notRun.joined(separator: ", ")). Nothing was written.")
         return lines.joined(separator: "\n") + "\n"
