@@ -55,14 +55,16 @@ extension ClusterIntegrationTests.S3Uploads {
 
 extension ClusterIntegrationTests.S3Uploads {
     /// Every object `PUT` and part `PUT` has a byte flipped on its first try by a proxy that checks
-    /// checksums as S3 does: each is refused with `BadDigest` for its CRC64NVME, said so, sent again
+    /// checksums as S3 does: each is refused with `BadDigest` for its checksum (CRC64NVME, CRC32C,
+    /// SHA-256, or Content-MD5), said so, sent again
     /// under the step's `retry` (parts alone), and every object arrives byte-identical.
-    @Test func aBodyCorruptedOnTheWayIsRefusedForItsChecksumAndSentAgain() async throws {
+    @Test(arguments: [UploadChecksum.crc64nvme, .crc32c, .sha256, .md5])
+    func aBodyCorruptedOnTheWayIsRefusedForItsChecksumAndSentAgain(_ checksum: UploadChecksum) async throws {
         try await Self.withS3 { s3, cluster in
             let proxy = try S3ChecksumProxy(in: s3)
             defer { proxy.stop() }
             let folder = try Self.makeFolder(cluster, count: 3, bigFile: true)
-            let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint,
+            let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint, extra: "checksum: \(checksum.rawValue)",
                                                                   retry: "{attempts: 3, delay: 0.05}"))
             let run = try await Self.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)
             #expect(run.termination == .exit(0), "\(run.transcript)")
@@ -72,7 +74,8 @@ extension ClusterIntegrationTests.S3Uploads {
             let stats = try proxy.stats()
             // 3 small files and 4 parts, each corrupted and refused once.
             #expect(stats["corrupted"] == 7 && stats["refused"] == 7, "\(stats)")
-            #expect(run.stdout.contains("the store refused the body because its CRC64NVME checksum did not match"), "\(run.stdout)")
+            let name = checksum.s3Name ?? "MD5"
+            #expect(run.stdout.contains("the store refused the body because its \(name) checksum did not match"), "\(run.stdout)")
             #expect(run.stdout.contains("part 1 of 4 failed (try 1 of 3)"), "\(run.stdout)")
         }
     }
