@@ -74,13 +74,17 @@ extension ClusterIntegrationTests {
             }
         }
 
-        @Test func aDryRunRefusesAJournal() async throws {
+        @Test func aDryRunRefusesAJournalAndReports() async throws {
             try await withCluster { cluster in
                 let flowFile = try cluster.write("dry.yaml", "flow: dry\nsteps:\n  - op: SleepOp\n")
                 let dry = try cluster.start("flow-coordinator", ["run", flowFile, "--dry-run", "--journal", cluster.path("j.sqlite")])
                 _ = await dry.waitForExit(timeout: 30)
                 #expect(dry.termination == .exit(2), "\(dry.transcript)")
                 #expect(dry.stderr.contains("--dry-run keeps no journal"), "\(dry.transcript)")
+                let json = try cluster.start("flow-coordinator", ["run", flowFile, "--dry-run", "--json", cluster.path("r.json")])
+                _ = await json.waitForExit(timeout: 30)
+                #expect(json.termination == .exit(2), "\(json.transcript)")
+                #expect(json.stderr.contains("--dry-run prints its plan and writes no --json"), "\(json.transcript)")
             }
         }
     }
