@@ -10,7 +10,8 @@ import NIOSSL
 ///
 /// Every request is signed with SigV4 in header form. A body in memory (a part, the
 /// `CompleteMultipartUpload` list, a file the coordinator sent) is signed with its SHA-256, so the
-/// store checks every byte; a file streamed from disk in one `PUT` is signed `UNSIGNED-PAYLOAD`, so
+/// store checks every byte; a file streamed from disk in one `PUT` is signed `UNSIGNED-PAYLOAD`
+/// (`STREAMING-UNSIGNED-PAYLOAD-TRAILER` when its checksum follows it in a trailer), so
 /// it is read once and never held whole (see ``S3Upload``).
 struct S3Client: Sendable {
     /// A request body.

@@ -8,7 +8,8 @@ import NIOPosix
 /// it, and the `HEAD` that `skipExisting` asks first.
 ///
 /// **Payload hashes.** A single `PUT` of a file on disk is streamed with backpressure and signed
-/// `UNSIGNED-PAYLOAD`: signing its SHA-256 would mean reading the whole file once to hash it and
+/// `UNSIGNED-PAYLOAD` (`STREAMING-UNSIGNED-PAYLOAD-TRAILER` with its checksum in a trailer, see
+/// `S3Upload+Checksum.swift`): signing its SHA-256 would mean reading the whole file once to hash it and
 /// again to send it (or holding it in memory), and the signature still covers the method, key,
 /// headers and length. Multipart parts are read into memory anyway (at most `partConcurrency` of
 /// them at once), so each is signed with its real SHA-256 and the store checks every byte of it;
