@@ -79,7 +79,7 @@ extension FlowOperationRegistry {
         .init("timeout", "seconds the whole upload may take (300)", kind: .seconds),
         .init("skipExisting", "HEAD first and leave alone a file the store has with the same size (false)", kind: .bool),
         .init("caFile", "a PEM file of certificate authorities trusted besides the machine's own", kind: .text),
-        .init("checksum", "the checksum sent with the body for the store to check: crc32c, crc64nvme, sha256, md5 or none", kind: .text),
+        .init("checksum", "computed while the file is read: crc64nvme (S3 default), crc32c, sha256, md5, none (HTTP default); S3 checks it, HTTP records it", kind: .text),
         .init("endpoint", "s3: the store's http(s) URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL or AWS)", kind: .text),
         .init("region", "s3: the signing region (default $AWS_REGION, $AWS_DEFAULT_REGION or us-east-1)", kind: .text),
         .init("pathStyle", "s3: the bucket in the path, not the host name (default true with an endpoint)", kind: .bool),
