@@ -10,6 +10,12 @@ import Foundation
 public enum CommandMain {
     /// Parses the arguments, runs the command, and exits.
     public static func run<Command: AsyncParsableCommand>(_ type: Command.Type, arguments: [String]? = nil) async -> Never {
+        exit(await status(of: type, arguments: arguments))
+    }
+
+    /// Parses the arguments, runs the command, and returns the exit status ``run(_:arguments:)``
+    /// exits with (its messages printed).
+    static func status<Command: AsyncParsableCommand>(of type: Command.Type, arguments: [String]? = nil) async -> Int32 {
         do {
             var command = try type.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -18,17 +24,17 @@ public enum CommandMain {
                 try command.run()
             }
             await FlowPendingWork.finish(within: .seconds(15))
-            exit(0)
+            return 0
         } catch {
             await FlowPendingWork.finish(within: .seconds(15))
             let code = type.exitCode(for: error)
             let message = type.fullMessage(for: error)
             if code == .success {
                 print(message)
-                exit(0)
+                return 0
             }
             if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
-            exit(code == .validationFailure ? 2 : code.rawValue)
+            return code == .validationFailure ? 2 : code.rawValue
         }
     }
 }

@@ -23,9 +23,8 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
     /// Runs `flow-worker` with the command line's arguments and the ops of `registry`, and exits
     /// with the Flow exit codes (``CommandMain``).
     public static func main(registry: FlowOperationRegistry) async -> Never {
-        await $registry.withValue(registry) {
-            await CommandMain.run(FlowWorkerCommand.self)
-        }
+        let status = await $registry.withValue(registry) { await CommandMain.status(of: FlowWorkerCommand.self) }
+        Foundation.exit(status)
     }
 
     public static let configuration = CommandConfiguration(
