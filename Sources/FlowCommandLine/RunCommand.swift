@@ -44,7 +44,7 @@ struct RunCommand: AsyncParsableCommand {
         if noJournal && journal != nil { throw ValidationError("--no-journal and --journal exclude each other") }
         if dryRun && journal != nil { throw ValidationError("--dry-run keeps no journal: leave out --journal") }
         if dryRun, let report = [("--json", options.json), ("--timeline", options.timeline), ("--summary", options.summary),
-                                 ("--metrics", options.metrics)].first(where: { $0.1 != nil })?.0 {
+                                 ("--metrics", options.metrics), ("--manifest", options.manifest)].first(where: { $0.1 != nil })?.0 {
             throw ValidationError("--dry-run prints its plan and writes no \(report): leave out \(report)")
         }
         for (option, list) in [("--set", assignments), ("--set-string", textAssignments)] {

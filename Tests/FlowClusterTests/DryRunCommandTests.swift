@@ -85,6 +85,11 @@ extension ClusterIntegrationTests {
                 _ = await json.waitForExit(timeout: 30)
                 #expect(json.termination == .exit(2), "\(json.transcript)")
                 #expect(json.stderr.contains("--dry-run prints its plan and writes no --json"), "\(json.transcript)")
+                let manifest = try cluster.start("flow-coordinator", ["run", flowFile, "--dry-run", "--manifest", cluster.path("m.jsonl")])
+                _ = await manifest.waitForExit(timeout: 30)
+                #expect(manifest.termination == .exit(2), "\(manifest.transcript)")
+                #expect(manifest.stderr.contains("writes no --manifest"), "\(manifest.transcript)")
+                #expect(!FileManager.default.fileExists(atPath: cluster.path("m.jsonl")))
             }
         }
     }
