@@ -13,7 +13,7 @@ extension RunExecution {
         guard let journal else { return nil }
         let path = RunControl.socketPath(forJournal: journal.path)
         guard path.utf8.count <= RunControl.longestSocketPath else {
-            progress.note("no control socket: \(path) is longer than the \(RunControl.longestSocketPath) bytes ipc:// allows "
+            progress.announce("no control socket: \(path) is longer than the \(RunControl.longestSocketPath) bytes ipc:// allows "
                           + "(status, pause and cancel from another terminal need a shorter --journal path)")
             return nil
         }
@@ -25,7 +25,9 @@ extension RunExecution {
         }
         let startedAt = Date()
         let runID = journal.runID
-        return try? RunControlServer(path: path) { request in
+        let server: RunControlServer
+        do {
+            server = try RunControlServer(path: path) { request in
             switch request.command {
             case "status":
                 let isPaused = paused.withLock { $0 }
@@ -50,7 +52,12 @@ extension RunExecution {
             default:
                 return RunControl.Reply(ok: false, error: "unknown command '\(request.command.prefix(40))'")
             }
+            }
+        } catch {
+            progress.announce("no control socket at \(path): \(error); status, pause and cancel from another terminal will not reach this run")
+            return nil
         }
+        return server
     }
 
     /// Removes the mark of a paused run once the run has ended for good (not interrupted).
