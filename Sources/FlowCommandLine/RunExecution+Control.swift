@@ -38,7 +38,7 @@ extension RunExecution {
                 paused.withLock { $0 = pause }
                 run.setPaused(pause)
                 if pause {
-                    FileManager.default.createFile(atPath: marker, contents: Data())
+                    _ = FileManager.default.createFile(atPath: marker, contents: Data())
                 } else {
                     unlink(marker)
                 }

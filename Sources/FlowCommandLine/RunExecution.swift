@@ -100,7 +100,7 @@ enum RunExecution {
         if let summaryFile { run.flow.setSummaryStream { entry in summaryFile.write(entry) } }
         if let firstLine { run.flow.log(message: firstLine) }
         // A pool is told the run's id, which the journal gives: its coordinator starts after it.
-        var started: Result<String, any Error>? = options.pool == nil ? Result { try run.start() } : nil
+        let started: Result<String, any Error>? = options.pool == nil ? Result { try run.start() } : nil
         let journal: RunJournal?
         let made = makeJournal(definition)
         definition.bucket = [:]
