@@ -106,7 +106,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     /// Tasks with a time limit in flight on workers, whose answer ``failUnanswered(now:)`` awaits.
     var timedTasks: Set<UInt64> = []
     /// No task is sent while paused (`flow-coordinator pause`): running ones finish.
-    private(set) var paused = false
+    var paused = false
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -171,14 +171,6 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         tasks[task.taskID] = TaskRecord(task: task, waiter: waiter, avoid: avoid, group: group)
         queue.append(task.taskID)
         expectedSubmissions = max(0, expectedSubmissions - 1)
-    }
-
-    /// Pauses or continues the run: while paused nothing is dispatched, and tasks that wait in
-    /// workers' queues (not started) are recalled, so that only running ones finish.
-    mutating func setPaused(_ paused: Bool) -> [Action] {
-        self.paused = paused
-        guard paused else { return [] }
-        return recall(tasks.compactMap { id, record in record.worker != nil && record.waiter != nil ? id : nil })
     }
 
     /// The engine judged a failed task of the group and the group goes on: its tasks may start
@@ -255,26 +247,21 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         return recall(onWorkers) + withdraw(onWorkers) + actions
     }
 
-    /// WITHDRAWs for those of the tasks that were submitted to a pool (§14): the pool drops the
-    /// ones it still holds and stops the ones that run.
-    func withdraw(_ taskIDs: [UInt64]) -> [Action] {
-        var byPeer: [Data: [UInt64]] = [:]
-        for taskID in taskIDs {
-            guard let peer = tasks[taskID]?.worker, workers[peer]?.isPool == true else { continue }
-            byPeer[peer, default: []].append(taskID)
-        }
-        return byPeer.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .send(to: $0, .withdraw(byPeer[$0]!.sorted())) }
-    }
-
     /// RECALLs for those of the tasks that may wait in a worker's queue: the ones on a worker that
     /// queues and holds more than its slots (§8.2). One that already started just finishes.
     func recall(_ taskIDs: [UInt64]) -> [Action] {
+        messages(for: taskIDs, onWorkersWhere: { $0.queued > 0 }, WireMessage.recall)
+    }
+
+    /// One message per worker for those of the tasks in flight on a worker that `matches`, its
+    /// ids sorted, the workers in a fixed order (RECALL, WITHDRAW).
+    func messages(for taskIDs: [UInt64], onWorkersWhere matches: (Worker) -> Bool, _ message: ([UInt64]) -> WireMessage) -> [Action] {
         var byPeer: [Data: [UInt64]] = [:]
         for taskID in taskIDs {
-            guard let peer = tasks[taskID]?.worker, let worker = workers[peer], worker.queued > 0 else { continue }
+            guard let peer = tasks[taskID]?.worker, let worker = workers[peer], matches(worker) else { continue }
             byPeer[peer, default: []].append(taskID)
         }
-        return byPeer.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .send(to: $0, .recall(byPeer[$0]!.sorted())) }
+        return byPeer.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { .send(to: $0, message(byPeer[$0]!.sorted())) }
     }
 
     /// Time passed: dead workers out, heartbeats out, tasks nobody offers failed, tries left

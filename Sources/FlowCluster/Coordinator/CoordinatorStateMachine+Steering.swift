@@ -1,0 +1,18 @@
+import FlowWire
+import Foundation
+
+extension CoordinatorStateMachine {
+    /// Pauses or continues the run: while paused nothing is dispatched, and tasks that wait in
+    /// workers' queues (not started) are recalled, so that only running ones finish.
+    mutating func setPaused(_ paused: Bool) -> [Action] {
+        self.paused = paused
+        guard paused else { return [] }
+        return recall(tasks.compactMap { id, record in record.worker != nil && record.waiter != nil ? id : nil })
+    }
+
+    /// WITHDRAWs for those of the tasks that were submitted to a pool (§14): the pool drops the
+    /// ones it still holds and stops the ones that run.
+    func withdraw(_ taskIDs: [UInt64]) -> [Action] {
+        messages(for: taskIDs, onWorkersWhere: \.isPool, WireMessage.withdraw)
+    }
+}
