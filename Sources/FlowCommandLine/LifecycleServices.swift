@@ -22,3 +22,37 @@ struct MetricsService: Service {
         await server.stop()
     }
 }
+
+/// A helper that runs on its own (a timer, a socket's thread) as a `Service`: it waits for
+/// graceful shutdown, then calls `stop`.
+struct StoppingService: Service {
+    let stop: @Sendable () -> Void
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        stop()
+    }
+}
+
+/// Ctrl-C for a run as a `Service`: the first SIGINT or SIGTERM cancels the flow (its summary is
+/// still printed), a second exits at once; once the run is ending they are let be.
+struct InterruptService: Service {
+    let isEnding: @Sendable () -> Bool
+    let onInterrupt: @Sendable () -> Void
+
+    /// Ignores SIGINT and SIGTERM from now on, until ``run()`` traps them: one meanwhile must not
+    /// kill the run without its summary.
+    init(isEnding: @escaping @Sendable () -> Bool, onInterrupt: @escaping @Sendable () -> Void) {
+        InterruptHandler.ignoreUntilTrapped()
+        self.isEnding = isEnding
+        self.onInterrupt = onInterrupt
+    }
+
+    func run() async throws {
+        var seen = 0
+        for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm).cancelOnGracefulShutdown() where !isEnding() {
+            seen += 1
+            InterruptHandler.interrupted(times: seen, onInterrupt)
+        }
+    }
+}

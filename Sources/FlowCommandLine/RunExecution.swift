@@ -3,10 +3,15 @@ import Flow
 import FlowCluster
 import FlowJournal
 import Foundation
+import ServiceLifecycle
 
 /// Runs a loaded flow on a cluster, for `run` and `resume`: starts the cluster, shows progress,
 /// prints the summary, writes the reports, records the run's end in its journal, and exits with
 /// the run's code.
+///
+/// The run and its helpers (progress output, the control socket, the metrics server, the key
+/// reloader, Ctrl-C) are `Service`s in one `ServiceGroup`: when the run ends, the group shuts the
+/// helpers down (``RunService``).
 enum RunExecution {
     /// Runs the flow `load` reads, with the journal `makeJournal` opens keeping its record.
     ///
@@ -25,6 +30,52 @@ enum RunExecution {
                         makeJournal: (FlowDefinition) -> Result<RunJournal?, ExitCode>) async throws {
         let logger = CommandLineLogging.logger(label: "flow-coordinator", level: options.logLevel)
         let progress = ProgressReporter(quiet: options.quiet, pool: options.pool)
+        let clusterOptions = try checkedClusterOptions(options)
+        // A worker boots in about the time a small flow file takes to load (15-20 ms each here).
+        // When this fails, `run.start()` below tries again and reports why.
+        let localStart = options.bind == nil && options.pool == nil ? try? ClusterRun.startLocal(options: clusterOptions, logger: logger) : nil
+        // A no-op once the run has taken them over.
+        defer { localStart?.stop() }
+        var definition = try load()
+        let reports = RunReports(options: options, flowName: definition.name)
+        let run = ClusterRun(definition: definition, options: clusterOptions, logger: logger, localStart: localStart) { event in
+            progress.report(event)
+            reports.timeline?.record(event)
+        }
+        let metricsServer = try await startMetrics(options: options, run: run, reports: reports)
+        let summaryFile = try openSummaryFile(options: options)
+        defer { summaryFile?.close(options: options) }
+        prepareFlow(run.flow, options: options, summaryFile: summaryFile, firstLine: firstLine)
+        // A pool is told the run's id, which the journal gives: its coordinator starts after it.
+        let started: Result<String, any Error>? = options.pool == nil ? Result { try run.start() } : nil
+        let made = makeJournal(definition)
+        definition.bucket = [:]
+        let journal = try attachJournal(made, to: run, options: options)
+        try announce(started ?? Result(catching: { try run.start(runID: journal?.runID) }), run: run, journal: journal,
+                     options: options, clusterOptions: clusterOptions, progress: progress)
+        progress.start { run.status }
+        let session = RunService(run: run, journal: journal, options: options, progress: progress, reports: reports,
+                                 summaryFile: summaryFile)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: session, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+            .init(service: StoppingService { progress.stop() }),
+            .init(service: InterruptService(isEnding: { session.isEnding }) { run.flow.cancel() }),
+        ]
+        if let control = startControl(run: run, journal: journal, flowName: definition.name, progress: progress) {
+            services.append(.init(service: StoppingService { control.stop() }))
+        }
+        if let metricsServer { services.append(.init(service: MetricsService(server: metricsServer))) }
+        if let reloader = keyReloader(options: options, clusterOptions: clusterOptions, run: run, progress: progress) {
+            services.append(.init(service: reloader))
+        }
+        try await ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger)).run()
+        let code = session.exitCode
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// The cluster's options from the command line's, checked: CURVE keys, the pool, report paths,
+    /// metrics. A problem is printed and exits with code 2.
+    private static func checkedClusterOptions(_ options: ClusterRunOptions) throws -> ClusterRun.Options {
         var clusterOptions = options.cluster
         do {
             clusterOptions.curve = try options.curveServer()
@@ -46,167 +97,105 @@ enum RunExecution {
             MetricsExport.bootstrap()
             clusterOptions.metrics = TaskMetrics()
         }
-        // A worker boots in about the time a small flow file takes to load (15-20 ms each here).
-        // When this fails, `run.start()` below tries again and reports why.
-        let localStart = options.bind == nil && options.pool == nil ? try? ClusterRun.startLocal(options: clusterOptions, logger: logger) : nil
-        // A no-op once the run has taken them over.
-        defer { localStart?.stop() }
-        var definition = try load()
-        let timeline = options.timeline.map { _ in TimelineRecorder(flow: definition.name) }
-        let coordinatorMetrics = options.metrics.map { _ in CoordinatorMetrics(flow: definition.name) }
-        let run = ClusterRun(definition: definition, options: clusterOptions, logger: logger, localStart: localStart) { event in
-            progress.report(event)
-            timeline?.record(event)
-        }
-        var metricsServer: MetricsServer?
-        if let metrics = options.metrics {
-            do {
-                metricsServer = try await MetricsExport.start(metrics, program: "flow-coordinator") {
-                    coordinatorMetrics?.update(status: run.status)
-                }
-            } catch {
-                CommandLineLogging.printError(error.description)
-                throw ExitCode(2)
-            }
-        }
-        let reload = clusterOptions.curve == nil ? nil : options.authorizedKeysPath.map { path in
-            HangupHandler {
-                do {
-                    let keys = try AuthorizedKeys.read(at: path)
-                    run.reloadAuthorizedKeys(keys)
-                    progress.note("SIGHUP: \(keys.names.count) authorised key(s) read from \(path)")
-                } catch {
-                    CommandLineLogging.printError("SIGHUP: kept the authorised keys as they were: \(error)")
-                }
-            }
-        }
-        defer { reload?.cancel() }
-        // Big groups stay out of memory: the terminal shows them condensed anyway, the whole
-        // summary is streamed to its file, and every element is in the journal. A JSON report
-        // lists every op, so it keeps them all.
-        if options.json == nil && options.manifest == nil { run.flow.setElementRetention(FlowElementRetention(groupsOver: condenseOver, keepingFirst: condensedShown)) }
-        let summaryFile: SummaryFile?
-        let summaryIsTemporary = options.summary == nil && options.fullSummary
+        return clusterOptions
+    }
+
+    /// Serves `--metrics`; a server that cannot start exits with code 2.
+    private static func startMetrics(options: ClusterRunOptions, run: ClusterRun, reports: RunReports) async throws -> MetricsServer? {
+        guard let metrics = options.metrics else { return nil }
         do {
-            summaryFile = try (options.summary ?? (options.fullSummary ? temporarySummaryPath() : nil)).map(SummaryFile.init(path:))
+            return try await MetricsExport.start(metrics, program: "flow-coordinator") {
+                reports.coordinatorMetrics?.update(status: run.status)
+            }
+        } catch {
+            CommandLineLogging.printError(error.description)
+            throw ExitCode(2)
+        }
+    }
+
+    /// Opens `--summary FILE`, or a temporary file for `--full-summary`; exits with code 2 when it
+    /// cannot.
+    private static func openSummaryFile(options: ClusterRunOptions) throws -> SummaryFile? {
+        do {
+            return try (options.summary ?? (options.fullSummary ? temporarySummaryPath() : nil)).map(SummaryFile.init(path:))
         } catch {
             CommandLineLogging.printError("\(error); choose another path with --summary FILE")
             throw ExitCode(2)
         }
-        defer {
-            summaryFile?.discard()
-            if summaryIsTemporary, let path = summaryFile?.path { unlink(path) }
-        }
-        if let summaryFile { run.flow.setSummaryStream { entry in summaryFile.write(entry) } }
-        if let firstLine { run.flow.log(message: firstLine) }
-        // A pool is told the run's id, which the journal gives: its coordinator starts after it.
-        let started: Result<String, any Error>? = options.pool == nil ? Result { try run.start() } : nil
+    }
+
+    /// What the flow keeps and where its summary goes, before it starts.
+    private static func prepareFlow(_ flow: Flow, options: ClusterRunOptions, summaryFile: SummaryFile?, firstLine: String?) {
+        // Big groups stay out of memory: the terminal shows them condensed anyway, the whole
+        // summary is streamed to its file, and every element is in the journal. A JSON report
+        // lists every op, so it keeps them all.
+        if options.json == nil && options.manifest == nil { flow.setElementRetention(FlowElementRetention(groupsOver: condenseOver, keepingFirst: condensedShown)) }
+        if let summaryFile { flow.setSummaryStream { entry in summaryFile.write(entry) } }
+        if let firstLine { flow.log(message: firstLine) }
+    }
+
+    /// Hands the journal `makeJournal` opened to the run; a journal that cannot be made stops the
+    /// run with its code.
+    private static func attachJournal(_ made: Result<RunJournal?, ExitCode>, to run: ClusterRun, options: ClusterRunOptions) throws -> RunJournal? {
         let journal: RunJournal?
-        let made = makeJournal(definition)
-        definition.bucket = [:]
         switch made {
         case .success(let made): journal = made
         case .failure(let code):
             run.stop()
             throw code
         }
-        if let journal {
-            run.flow.setJournal(journal)
-            // A journal that cannot be written stops the run as Ctrl-C does: what the run did
-            // next would not be recorded, and a resume would do it again.
-            let resume = ResumeHint.command(runID: journal.runID, journal: journal.path, options: options)
-            journal.onWriteFailure { failure in
-                // Off the progress line a terminal shows.
-                if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\n".utf8)) }
-                CommandLineLogging.printError(journalFailureMessage(failure, resume: resume))
-                run.flow.cancel()
-            }
+        guard let journal else { return nil }
+        run.flow.setJournal(journal)
+        // A journal that cannot be written stops the run as Ctrl-C does: what the run did next
+        // would not be recorded, and a resume would do it again.
+        let resume = ResumeHint.command(runID: journal.runID, journal: journal.path, options: options)
+        journal.onWriteFailure { failure in
+            // Off the progress line a terminal shows.
+            if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\n".utf8)) }
+            CommandLineLogging.printError(journalFailureMessage(failure, resume: resume))
+            run.flow.cancel()
         }
-        switch started ?? Result(catching: { try run.start(runID: journal?.runID) }) {
+        return journal
+    }
+
+    /// Says where workers connect (with `--bind`); a cluster that did not start ends the run with
+    /// exit code 3.
+    private static func announce(_ started: Result<String, any Error>, run: ClusterRun, journal: RunJournal?, options: ClusterRunOptions,
+                                 clusterOptions: ClusterRun.Options, progress: ProgressReporter) throws {
+        switch started {
         case .success(let endpoint):
-            if options.bind != nil {
-                let connect = WorkerEndpoint.toConnect(bound: endpoint)
-                let which = connect == endpoint ? "" : " (this machine's name; any address of it that the workers reach will do)"
-                // With CURVE, the coordinator's public key too (Z85 has no quote, but has & and *).
-                let keys = clusterOptions.curve.map { " --curve-key WORKER.key --coordinator-key '\($0.keyPair.publicKey)'" } ?? ""
-                progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(connect)\(keys)\(which)")
-            }
+            guard options.bind != nil else { return }
+            let connect = WorkerEndpoint.toConnect(bound: endpoint)
+            let which = connect == endpoint ? "" : " (this machine's name; any address of it that the workers reach will do)"
+            // With CURVE, the coordinator's public key too (Z85 has no quote, but has & and *).
+            let keys = clusterOptions.curve.map { " --curve-key WORKER.key --coordinator-key '\($0.keyPair.publicKey)'" } ?? ""
+            progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(connect)\(keys)\(which)")
         case .failure(let error):
             run.stop()
             CommandLineLogging.printError(String(describing: error))
             end(journal, .interrupted, code: 3, options: options)
             throw ExitCode(3)
         }
-        let control = startControl(run: run, journal: journal, flowName: definition.name, progress: progress)
-        defer { control?.stop() }
-        run.flow.setProgressHandler { event in
-            progress.report(event)
-            coordinatorMetrics?.record(event)
-            timeline?.record(event)
-        }
-        progress.start { run.status }
-        let interrupts = InterruptHandler { run.flow.cancel() }
-        if !(await run.waitForLocalWorkers()) {
-            progress.note("not every local worker joined in time; going on with those that did")
-        }
-        if let pool = options.pool, !(await run.waitForPool(slow: { progress.note("waiting for the pool at \(pool): is 'flow-coordinator pool' running there?") })) {
-            run.stop()
-            progress.stop()
-            CommandLineLogging.printError("no pool answered at \(pool) within \(options.workerTimeout) s (--worker-timeout): start one there with "
-                                          + "flow-coordinator pool --bind \(pool), or check --pool, --pool-key and --curve-key")
-            end(journal, .interrupted, code: 3, options: options)
-            throw ExitCode(3)
-        }
-        if !(await run.waitForMinimumWorkers()) {
-            run.stop()
-            progress.stop()
-            CommandLineLogging.printError("fewer than \(options.minWorkers) worker(s) joined within \(options.workerTimeout) s (--min-workers); start workers with flow-worker --connect ENDPOINT")
-            end(journal, .interrupted, code: 3, options: options)
-            throw ExitCode(3)
-        }
-        let startedAt = Date()
-        timeline?.begin(at: startedAt)
-        // The summary is printed and the journal's end recorded while the local workers exit.
-        let outcome = await run.run(ended: { progress.stop() }) { outcome in
-            interrupts.cancel()
-            printSummary(of: run.flow, file: summaryFile, options: options)
-            if let json = options.json {
-                do {
-                    try FlowRunReport(flow: run.flow, startedAt: startedAt, finishedAt: Date()).write(to: json)
-                } catch {
-                    CommandLineLogging.printError("cannot write the JSON report to \(json): \(error.localizedDescription)")
-                }
-            }
-            writeManifest(of: run.flow, options: options)
-            if outcome == .clusterError, let error = run.flow.error {
-                CommandLineLogging.printError(String(describing: error))
-            }
-            // A cancelled run, or one the cluster could not carry, can go on with `resume`.
-            let state: RunJournalInfo.State
-            switch outcome {
-            case .succeeded: state = .succeeded
-            case .failed: state = run.flow.isCancelled ? .interrupted : .failed
-            case .clusterError: state = .interrupted
-            }
-            end(journal, state, code: outcome.rawValue, options: options)
-            if state != .interrupted { clearPausedMark(journal: journal) }
-        }
-        // After the cluster has stopped: the timeline shows the workers leaving.
-        if let timeline, let path = options.timeline {
-            timeline.finish(succeeded: run.flow.isSuccess, error: run.flow.error.map { String(describing: $0) })
+    }
+
+    /// Re-reads `--authorized-keys` on SIGHUP, for a CURVE coordinator.
+    private static func keyReloader(options: ClusterRunOptions, clusterOptions: ClusterRun.Options, run: ClusterRun,
+                                    progress: ProgressReporter) -> HangupReloader? {
+        guard clusterOptions.curve != nil, let path = options.authorizedKeysPath else { return nil }
+        return HangupReloader {
             do {
-                try timeline.write(to: path)
+                let keys = try AuthorizedKeys.read(at: path)
+                run.reloadAuthorizedKeys(keys)
+                progress.note("SIGHUP: \(keys.names.count) authorised key(s) read from \(path)")
             } catch {
-                CommandLineLogging.printError("cannot write the timeline to \(path): \(error.localizedDescription)")
+                CommandLineLogging.printError("SIGHUP: kept the authorised keys as they were: \(error)")
             }
         }
-        await metricsServer?.stop()
-        if outcome != .succeeded { throw ExitCode(outcome.rawValue) }
     }
 
     /// Prints the run's summary: condensed on the terminal, or the whole of it with
     /// `--full-summary`; finishes the `--summary` file first.
-    private static func printSummary(of flow: Flow, file summaryFile: SummaryFile?, options: ClusterRunOptions) {
+    static func printSummary(of flow: Flow, file summaryFile: SummaryFile?, options: ClusterRunOptions) {
         do {
             try summaryFile?.finish(isSuccess: flow.isSuccess)
         } catch {
@@ -249,7 +238,7 @@ enum RunExecution {
     /// Records the run's end; a journal that cannot be written is reported, not fatal: the run
     /// itself is over. The resume hint comes even then: a run whose end is not recorded reads
     /// as interrupted once its process is gone.
-    private static func end(_ journal: RunJournal?, _ state: RunJournalInfo.State, code: Int32, options: ClusterRunOptions) {
+    static func end(_ journal: RunJournal?, _ state: RunJournalInfo.State, code: Int32, options: ClusterRunOptions) {
         guard let journal else { return }
         do {
             try journal.finish(state, exitCode: code)
@@ -257,5 +246,13 @@ enum RunExecution {
             CommandLineLogging.printError("the run's journal is incomplete: \(error)")
         }
         if let hint = ResumeHint.afterEnd(runID: journal.runID, journal: journal.path, options: options, state) { CommandLineLogging.printDiagnostic(hint) }
+    }
+}
+
+extension SummaryFile {
+    /// Lets the file go at the run's end; the temporary one `--full-summary` made is removed.
+    func close(options: ClusterRunOptions) {
+        discard()
+        if options.summary == nil && options.fullSummary { unlink(path) }
     }
 }
