@@ -20,27 +20,64 @@ extension FlowEngine {
         let tally = FlowGroupTally(total: elements.count)
         defer { flow.progress(.groupFinished(operation: operationName, done: tally.done, failed: tally.failures.count, total: elements.count)) }
 
-        var resolvedPlan = plan
-        if case .named(let name, let parameters) = plan.source {
-            do {
-                resolvedPlan.source = .named(name, parameters: try executor.resolveParameters(of: name, parameters, bucket: flow.dataBucket))
-            } catch {
-                return reportUnresolved(error, operation: name, location: plan.location)
-            }
+        let resolvedPlan: FlowGroupPlan
+        switch resolved(plan) {
+        case .plan(let plan): resolvedPlan = plan
+        case .unresolved(let end): return end
         }
         // Tasks are made as elements start, so a million-element group holds at most
         // `maxConcurrent` of them; outputs are collected in place, a marker standing for the
         // elements that gave none.
         let total = elements.count
-        let failureLimit = plan.allowFailure ? Int.max : plan.maxFailures?.limit(total: total) ?? 0
         journal?.groupStarted(at: id, total: total)
+        let accept = acceptor(for: plan, tally: tally, total: total)
+        // Elements an earlier life of this run finished are taken as they were, not run again.
+        let replay = await replayRecorded(at: id, elements: elements, accept: accept)
+        if let stop = replay.stop { return stop }
+        // Elements start in index order, from a feed that tells the journal ahead how far they
+        // may have started.
+        let feed = FlowGroupFeed(plan: resolvedPlan, elements: elements, replayed: replay.replayed, journal: journal, id: id) { [flow] in
+            // As ``journalRefused()``: the run stops as a cancelled one, which also wakes the
+            // engine waiting for results of elements that will not start.
+            flow.cancel()
+        }
+        let stop: Outcome?
+        if let batch = batchDrive(for: plan, resolvedPlan: resolvedPlan, first: elements[0]) {
+            stop = await runBatched(on: batch.executor, lookahead: batch.lookahead, plan: plan, id: id, feed: feed, accept: accept)
+        } else {
+            stop = await runPulling(from: feed, plan: plan, resolvedPlan: resolvedPlan, id: id, accept: accept)
+        }
+        return finishGroup(plan, tally: tally, stop: stop, feed: feed)
+    }
+
+    /// A group's plan with its parameters resolved, or the end of a group whose parameters
+    /// could not be.
+    private enum GroupResolution {
+        case plan(FlowGroupPlan)
+        case unresolved(Outcome?)
+    }
+
+    /// The plan with its named op's parameters resolved against the bucket (`${key}` templates).
+    private func resolved(_ plan: FlowGroupPlan) -> GroupResolution {
+        guard case .named(let name, let parameters) = plan.source else { return .plan(plan) }
+        do {
+            var resolvedPlan = plan
+            resolvedPlan.source = .named(name, parameters: try executor.resolveParameters(of: name, parameters, bucket: flow.dataBucket))
+            return .plan(resolvedPlan)
+        } catch {
+            return .unresolved(reportUnresolved(error, operation: name, location: plan.location))
+        }
+    }
+
+    /// What takes one finished element into the summary, the counts and the outputs; it returns
+    /// the group's end when the group is one failure past its budget.
+    private func acceptor(for plan: FlowGroupPlan, tally: FlowGroupTally, total: Int) -> (FlowTaskResult, String?) -> Outcome? {
+        let failureLimit = plan.allowFailure ? Int.max : plan.maxFailures?.limit(total: total) ?? 0
         let groupMark = (number: flow.nextGroupNumber(), size: total)
         flow.reserveSummary(forGroupOf: total)
         let reportsProgress = flow.hasProgressHandler
-
-        /// Takes one finished element into the summary, the counts and the outputs; returns the
-        /// group's end when it is one failure past its budget.
-        func accept(_ result: FlowTaskResult, tag: String?) -> Outcome? {
+        let flow = flow
+        return { result, tag in
             let record = flow.record(result, tag: tag, appliesBucketChanges: false, groupOutputKey: plan.outputKey,
                                      location: plan.location, group: groupMark)
             tally.done += 1
@@ -59,42 +96,44 @@ extension FlowEngine {
             flow.log(message: "[Group] not allow failure in group. stop immediately.")
             return .failed(result.failure)
         }
+    }
 
-        // Elements an earlier life of this run finished are taken as they were, not run again.
-        var replayed: [Bool] = []
-        if let recorded = journal?.recordedResults(at: id), !recorded.isEmpty {
-            replayed = [Bool](repeating: false, count: total)
-            for (offset, entry) in recorded.enumerated() {
-                // A resumed run may take back a million results: the thread is given back now and
-                // then. On a cluster it is the coordinator's I/O thread, whose heartbeats tell the
-                // workers it is alive (they reconnect after 3 s without).
-                if offset % Self.replayTurn == Self.replayTurn - 1 { await Task.yield() }
-                guard let index = entry.result.groupIndex, elements.indices.contains(index), !replayed[index] else { continue }
-                replayed[index] = true
-                if let stop = accept(entry.result, tag: entry.tag ?? FlowGroupTag.make()) { return stop }
-            }
+    /// Takes back the results an earlier life of this run recorded for the group.
+    ///
+    /// - Returns: which elements were taken back (empty when none were), and the group's end if
+    ///   one of them ends it.
+    private func replayRecorded(at id: FlowStepID, elements: FlowGroupElements,
+                                accept: (FlowTaskResult, String?) -> Outcome?) async -> (replayed: [Bool], stop: Outcome?) {
+        guard let recorded = journal?.recordedResults(at: id), !recorded.isEmpty else { return ([], nil) }
+        var replayed = [Bool](repeating: false, count: elements.count)
+        for (offset, entry) in recorded.enumerated() {
+            // A resumed run may take back a million results: the thread is given back now and
+            // then. On a cluster it is the coordinator's I/O thread, whose heartbeats tell the
+            // workers it is alive (they reconnect after 3 s without).
+            if offset % Self.replayTurn == Self.replayTurn - 1 { await Task.yield() }
+            guard let index = entry.result.groupIndex, elements.indices.contains(index), !replayed[index] else { continue }
+            replayed[index] = true
+            if let stop = accept(entry.result, entry.tag ?? FlowGroupTag.make()) { return (replayed, stop) }
         }
-        // Elements start in index order, from a feed that tells the journal ahead how far they
-        // may have started.
-        let feed = FlowGroupFeed(plan: resolvedPlan, elements: elements, replayed: replayed, journal: journal, id: id) { [flow] in
-            // As ``journalRefused()``: the run stops as a cancelled one, which also wakes the
-            // engine waiting for results of elements that will not start.
-            flow.cancel()
-        }
+        return (replayed, nil)
+    }
 
-        // Elements tried once go to an executor that takes batches without a Swift task each.
-        let batch: (executor: any FlowBatchExecutor, lookahead: Int)? = {
-            guard let batch = executor as? any FlowBatchExecutor, plan.policy.retry.attempts <= 1 else { return nil }
-            let first = FlowGroupFeed.task(resolvedPlan, index: 0, element: elements[0])
-            guard batch.canSubmit(first) else { return nil }
-            return (batch, max(0, batch.lookahead(for: first, maxConcurrent: plan.maxConcurrent)))
-        }()
-        let stop: Outcome?
-        if let batch {
-            stop = await runBatched(on: batch.executor, lookahead: batch.lookahead, plan: plan, id: id, feed: feed, accept: accept)
-        } else {
-            stop = await runPulling(from: feed, plan: plan, resolvedPlan: resolvedPlan, id: id, accept: accept)
-        }
+    /// The batch drive (``runBatched(on:lookahead:plan:id:feed:accept:)``), chosen when the
+    /// executor takes batches (a ``FlowBatchExecutor``, as the coordinator), the step does not
+    /// retry, and the executor accepts the group's tasks as they are; `nil` otherwise, for the
+    /// pulling drive (``runPulling(from:plan:resolvedPlan:id:accept:)``).
+    private func batchDrive(for plan: FlowGroupPlan, resolvedPlan: FlowGroupPlan,
+                            first: Any) -> (executor: any FlowBatchExecutor, lookahead: Int)? {
+        guard let batch = executor as? any FlowBatchExecutor, plan.policy.retry.attempts <= 1 else { return nil }
+        let task = FlowGroupFeed.task(resolvedPlan, index: 0, element: first)
+        guard batch.canSubmit(task) else { return nil }
+        return (batch, max(0, batch.lookahead(for: task, maxConcurrent: plan.maxConcurrent)))
+    }
+
+    /// The group's end once its drive returned: the drive's own stop, `.cancelled` when the
+    /// journal refused more starts, or the collected outputs written to the bucket.
+    private func finishGroup(_ plan: FlowGroupPlan, tally: FlowGroupTally, stop: Outcome?, feed: FlowGroupFeed) -> Outcome? {
+        let total = tally.total
         if tally.retries > 0 {
             flow.log(message: "[Group] \(tally.retries) retries for \(tally.retriedElements) of \(total) elements")
         }

@@ -5,6 +5,8 @@ import Foundation
 /// without the runtime's exclusivity check on every captured counter (such checks, on these and
 /// on lock-guarded properties, were 7% of an in-process group's instructions, callgrind).
 final class FlowGroupTally {
+    /// How many elements the group has.
+    let total: Int
     @exclusivity(unchecked) var done = 0
     @exclusivity(unchecked) var retries = 0
     @exclusivity(unchecked) var retriedElements = 0
@@ -16,6 +18,7 @@ final class FlowGroupTally {
     @exclusivity(unchecked) private var collectedCount = 0
 
     init(total: Int) {
+        self.total = total
         outputs = [Any](repeating: FlowMissingOutput.marker, count: total)
         collected = [Bool](repeating: false, count: total)
     }

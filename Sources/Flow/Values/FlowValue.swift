@@ -60,20 +60,11 @@ extension FlowValue {
         case let value as Double: self = .double(value)
         case let value as Float: self = .double(Double(value))
         case let value as [Any]:
-            var items: [FlowValue] = []
-            items.reserveCapacity(value.count)
-            for element in value {
-                guard let item = FlowValue(any: element) else { return nil }
-                items.append(item)
-            }
-            self = .array(items)
+            guard let array = Self.array(value) else { return nil }
+            self = array
         case let value as [String: Any]:
-            var items: [String: FlowValue] = [:]
-            for (key, element) in value {
-                guard let item = FlowValue(any: element) else { return nil }
-                items[key] = item
-            }
-            self = .map(items)
+            guard let map = Self.map(value) else { return nil }
+            self = map
         case let value as Data: self = .bytes(value)
         case let value as Date: self = .date(value)
         case let value as URL: self = .string(value.absoluteString)
@@ -89,6 +80,27 @@ extension FlowValue {
             }
             self.init(any: wrapped)
         }
+    }
+
+    /// A list of bucket values, `nil` when one of them has no serialisable form.
+    private static func array(_ values: [Any]) -> FlowValue? {
+        var items: [FlowValue] = []
+        items.reserveCapacity(values.count)
+        for element in values {
+            guard let item = FlowValue(any: element) else { return nil }
+            items.append(item)
+        }
+        return .array(items)
+    }
+
+    /// A map of bucket values, `nil` when one of them has no serialisable form.
+    private static func map(_ values: [String: Any]) -> FlowValue? {
+        var items: [String: FlowValue] = [:]
+        for (key, element) in values {
+            guard let item = FlowValue(any: element) else { return nil }
+            items[key] = item
+        }
+        return .map(items)
     }
 
     /// `value` as the type it holds exactly: a dynamic cast, so an `Any` that holds an `Any?`

@@ -60,11 +60,29 @@ struct WorkerIOLoop {
         }
     }
 
+    /// The DEALER socket of one connection, with the poller that watches it and the loop's wake-up.
+    private struct Connection {
+        let dealer: ZMQSocket
+        let poller: ZMQPoller
+        let dealerIndex: Int
+        let wakeupIndex: Int
+    }
+
+    private func open() throws(ClusterError) -> Connection {
+        let dealer = try connect()
+        let poller = ZMQPoller()
+        let dealerIndex = poller.register(dealer)
+        return Connection(dealer: dealer, poller: poller, dealerIndex: dealerIndex, wakeupIndex: poller.register(wakeup))
+    }
+
+    /// Swift tasks running the worker's tasks, by the machine's run id.
+    private typealias RunningTasks = [UInt64: Task<Void, Never>]
+
     /// Serves until the machine says stop; returns the error that kept it from starting, if any.
     func run() -> ClusterError? {
-        var dealer: ZMQSocket
+        var connection: Connection
         do {
-            dealer = try connect()
+            connection = try open()
         } catch {
             return error
         }
@@ -74,104 +92,132 @@ struct WorkerIOLoop {
             // appear later, as a service's does), but says why nothing answers.
             logger.warning("\(problem); still trying, in case the name appears later")
         }
-        var machine = WorkerStateMachine(
-            configuration: .init(ready: ready, slots: configuration.concurrency, heartbeatInterval: configuration.heartbeatInterval,
-                                 liveness: configuration.liveness,
-                                 noAnswerHint: "no answer from \(configuration.endpoint): is the coordinator running"
-                                     + (configuration.curve == nil ? ", and does it use CURVE (then give --curve-key and --coordinator-key)?"
-                                                                   : ", and is --coordinator-key right?"),
-                                 silentAgainHint: "no answer from \(configuration.endpoint), which answered this worker before: "
-                                     + "the network between them or the coordinator is down",
-                                 coordinator: "the coordinator at \(configuration.endpoint)"),
-            now: clock.now)
-        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var machine = makeMachine()
+        var tasks: RunningTasks = [:]
         let executor = LoopExecutor(wakeup: wakeup)
         executor.attach()
         defer { executor.close() }
         let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name, metrics: configuration.metrics)
-        var poller = ZMQPoller()
-        var dealerIndex = poller.register(dealer)
-        var wakeupIndex = poller.register(wakeup)
         var pending = machine.connected(now: clock.now)
         let pollMilliseconds = Int(min(100, configuration.heartbeatInterval.seconds * 250).rounded(.up))
 
         while true {
             // Perform, then feed what the actions cause back, until nothing is left.
-            var reconnect = false
-            for action in pending {
-                switch action {
-                case .send(let message):
-                    for frames in ResultSizeGuard.frames(for: message) { _ = try? dealer.send(frames, flags: .dontWait) }
-                case .start(let run, let task):
-                    tasks[run] = Task(executorPreference: executor) { [mailbox] in
-                        let result = await runner.run(task)
-                        if mailbox.post(run: run, result: result) { executor.wake() }
-                    }
-                case .cancel(let run):
-                    tasks[run]?.cancel()
-                case .reconnect:
-                    reconnect = true
-                case .stop:
-                    // Give the DISCONNECT a moment to leave before the socket closes.
-                    try? dealer.set(.linger(milliseconds: 500))
-                    dealer.close()
-                    for task in tasks.values { task.cancel() }
-                    return nil
-                case .log(let level, let message, let metadata):
-                    logger.log(level: level, "\(message)", metadata: metadata)
-                }
-            }
-            pending = []
-            if reconnect {
-                dealer.close()
+            switch perform(pending, on: connection.dealer, tasks: &tasks, executor: executor, runner: runner) {
+            case .stop:
+                return nil
+            case .reconnect:
+                connection.dealer.close()
                 do {
-                    dealer = try connect()
+                    connection = try open()
                 } catch {
                     logger.error("reconnect failed: \(error)")
                     return error
                 }
-                poller = ZMQPoller()
-                dealerIndex = poller.register(dealer)
-                wakeupIndex = poller.register(wakeup)
                 pending = machine.connected(now: clock.now)
                 continue
+            case .goOn:
+                pending = []
             }
-
             // Ops just started on this thread (``LoopExecutor``) run at once, without a poll
             // first; the socket is still read every few turns.
             let (polled, mayWait) = executor.startTurn()
             if polled {
                 do {
-                    _ = try poller.poll(timeout: mayWait ? pollMilliseconds : 0)
+                    _ = try connection.poller.poll(timeout: mayWait ? pollMilliseconds : 0)
                 } catch {
                     logger.error("worker poll failed: \(error)")
                     return nil
                 }
             }
             let now = clock.now
-            if polled, poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
-            if polled, poller.events(at: dealerIndex).contains(.readable) {
-                while let frames = try? dealer.receiveMultipart(dontWait: true) {
-                    do {
-                        pending += machine.received(try WireCodec.decode(frames), now: now)
-                    } catch {
-                        if error.code == .unsupportedVersion, let version = frames.first.flatMap(WireLimits.version(ofSignature:)) {
-                            pending += machine.receivedOtherVersion(version, said: Self.disconnectReason(in: frames), now: now)
-                        } else {
-                            pending += machine.receivedMalformed(String(describing: error), now: now)
-                        }
-                    }
+            if polled { receive(on: connection, machine: &machine, now: now, into: &pending) }
+            executor.runPending()
+            advance(&machine, tasks: &tasks, now: now, into: &pending)
+        }
+    }
+
+    /// Feeds the machine the tasks that finished, a drain asked for, and the time.
+    private func advance(_ machine: inout WorkerStateMachine, tasks: inout RunningTasks, now: ContinuousClock.Instant,
+                         into pending: inout [WorkerStateMachine.Action]) {
+        let (finished, drain) = mailbox.take()
+        for (run, result) in finished {
+            tasks[run] = nil
+            pending += machine.finished(run: run, result: result, now: now)
+        }
+        if drain { pending += machine.drain(now: now, date: Date()) }
+        pending += machine.tick(now: now, date: Date())
+        pending += machine.flush(now: now)
+    }
+
+    /// The worker's state machine, with the hints it gives when the coordinator does not answer.
+    private func makeMachine() -> WorkerStateMachine {
+        let endpoint = configuration.endpoint
+        let noAnswerHint = "no answer from \(endpoint): is the coordinator running"
+            + (configuration.curve == nil ? ", and does it use CURVE (then give --curve-key and --coordinator-key)?"
+                                          : ", and is --coordinator-key right?")
+        return WorkerStateMachine(
+            configuration: .init(ready: ready, slots: configuration.concurrency, heartbeatInterval: configuration.heartbeatInterval,
+                                 liveness: configuration.liveness, noAnswerHint: noAnswerHint,
+                                 silentAgainHint: "no answer from \(endpoint), which answered this worker before: "
+                                     + "the network between them or the coordinator is down",
+                                 coordinator: "the coordinator at \(endpoint)"),
+            now: clock.now)
+    }
+
+    /// What the loop does once a turn's actions are performed.
+    private enum AfterActions {
+        case goOn
+        case reconnect
+        case stop
+    }
+
+    /// Performs the machine's actions: sends, starts and cancels tasks, logs; a `stop` closes the
+    /// socket and cancels every task at once.
+    private func perform(_ actions: [WorkerStateMachine.Action], on dealer: ZMQSocket, tasks: inout RunningTasks,
+                         executor: LoopExecutor, runner: WorkerTaskRunner) -> AfterActions {
+        var after = AfterActions.goOn
+        for action in actions {
+            switch action {
+            case .send(let message):
+                for frames in ResultSizeGuard.frames(for: message) { _ = try? dealer.send(frames, flags: .dontWait) }
+            case .start(let run, let task):
+                tasks[run] = Task(executorPreference: executor) { [mailbox] in
+                    let result = await runner.run(task)
+                    if mailbox.post(run: run, result: result) { executor.wake() }
+                }
+            case .cancel(let run):
+                tasks[run]?.cancel()
+            case .reconnect:
+                after = .reconnect
+            case .stop:
+                // Give the DISCONNECT a moment to leave before the socket closes.
+                try? dealer.set(.linger(milliseconds: 500))
+                dealer.close()
+                for task in tasks.values { task.cancel() }
+                return .stop
+            case .log(let level, let message, let metadata):
+                logger.log(level: level, "\(message)", metadata: metadata)
+            }
+        }
+        return after
+    }
+
+    /// Drains the wake-up and reads every message waiting on the socket into the machine.
+    private func receive(on connection: Connection, machine: inout WorkerStateMachine, now: ContinuousClock.Instant,
+                         into pending: inout [WorkerStateMachine.Action]) {
+        if connection.poller.events(at: connection.wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
+        guard connection.poller.events(at: connection.dealerIndex).contains(.readable) else { return }
+        while let frames = try? connection.dealer.receiveMultipart(dontWait: true) {
+            do {
+                pending += machine.received(try WireCodec.decode(frames), now: now)
+            } catch {
+                if error.code == .unsupportedVersion, let version = frames.first.flatMap(WireLimits.version(ofSignature:)) {
+                    pending += machine.receivedOtherVersion(version, said: Self.disconnectReason(in: frames), now: now)
+                } else {
+                    pending += machine.receivedMalformed(String(describing: error), now: now)
                 }
             }
-            executor.runPending()
-            let (finished, drain) = mailbox.take()
-            for (run, result) in finished {
-                tasks[run] = nil
-                pending += machine.finished(run: run, result: result, now: now)
-            }
-            if drain { pending += machine.drain(now: now, date: Date()) }
-            pending += machine.tick(now: now, date: Date())
-            pending += machine.flush(now: now)
         }
     }
 }

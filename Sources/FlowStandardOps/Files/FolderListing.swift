@@ -74,33 +74,7 @@ struct FolderListing {
 
     private mutating func walk(_ directoryPath: String, relative: String, options: Options, cutoff: Date?,
                                ancestors: inout Set<FileID>) throws {
-        func failure(_ path: String? = nil) -> String { "\(path ?? directoryPath): \(String(cString: strerror(errno)))" }
-        guard let directory = opendir(directoryPath) else {
-            if relative.isEmpty { throw FlowStandardOpError(.unreadableFolder, "cannot list folder \(failure())") }
-            unreadableFolders.append(failure())
-            return
-        }
-        var names: [(name: String, isFolder: Bool)] = []
-        var readError: String?
-        while true {
-            errno = 0
-            guard let entry = readdir(directory) else {
-                if errno != 0 { readError = failure() }
-                break
-            }
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { String(cString: $0) }
-            }
-            if name == "." || name == ".." { continue }
-            names.append((name, Int(entry.pointee.d_type) == Int(DT_DIR)))
-        }
-        closedir(directory)
-        if let readError {
-            if relative.isEmpty { throw FlowStandardOpError(.unreadableFolder, "cannot list folder \(readError)") }
-            unreadableFolders.append(readError)
-        }
-        // Sorted, so that what the log names comes in the same order every time.
-        names.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        guard let names = try names(in: directoryPath, relative: relative) else { return }
         for (name, isFolder) in names {
             if options.skipsHidden && name.hasPrefix(".") { continue }
             let path = directoryPath == "/" ? "/" + name : directoryPath + "/" + name
@@ -109,7 +83,7 @@ struct FolderListing {
             guard lstat(path, &status) == 0 else {
                 // Gone since it was read, or its path too long to open (ENAMETOOLONG): a folder
                 // is named as one that could not be listed; anything else is no file to list.
-                if isFolder && options.recursive { unreadableFolders.append(failure(path)) }
+                if isFolder && options.recursive { unreadableFolders.append(Self.failure(path)) }
                 continue
             }
             if (status.st_mode & S_IFMT) == S_IFLNK {
@@ -147,6 +121,42 @@ struct FolderListing {
                 continue
             }
         }
+    }
+
+    /// A failed call's path and `errno` as text.
+    private static func failure(_ path: String) -> String { "\(path): \(String(cString: strerror(errno)))" }
+
+    /// The names in a folder, sorted, and which of them are folders; `nil` when it cannot be
+    /// opened. A folder that cannot be read fails the listing when it is the one listed, and is
+    /// named in ``unreadableFolders`` when it is a subfolder.
+    private mutating func names(in directoryPath: String, relative: String) throws -> [(name: String, isFolder: Bool)]? {
+        guard let directory = opendir(directoryPath) else {
+            if relative.isEmpty { throw FlowStandardOpError(.unreadableFolder, "cannot list folder \(Self.failure(directoryPath))") }
+            unreadableFolders.append(Self.failure(directoryPath))
+            return nil
+        }
+        var names: [(name: String, isFolder: Bool)] = []
+        var readError: String?
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { readError = Self.failure(directoryPath) }
+                break
+            }
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { String(cString: $0) }
+            }
+            if name == "." || name == ".." { continue }
+            names.append((name, Int(entry.pointee.d_type) == Int(DT_DIR)))
+        }
+        closedir(directory)
+        if let readError {
+            if relative.isEmpty { throw FlowStandardOpError(.unreadableFolder, "cannot list folder \(readError)") }
+            unreadableFolders.append(readError)
+        }
+        // Sorted, so that what the log names comes in the same order every time.
+        names.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        return names
     }
 
     /// A file's modification time.
