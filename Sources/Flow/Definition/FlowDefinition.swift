@@ -106,13 +106,22 @@ public struct FlowGroupStep: Sendable, Hashable {
     public var timeout: Duration?
     /// How many elements may fail with the group still succeeding (`maxFailures:`).
     public var maxFailures: FlowFailureBudget?
+    /// The group's budget across the whole run (`limit:`); `nil`: none.
+    public var limit: FlowGroupLimit?
+    /// Whether the group lowers its concurrency when the store says it is overloaded (`503
+    /// SlowDown`, `429`, `Retry-After`) and raises it again while answers are good (`adaptive:`,
+    /// default true).
+    public var adaptive: Bool
 
     /// Creates a grouped step.
     public init(
         op: String, input: String, output: String, maxConcurrent: Int = 3, allowFailure: Bool = false,
         parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil,
-        retry: FlowRetryPolicy? = nil, timeout: Duration? = nil, maxFailures: FlowFailureBudget? = nil
+        retry: FlowRetryPolicy? = nil, timeout: Duration? = nil, maxFailures: FlowFailureBudget? = nil,
+        limit: FlowGroupLimit? = nil, adaptive: Bool = true
     ) {
+        self.limit = limit
+        self.adaptive = adaptive
         self.retry = retry
         self.timeout = timeout
         self.maxFailures = maxFailures

@@ -2,7 +2,7 @@ import Yams
 
 extension FlowFileReader {
     /// The keys a `group:` map may have.
-    static let groupKeys = ["op", "input", "output", "maxConcurrent", "allowFailure", "maxFailures", "retry", "timeout", "with"]
+    static let groupKeys = ["op", "input", "output", "maxConcurrent", "allowFailure", "maxFailures", "retry", "timeout", "limit", "adaptive", "with"]
     /// The keys a `cases:` map may have.
     static let casesKeys = ["key", "branches", "default"]
 
@@ -99,10 +99,21 @@ extension FlowFileReader {
             }
         }
 
+        var limit: FlowGroupLimit?
+        if let value = fields["limit"] {
+            limit = readLimit(value)
+            failed = failed || limit == nil
+        }
+        var adaptive = true
+        if let value = fields["adaptive"] {
+            if let flag = readBool("adaptive", value) { adaptive = flag } else { failed = true }
+        }
+
         guard let op, let input, let output, !failed else { return nil }
         return FlowGroupStep(
             op: op, input: input, output: output, maxConcurrent: maxConcurrent, allowFailure: allowFailure,
-            parameters: parameters, location: location, retry: retry, timeout: timeout, maxFailures: maxFailures)
+            parameters: parameters, location: location, retry: retry, timeout: timeout, maxFailures: maxFailures,
+            limit: limit, adaptive: adaptive)
     }
 
     /// `- cases:` with `key`, `branches` and optional `default`.

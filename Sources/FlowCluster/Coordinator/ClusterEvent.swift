@@ -59,6 +59,11 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     /// A peer tried to register in a role its CURVE key does not allow (§14.7): a worker key
     /// sent HELLO, or a client key READY.
     case roleRefused(peer: String, command: String)
+    /// The store answered a group's task "slow down" (503 SlowDown, 429, Retry-After): the group
+    /// runs at most `concurrency` of its tasks at once from now on (adaptive, issue 38).
+    case throttled(step: String, concurrency: Int, maxConcurrent: Int)
+    /// A throttled group is back at its `maxConcurrent`.
+    case unthrottled(step: String, maxConcurrent: Int)
 
     /// The event as one line: every control character in it escaped, since most of its text
     /// (names, hosts, reasons, op names) came from peers (`String.escapingControlCharacters`).
@@ -114,6 +119,10 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case .roleRefused(let peer, let command):
             return "refused \(command) from \(peer): its key is not authorised for that role "
                 + "(workers' keys go in --authorized-keys, clients' in --authorized-clients)"
+        case .throttled(let step, let concurrency, let maxConcurrent):
+            return "\(step): the store said slow down; throttled to \(concurrency) of \(maxConcurrent)"
+        case .unthrottled(let step, let maxConcurrent):
+            return "\(step): back to \(maxConcurrent) at once"
         case .peerRefused(let address, let key):
             guard let key else { return "refused a peer at \(address): it did not use CURVE; start workers with --curve-key and --coordinator-key" }
             return "refused a peer at \(address) with key \(key): not in the authorised keys (add it to --authorized-keys, then send SIGHUP)"
@@ -123,7 +132,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     /// Whether the event belongs in the flow's summary (not just in diagnostics): lost work.
     public var belongsInSummary: Bool {
         switch self {
-        case .workerLost, .workerQuarantined: return true
+        case .workerLost, .workerQuarantined, .throttled, .unthrottled: return true
         case .workerLeft(_, _, let requeued): return requeued > 0
         default: return false
         }
@@ -138,6 +147,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return .warning
         case .workerJoined, .workerLeft, .clientJoined, .clientLeft: return .info
         case .roleRefused: return .warning
+        case .throttled, .unthrottled: return .info
         }
     }
 
@@ -169,6 +179,10 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return ["peer": "\(address ?? "unknown")"]
         case .unknownPeer:
             return [:]
+        case .throttled(let step, let concurrency, _):
+            return ["group": "\(step)", "group.concurrency": "\(concurrency)"]
+        case .unthrottled(let step, let maxConcurrent):
+            return ["group": "\(step)", "group.concurrency": "\(maxConcurrent)"]
         case .clientJoined(let name, let run, _, _, _), .clientLeft(let name, let run, _, _, _):
             return ["client.name": "\(name)", "flow.run": "\(run)"]
         case .roleRefused(let peer, _):

@@ -130,17 +130,21 @@ struct CoordinatorIOLoop {
         mailbox.status = FlowCoordinator.Status(
             workers: machine.workerCount, slots: machine.workers.values.reduce(0) { $0 + $1.slots },
             running: machine.runningCount, queued: machine.queue.count + machine.queuedOnWorkers)
+        if !machine.budgets.isEmpty { mailbox.budgets.statuses = machine.budgetStatuses }
     }
 
     private func apply(_ commands: [CoordinatorMailbox.Command], to machine: inout Machine) -> [Machine.Action] {
         var actions: [Machine.Action] = []
         for command in commands {
             switch command {
-            case .submit(let task, let waiter, let avoid): machine.submit(task, waiter: waiter, avoid: avoid, group: waiter.groupLimit)
+            case .submit(let task, let waiter, let avoid, let budget):
+                machine.submit(task, waiter: waiter, avoid: avoid, group: waiter.groupLimit, budget: budget)
             case .cancelInbox(let inbox): actions += machine.cancel { $0.belongs(to: inbox) }
             case .resumeGroup(let id): machine.resume(group: id)
             case .cancel(let taskID): actions += machine.cancel(taskID: taskID)
             case .setPaused(let paused): actions += machine.setPaused(paused)
+            case .setBudget(let id, let name, let rates, let maxConcurrent, let adaptive):
+                machine.setBudget(id: id, name: name, rates: rates, maxConcurrent: maxConcurrent, adaptive: adaptive, now: .now)
             }
         }
         return actions

@@ -8,7 +8,8 @@ final class CoordinatorMailbox: Sendable {
     typealias Waiter = TaskWaiter
 
     enum Command: Sendable {
-        case submit(WireTask, Waiter, avoid: Set<String>)
+        /// `budget`: the task's group budget index, -1 for none (``GroupBudgetTable``).
+        case submit(WireTask, Waiter, avoid: Set<String>, budget: Int)
         case cancel(UInt64)
         /// Every task handed over with this inbox that is not finished yet.
         case cancelInbox(FlowResultInbox)
@@ -16,6 +17,8 @@ final class CoordinatorMailbox: Sendable {
         case resumeGroup(UInt64)
         /// No task starts while paused (`flow-coordinator pause`); running ones finish.
         case setPaused(Bool)
+        /// A group's budget, or its new rates (``FlowCoordinator/setGroupBudget(at:name:rates:maxConcurrent:adaptive:)``).
+        case setBudget(id: Int, name: String, rates: FlowLimitRates, maxConcurrent: Int, adaptive: Bool)
     }
 
     enum PostOutcome: Sendable {
@@ -44,6 +47,8 @@ final class CoordinatorMailbox: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Group budgets: apart from ``state``, so that a run without any pays nothing for them.
+    let budgets = GroupBudgetTable()
 
     /// A fresh task id, never reused in this process.
     func nextTaskID() -> UInt64 {

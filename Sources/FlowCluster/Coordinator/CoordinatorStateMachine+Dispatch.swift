@@ -15,6 +15,7 @@ extension CoordinatorStateMachine {
         }
         expectedSubmissions = 0
         holdUntil = nil
+        budgetWake = nil
         guard !paused else { return [] }
         guard !queue.isEmpty, !workers.isEmpty else { return steal(now: now) }
         var peers = workers.keys.sorted { $0.lexicographicallyPrecedes($1) }
@@ -40,7 +41,7 @@ extension CoordinatorStateMachine {
             next += 1
             guard let slot = tasks.index(forKey: taskID) else { continue }
             // Read in place, for the same reason as the workers.
-            let (group, op, avoid) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid) }
+            let (group, op, avoid, budget) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid, $0.budget) }
             if let group, pausedGroups.contains(group.id) {
                 kept.append(taskID)
                 continue
@@ -70,7 +71,7 @@ extension CoordinatorStateMachine {
                     bestScore = score
                 }
             }
-            guard let position = best else {
+            guard let position = best, budget < 0 || mayStart(budget: budget, now: now) else {
                 kept.append(taskID)
                 continue
             }

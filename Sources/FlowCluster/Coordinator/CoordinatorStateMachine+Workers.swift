@@ -174,6 +174,7 @@ extension CoordinatorStateMachine {
         let givenBack = { if case .cancelled = result.finishState { true } else { false } }()
         // A task given back `cancelled` never ran (§8.8): no slot of the worker frees for it.
         release(&record, from: peer, freesSlot: !givenBack)
+        if record.budget >= 0, !givenBack { adapt(budget: record.budget, to: result, now: now, into: &actions) }
         guard let waiter = record.waiter else { return }
         let workerName = ranBy?.escapingControlCharacters ?? withWorker(peer) { $0.name } ?? "?"
         if givenBack {

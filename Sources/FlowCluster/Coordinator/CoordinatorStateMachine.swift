@@ -80,6 +80,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         /// For such a task sent into a worker's queue: the worker's count of freed slots
         /// (``Worker/freed``) at which it has surely started.
         var startsWhenFreed: UInt64 = 0
+        /// Its group's index in ``budgets``, -1 for none (`limit:` and `adaptive:`).
+        var budget = -1
     }
 
     let configuration: Configuration
@@ -107,6 +109,10 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var timedTasks: Set<UInt64> = []
     /// No task is sent while paused (`flow-coordinator pause`): running ones finish.
     var paused = false
+    /// The budgets of groups with a `limit:` or adaptive concurrency, by the index tasks carry.
+    var budgets: [GroupBudget] = []
+    /// When a task held back by its group's requests rate may go (``dispatch(now:)`` sets it).
+    var budgetWake: Instant?
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -157,7 +163,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     /// When the shell must call ``dispatch(now:)`` again even if nothing happens.
     var nextDeadline: Instant? {
         if queue.isEmpty { return idleSince.map { $0 + configuration.stealAfter } }
-        return holdUntil
+        guard let budgetWake else { return holdUntil }
+        return holdUntil.map { min($0, budgetWake) } ?? budgetWake
     }
 
     // MARK: Events
@@ -167,8 +174,9 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     ///
     /// - Parameter group: its group, when the engine hands that group's tasks over ahead of need:
     ///   at most its limit of them run at once.
-    mutating func submit(_ task: WireTask, waiter: Waiter, avoid: Set<String> = [], group: TaskGroupLimit? = nil) {
-        tasks[task.taskID] = TaskRecord(task: task, waiter: waiter, avoid: avoid, group: group)
+    /// - Parameter budget: its group's index in ``budgets``, -1 for none.
+    mutating func submit(_ task: WireTask, waiter: Waiter, avoid: Set<String> = [], group: TaskGroupLimit? = nil, budget: Int = -1) {
+        tasks[task.taskID] = TaskRecord(task: task, waiter: waiter, avoid: avoid, group: group, budget: budget)
         queue.append(task.taskID)
         expectedSubmissions = max(0, expectedSubmissions - 1)
     }
@@ -191,6 +199,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         }
         let taskID = record.task.taskID
         if record.task.timeLimitMilliseconds > 0 { timedTasks.remove(taskID) }
+        if record.budget >= 0 { budgets[record.budget].ended() }
         let groupID = record.group?.id
         guard withWorker(peer, { $0.release(taskID, group: groupID, freesSlot: freesSlot) }) == true, let group = record.group,
               let bound = groupBound[group.id] else { return }

@@ -41,7 +41,8 @@ extension FlowCoordinator {
         let taskID = wire.taskID
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<FlowTaskResult, Never>) in
-                switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, .continuation(continuation), avoid: Set(task.previousWorkers))) {
+                switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, .continuation(continuation), avoid: Set(task.previousWorkers),
+                                                                                   budget: mailbox.budgets.id(for: task.location))) {
                 case .notRunning: continuation.resume(returning: .failure(ClusterError.notRunning, for: task))
                 case .stopping: continuation.resume(returning: .cancelled(task))
                 case .queued(let first): if first { loopExecutor.wake() }
@@ -98,7 +99,7 @@ extension FlowCoordinator {
                 let op = task.registeredOperation.name
                 configuration.metrics?.started(op: op, attempt: task.attempt)
                 commands.append(.submit(wire, .inbox(inbox, index: task.groupIndex, metrics: configuration.metrics.map { ($0, op) }),
-                                        avoid: Set(task.previousWorkers)))
+                                        avoid: Set(task.previousWorkers), budget: mailbox.budgets.id(for: task.location)))
                 queued.append(position)
             case .failure(let failed):
                 inbox.deliver(failed.result)

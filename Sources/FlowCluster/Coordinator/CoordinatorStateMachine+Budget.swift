@@ -1,0 +1,49 @@
+import Flow
+import FlowWire
+
+extension CoordinatorStateMachine {
+    /// Sets a group's budget (its first task is to come) or changes its rates (`limit` from
+    /// another terminal, a timetable's next entry): held tasks are looked at again at once.
+    ///
+    /// - Parameter id: the index its tasks carry (``submit(_:waiter:avoid:group:budget:)``); ids
+    ///   are given out from 0 up.
+    mutating func setBudget(id: Int, name: String, rates: FlowLimitRates, maxConcurrent: Int, adaptive: Bool, now: Instant) {
+        if id < budgets.count {
+            budgets[id].setRates(rates, now: now)
+            return
+        }
+        while budgets.count < id { budgets.append(GroupBudget(name: "", rates: FlowLimitRates(), maxConcurrent: 1, adaptive: false)) }
+        budgets.append(GroupBudget(name: name, rates: rates, maxConcurrent: maxConcurrent, adaptive: adaptive))
+    }
+
+    /// Whether a task of group `budget` may start now (counted as started when it may); when its
+    /// requests rate holds it, ``budgetWake`` says when to look again.
+    mutating func mayStart(budget: Int, now: Instant) -> Bool {
+        switch budgets[budget].start(now: now) {
+        case .start:
+            return true
+        case .waitUntil(let instant):
+            budgetWake = budgetWake.map { min($0, instant) } ?? instant
+            return false
+        case .waitForRunning:
+            return false
+        }
+    }
+
+    /// A RESULT of a task of group `budget`: a throttled failure (``ThrottleSignal``) halves its
+    /// adaptive concurrency, good answers grow it back; a cut, and the way back to the full
+    /// concurrency, are reported.
+    mutating func adapt(budget: Int, to result: WireResult, now: Instant, into actions: inout [Action]) {
+        let throttled = ThrottleSignal.isThrottle(result)
+        guard let concurrency = budgets[budget].answered(throttled: throttled, now: now),
+              let maximum = budgets[budget].snapshot.maxConcurrent else { return }
+        if throttled {
+            actions.append(.report(.throttled(step: budgets[budget].name, concurrency: concurrency, maxConcurrent: maximum)))
+        } else if concurrency == maximum {
+            actions.append(.report(.unthrottled(step: budgets[budget].name, maxConcurrent: maximum)))
+        }
+    }
+
+    /// Every group budget as `status` shows it.
+    var budgetStatuses: [GroupBudgetStatus] { budgets.filter { !$0.name.isEmpty }.map(\.snapshot) }
+}

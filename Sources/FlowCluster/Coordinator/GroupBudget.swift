@@ -1,0 +1,99 @@
+import Flow
+
+/// One group's budget for the whole cluster (a flow file's group `limit:` and `adaptive:`): the
+/// coordinator hands out every task, so it holds it. A task sent to a worker counts as a start
+/// when it is sent, also into a worker's queue, so a group's tasks are never sent ahead faster
+/// than its rate.
+///
+/// Pure: the instants come from the caller, as everything in ``CoordinatorStateMachine``.
+struct GroupBudget: Sendable {
+    typealias Instant = ContinuousClock.Instant
+
+    /// What stops a task of the group from starting now.
+    enum Verdict: Sendable, Equatable {
+        case start
+        /// The requests rate: the next start fits at this instant.
+        case waitUntil(Instant)
+        /// The adaptive concurrency: one of the running tasks must end first.
+        case waitForRunning
+    }
+
+    /// The group as the user names it (its op, and where it was written).
+    let name: String
+    /// The rates in force (the file's, its timetable's active entry, or `limit` from another
+    /// terminal).
+    private(set) var rates: FlowLimitRates
+    private var requests: RequestTokenBucket?
+    /// `nil` with `adaptive: false`.
+    private(set) var adaptive: AdaptiveConcurrency?
+    /// The group's tasks sent to workers that are not over yet.
+    private(set) var running = 0
+    /// Tasks of the group started, all told.
+    private(set) var started = 0
+
+    /// A budget; `maxConcurrent` bounds the adaptive concurrency.
+    init(name: String, rates: FlowLimitRates, maxConcurrent: Int, adaptive: Bool) {
+        self.name = name
+        self.rates = rates
+        requests = rates.requestsPerSecond.map { RequestTokenBucket(rate: $0) }
+        self.adaptive = adaptive ? AdaptiveConcurrency(maximum: maxConcurrent) : nil
+    }
+
+    /// Changes the rates from now on.
+    mutating func setRates(_ rates: FlowLimitRates, now: Instant) {
+        self.rates = rates
+        if let rate = rates.requestsPerSecond {
+            if requests == nil { requests = RequestTokenBucket(rate: rate) } else { requests?.setRate(rate, now: now) }
+        } else {
+            requests = nil
+        }
+    }
+
+    /// Whether one more task may start now; when it may, it is counted as started.
+    mutating func start(now: Instant) -> Verdict {
+        if let adaptive, adaptive.isThrottled, running >= adaptive.current { return .waitForRunning }
+        if requests != nil, !requests!.take(now: now) { return .waitUntil(requests!.nextToken(now: now)) }
+        running += 1
+        started += 1
+        return .start
+    }
+
+    /// A task of the group left its worker.
+    mutating func ended() {
+        running = max(0, running - 1)
+    }
+
+    /// A task of the group answered: a throttled answer backs the adaptive concurrency off, a
+    /// good one lets it grow.
+    ///
+    /// - Returns: the new concurrency when it changed.
+    mutating func answered(throttled: Bool, now: Instant) -> Int? {
+        guard adaptive != nil else { return nil }
+        let changed = throttled ? adaptive!.throttled(now: now) : adaptive!.answered(now: now)
+        return changed ? adaptive!.current : nil
+    }
+
+    /// What `status` and the metrics show.
+    var snapshot: GroupBudgetStatus {
+        GroupBudgetStatus(name: name, rates: rates, concurrency: adaptive?.current, maxConcurrent: adaptive?.maximum,
+                          lowestConcurrency: adaptive?.lowest, throttledAnswers: adaptive?.throttledAnswers ?? 0, started: started)
+    }
+}
+
+/// A group's budget as `flow-coordinator status` and `--metrics` show it.
+public struct GroupBudgetStatus: Sendable, Hashable, Codable {
+    /// The group (its op, and where it was written).
+    public var name: String
+    /// The rates in force.
+    public var rates: FlowLimitRates
+    /// The adaptive concurrency now; `nil` with `adaptive: false`.
+    public var concurrency: Int?
+    /// The group's `maxConcurrent`, when adaptive.
+    public var maxConcurrent: Int?
+    /// The lowest the concurrency went.
+    public var lowestConcurrency: Int?
+    /// Answers that said the store is overloaded.
+    public var throttledAnswers: Int
+    /// Tasks started.
+    public var started: Int
+}
