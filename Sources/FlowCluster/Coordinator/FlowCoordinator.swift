@@ -75,8 +75,6 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     /// - Throws: ``ClusterError/cannotBind(endpoint:reason:)``.
     @discardableResult
     public func start() throws -> String {
-        let outcome = Mutex<Result<String, ClusterError>?>(nil)
-        let ready = DispatchSemaphore(value: 0)
         if let curve = configuration.curve {
             // The handler must answer before the first peer finishes its handshake.
             let (onEvent, logger) = (self.onEvent, self.logger)
@@ -97,74 +95,41 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         }
         let loop = CoordinatorIOLoop(configuration: configuration, mailbox: mailbox, wakeup: wakeup, executor: loopExecutor, logger: logger,
                                      admits: admits, onEvent: onEvent)
-        let thread = Thread { [context, configuration, mailbox, threadFinished, logger] in
-            defer { threadFinished.signal() }
-            ThreadName.set(Self.ioThreadName)
-            if let pool = configuration.pool {
-                // A client of a pool: one DEALER to it, no socket of its own to bind.
-                let link: PoolLink
-                do {
-                    link = try PoolLink(connection: pool, context: context, logger: logger, now: .now)
-                } catch {
-                    let reason = (error as? ZMQError)?.message ?? "\(error)"
-                    outcome.withLock { $0 = .failure(.cannotConnect(endpoint: pool.endpoint, reason: reason)) }
-                    ready.signal()
+        let endpoint: String
+        do {
+            endpoint = try IOThread.start(name: Self.ioThreadName, finished: threadFinished) { [context, configuration, mailbox, logger] ready in
+                if let pool = configuration.pool {
+                    // A client of a pool: one DEALER to it, no socket of its own to bind.
+                    let link: PoolLink
+                    do {
+                        link = try PoolLink(connection: pool, context: context, logger: logger, now: .now)
+                    } catch {
+                        return ready(.failure(.cannotConnect(endpoint: pool.endpoint, reason: (error as? ZMQError)?.message ?? "\(error)")))
+                    }
+                    defer { link.close() }
+                    mailbox.open()
+                    ready(.success(pool.endpoint))
+                    loop.run(on: link.socket, link: link)
                     return
                 }
-                defer { link.close() }
-                outcome.withLock { $0 = .success(pool.endpoint) }
-                mailbox.open()
-                ready.signal()
-                loop.run(on: link.socket, link: link)
-                return
-            }
-            let router: ZMQSocket
-            var monitor: ZMQSocket?
-            do {
-                router = try ZMQSocket(context: context, type: .router)
-                try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0),
-                               .maxMessageSize(configuration.maximumInboundFrameSize))
-                if let curve = configuration.curve {
-                    try router.set(.curveServer(true), .curveSecretKey(curve.keyPair.secretKey), .zapDomain("flow"))
-                    // Failed handshakes never reach the ZAP handler: a monitor tells of them, and
-                    // of the connections they end, whose peers it names (HandshakeFailureLog).
-                    let name = "inproc://flow-monitor-\(UInt64.random(in: 0...UInt64.max))"
-                    try router.monitor(name, events: [.handshakeFailedProtocol, .handshakeFailedNoDetail, .accepted, .disconnected])
-                    let pair = try ZMQSocket(context: context, type: .pair)
-                    try pair.set(.linger(milliseconds: 0))
-                    try pair.connect(name)
-                    monitor = pair
+                let router: BoundRouter
+                do throws(ClusterError) {
+                    router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
+                                                  maximumInboundFrameSize: configuration.maximumInboundFrameSize)
+                } catch {
+                    return ready(.failure(error))
                 }
-                try router.bind(configuration.endpoint)
-                outcome.withLock { $0 = .success((try? router.lastEndpoint) ?? configuration.endpoint) }
-            } catch {
-                let reason = (error as? ZMQError)?.message ?? "\(error)"
-                outcome.withLock { $0 = .failure(.cannotBind(endpoint: configuration.endpoint, reason: reason)) }
-                ready.signal()
-                return
+                defer { router.close() }
+                mailbox.open()
+                ready(.success(router.endpoint))
+                loop.run(on: router.socket, monitor: router.monitor)
             }
-            defer {
-                monitor?.close()
-                router.close()
-            }
-            mailbox.open()
-            ready.signal()
-            loop.run(on: router, monitor: monitor)
-        }
-        thread.name = "flow-coordinator-io"
-        thread.start()
-        ready.wait()
-        switch outcome.withLock({ $0 }) {
-        case .success(let endpoint):
-            lifecycle.withLock { $0 = (true, endpoint) }
-            return endpoint
-        case .failure(let error):
-            threadFinished.wait()
+        } catch {
             zap.withLock { $0 }?.stop()
             throw error
-        case nil:
-            throw ClusterError.notRunning
         }
+        lifecycle.withLock { $0 = (true, endpoint) }
+        return endpoint
     }
 
     /// Binds (unless ``start()`` already did) and serves until graceful shutdown or cancellation,

@@ -113,61 +113,31 @@ public final class FlowPool: Service, Sendable {
             let shared = self.shared
             roles = { key in shared.keys.withLock { $0?.roles(of: key) ?? [] } }
         }
-        let outcome = Mutex<Result<String, ClusterError>?>(nil)
-        let ready = DispatchSemaphore(value: 0)
         let loop = PoolIOLoop(configuration: configuration, wakeup: wakeup, isStopping: { [shared] in shared.stopRequested.load(ordering: .acquiring) },
                               logger: logger, roles: roles, onStatus: { [shared] status in shared.state.withLock { $0.status = status } },
                               onEvent: onEvent)
-        let thread = Thread { [context, configuration, threadFinished] in
-            defer { threadFinished.signal() }
-            ThreadName.set("flow-pool-io")
-            let router: ZMQSocket
-            var monitor: ZMQSocket?
-            do {
-                router = try ZMQSocket(context: context, type: .router)
-                try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0),
-                               .maxMessageSize(WireLimits.maximumInboundFrameSize))
-                if let curve = configuration.curve {
-                    try router.set(.curveServer(true), .curveSecretKey(curve.keyPair.secretKey), .zapDomain("flow"))
-                    let name = "inproc://flow-pool-monitor-\(UInt64.random(in: 0...UInt64.max))"
-                    try router.monitor(name, events: [.handshakeFailedProtocol, .handshakeFailedNoDetail, .accepted, .disconnected])
-                    let pair = try ZMQSocket(context: context, type: .pair)
-                    try pair.set(.linger(milliseconds: 0))
-                    try pair.connect(name)
-                    monitor = pair
+        let endpoint: String
+        do {
+            endpoint = try IOThread.start(name: "flow-pool-io", finished: threadFinished) { [context, configuration] ready in
+                let router: BoundRouter
+                do throws(ClusterError) {
+                    router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey)
+                } catch {
+                    return ready(.failure(error))
                 }
-                try router.bind(configuration.endpoint)
-                outcome.withLock { $0 = .success((try? router.lastEndpoint) ?? configuration.endpoint) }
-            } catch {
-                let reason = (error as? ZMQError)?.message ?? "\(error)"
-                outcome.withLock { $0 = .failure(.cannotBind(endpoint: configuration.endpoint, reason: reason)) }
-                ready.signal()
-                return
+                defer { router.close() }
+                ready(.success(router.endpoint))
+                loop.run(on: router.socket, monitor: router.monitor)
             }
-            defer {
-                monitor?.close()
-                router.close()
-            }
-            ready.signal()
-            loop.run(on: router, monitor: monitor)
-        }
-        thread.name = "flow-pool-io"
-        thread.start()
-        ready.wait()
-        switch outcome.withLock({ $0 }) {
-        case .success(let endpoint):
-            shared.state.withLock {
-                $0.started = true
-                $0.endpoint = endpoint
-            }
-            return endpoint
-        case .failure(let error):
-            threadFinished.wait()
+        } catch {
             zap.withLock { $0 }?.stop()
             throw error
-        case nil:
-            throw ClusterError.notRunning
         }
+        shared.state.withLock {
+            $0.started = true
+            $0.endpoint = endpoint
+        }
+        return endpoint
     }
 
     /// Binds (unless ``start()`` already did) and serves until graceful shutdown or cancellation,

@@ -1,0 +1,84 @@
+import Foundation
+import FlowWire
+import Synchronization
+import ZeroMQ
+
+/// The ROUTER socket workers (and a pool's clients) connect to, bound, with its CURVE settings and
+/// the monitor that names the peers of failed handshakes: what a coordinator and a pool both bind.
+struct BoundRouter {
+    let socket: ZMQSocket
+    /// With CURVE: the monitor's pair socket (handshake failures and accepted peers).
+    let monitor: ZMQSocket?
+    /// The endpoint as bound (with the real port when `*` was asked).
+    let endpoint: String
+
+    /// Binds `endpoint`; with `curveSecretKey`, as a CURVE server in the `flow` ZAP domain with a
+    /// monitor for failed handshakes (they never reach the ZAP handler), whose connections it names
+    /// (``HandshakeFailureLog``).
+    ///
+    /// - Throws: ``ClusterError/cannotBind(endpoint:reason:)``.
+    static func bind(_ endpoint: String, context: ZMQContext, curveSecretKey: String?,
+                     maximumInboundFrameSize: Int = WireLimits.maximumInboundFrameSize) throws(ClusterError) -> BoundRouter {
+        var opened: [ZMQSocket] = []
+        do {
+            let router = try ZMQSocket(context: context, type: .router)
+            opened.append(router)
+            try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0), .maxMessageSize(maximumInboundFrameSize))
+            var monitor: ZMQSocket?
+            if let curveSecretKey {
+                try router.set(.curveServer(true), .curveSecretKey(curveSecretKey), .zapDomain("flow"))
+                let name = "inproc://flow-monitor-\(UInt64.random(in: 0...UInt64.max))"
+                try router.monitor(name, events: [.handshakeFailedProtocol, .handshakeFailedNoDetail, .accepted, .disconnected])
+                let pair = try ZMQSocket(context: context, type: .pair)
+                opened.append(pair)
+                try pair.set(.linger(milliseconds: 0))
+                try pair.connect(name)
+                monitor = pair
+            }
+            try router.bind(endpoint)
+            return BoundRouter(socket: router, monitor: monitor, endpoint: (try? router.lastEndpoint) ?? endpoint)
+        } catch {
+            opened.reversed().forEach { $0.close() }
+            throw .cannotBind(endpoint: endpoint, reason: (error as? ZMQError)?.message ?? "\(error)")
+        }
+    }
+
+    func close() {
+        monitor?.close()
+        socket.close()
+    }
+}
+
+/// Starts the one thread that owns a coordinator's or a pool's socket, and waits until it has
+/// set the socket up: the thread's `body` opens it, calls `ready` with the outcome, and on
+/// success serves until stopped; `finished` is signalled when the thread ends.
+enum IOThread {
+    static func start(name: String, finished: DispatchSemaphore,
+                      _ body: @escaping @Sendable (_ ready: @escaping @Sendable (Result<String, ClusterError>) -> Void) -> Void) throws(ClusterError) -> String {
+        let outcome = Mutex<Result<String, ClusterError>?>(nil)
+        let setUp = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            defer { finished.signal() }
+            ThreadName.set(name)
+            body { result in
+                outcome.withLock { $0 = result }
+                setUp.signal()
+            }
+            // A body that ended without saying how its set-up went.
+            if outcome.withLock({ $0 == nil }) {
+                outcome.withLock { $0 = .failure(.notRunning) }
+                setUp.signal()
+            }
+        }
+        thread.name = name
+        thread.start()
+        setUp.wait()
+        switch outcome.withLock({ $0 }) {
+        case .success(let endpoint): return endpoint
+        case .failure(let error):
+            finished.wait()
+            throw error
+        case nil: throw .notRunning
+        }
+    }
+}
