@@ -10,7 +10,7 @@ public struct FlowCoordinatorCommand: AsyncParsableCommand {
             ran; 3 cluster error (cannot bind or connect, no worker offers an op in time).
             """,
         subcommands: [RunCommand.self, ResumeCommand.self, RunsCommand.self, ValidateCommand.self, ShowCommand.self, KeygenCommand.self,
-                      PoolCommand.self, StatusCommand.self, PauseCommand.self, ContinueCommand.self, CancelCommand.self]
+                      PoolCommand.self, StatusCommand.self, PauseCommand.self, ContinueCommand.self, CancelCommand.self, LimitCommand.self, VerifyCommand.self]
     )
 
     public init() {}

@@ -29,12 +29,12 @@ extension FlowOperationRegistry {
         }
     }
 
-    /// Registers the working ops: `UploadFileOp`, `ShellOp`, `HashFileOp`, `ListFilesOp`, `SleepOp`.
+    /// Registers the working ops: `UploadFileOp`, `VerifyObjectOp`, `ShellOp`, `HashFileOp`, `ListFilesOp`, `SleepOp`.
     public mutating func registerWorkingOperations() {
         register(
             "UploadFileOp",
             summary: "group op: file (path or {name,path,bytes}) -> url; uploads to `url`/NAME by `method` PUT|POST (multipart field file), "
-                + "`headers`, `source` worker|coordinator, `timeout` s (300), `skipExisting` (HEAD first; same size: not sent)",
+                + "`headers`, `source` worker|coordinator, `timeout` s (300), `skipExisting` size|modtime|checksum (HEAD first; a match is not sent)",
             primaryInputParamKey: "file", primaryOutputParamKey: "url", prepareInput: UploadFileSource.prepareInput,
             parameters: Self.uploadFileParameters
         ) { parameters in
@@ -61,6 +61,14 @@ extension FlowOperationRegistry {
         ) { parameters in
             try ListFilesOp(parameters: parameters)
         }
+        register(
+            "VerifyObjectOp",
+            summary: "group op: object (a manifest entry) -> check {target, status ok|missing|changed, detail}; HEAD (S3: size and "
+                + "stored checksum, else ETag; HTTP: size and ETag), or with `deep` a GET hashed with the entry's algorithm",
+            primaryInputParamKey: "object", primaryOutputParamKey: "check", parameters: Self.verifyObjectParameters
+        ) { parameters in
+            try VerifyObjectOp(parameters: parameters)
+        }
         register("SleepOp", summary: "item -> item (passed through) after `ms` milliseconds (0)", primaryInputParamKey: "item",
                  primaryOutputParamKey: "item", parameters: [.init("ms", "milliseconds to wait (0)", kind: .number)]) { parameters in
             try SleepOp(parameters: parameters)
@@ -77,7 +85,9 @@ extension FlowOperationRegistry {
         .init("headers", "extra request headers, name: value", kind: .map),
         .init("source", "who reads the file: worker (default) or coordinator", kind: .text),
         .init("timeout", "seconds the whole upload may take (300)", kind: .seconds),
-        .init("skipExisting", "HEAD first and leave alone a file the store has with the same size (false)", kind: .bool),
+        .init("skipExisting", "HEAD first and leave alone a file the store has: size (or true), modtime (size and "
+              + "x-amz-meta-mtime, stored on upload), checksum (size and the stored checksum; reads the file); false (default) sends all",
+              kind: .text),
         .init("caFile", "a PEM file of certificate authorities trusted besides the machine's own", kind: .text),
         .init("checksum", "computed while the file is read: crc64nvme (S3 default), crc32c, sha256, md5, none (HTTP default); S3 checks it, HTTP records it", kind: .text),
         .init("endpoint", "s3: the store's http(s) URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL or AWS)", kind: .text),
@@ -85,6 +95,17 @@ extension FlowOperationRegistry {
         .init("pathStyle", "s3: the bucket in the path, not the host name (default true with an endpoint)", kind: .bool),
         .init("partSize", "s3: the multipart part size, 5MiB to 5GiB (16MiB)", kind: .size),
         .init("partConcurrency", "s3: parts sent at once per file, 1 to 64 (4)", kind: .integer),
+    ]
+
+    /// `VerifyObjectOp`'s parameters.
+    static let verifyObjectParameters: [FlowParameterDeclaration] = [
+        .init("deep", "read each object back and hash it with the entry's algorithm (false: a HEAD)", kind: .bool),
+        .init("endpoint", "s3: the store's http(s) URL, over the one the entry recorded and the environment's", kind: .text),
+        .init("region", "s3: the signing region, over the one the entry recorded and the environment's", kind: .text),
+        .init("pathStyle", "s3: the bucket in the path, not the host name (default true with an endpoint)", kind: .bool),
+        .init("headers", "extra request headers for http(s) targets, name: value", kind: .map),
+        .init("timeout", "seconds one check may take (300)", kind: .seconds),
+        .init("caFile", "a PEM file of certificate authorities trusted besides the machine's own", kind: .text),
     ]
 
     /// `ShellOp`'s parameters.

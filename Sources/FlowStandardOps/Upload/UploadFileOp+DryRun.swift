@@ -14,25 +14,28 @@ extension UploadFileOp: FlowDryRunRehearsing {
         let input = try FileInput(bucketValue: try rehearsal.value(primaryInputParamKey, as: Any.self), key: primaryInputParamKey)
         do {
             let size = try Self.size(of: input)
+            let element = try? rehearsal.value(primaryInputParamKey, as: Any.self)
             let target: String
-            let existing: Int64?
+            let existing: ExistingCopy?
             var made: [String: Int] = [:]
             if let s3Target {
-                let upload = try s3Upload(for: input, to: s3Target, rehearsal: rehearsal)
-                target = upload.objectURI
-                existing = skipsExisting
-                    ? try await upload.existingSize(of: input, deadline: NIODeadline.now() + .milliseconds(Int64(timeout * 1000))) : nil
+                let (client, key) = try s3Client(for: input, to: s3Target)
+                target = s3Target.objectURI(key: key)
+                let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
+                existing = try await existingCopy(of: input, element: element) {
+                    try await client.head(key: key, checksumMode: self.skipRule == .checksum, deadline: deadline,
+                                          action: "checking whether \(target) exists failed")
+                }
             } else {
                 let objectURL = try Self.objectURL(base: baseURL, name: input.name)
                 target = objectURL.absoluteString
-                existing = skipsExisting
-                    ? try await UploadRequest(method: method, headers: headers, timeout: timeout, tls: try tlsConfiguration())
-                        .existingSize(of: input, at: objectURL) : nil
+                let request = UploadRequest(method: method, headers: headers, timeout: timeout, tls: try tlsConfiguration())
+                existing = try await existingCopy(of: input, element: element) { try await request.head(of: objectURL) }
             }
             if skipsExisting { made["HEAD"] = 1 }
             rehearsal.set(primaryOutputParamKey, target)
             if let existing {
-                let reason = "exists with the same size (\(existing) bytes) at \(target)"
+                let reason = existing.planReason(at: target, algorithm: checksum)
                 rehearsal.log(message: "dry run: would skip \(input.name): it \(reason)")
                 rehearsal.noteDryRun(FlowDryRunNote(item: input.name, action: .skip(reason: reason), bytes: size, requestsMade: made))
                 return
@@ -63,8 +66,9 @@ extension UploadFileOp: FlowDryRunRehearsing {
         }
     }
 
-    /// The S3 upload a real run would make, for its `HEAD` only: credentials found on this machine.
-    private func s3Upload(for input: FileInput, to target: S3Target, rehearsal: FlowAsyncOperation) throws -> S3Upload {
+    /// The S3 client and key a real run would use, for its `HEAD` only: credentials found on this
+    /// machine.
+    private func s3Client(for input: FileInput, to target: S3Target) throws -> (S3Client, String) {
         let key = target.key(forFileNamed: try ObjectName(input.name).text)
         let credentials: S3Credentials
         do {
@@ -75,6 +79,6 @@ extension UploadFileOp: FlowDryRunRehearsing {
         let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
                               objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
                               tls: try tlsConfiguration())
-        return S3Upload(client: client, key: key, retry: rehearsal.retryPolicy) { [weak rehearsal] line in rehearsal?.log(message: line) }
+        return (client, key)
     }
 }

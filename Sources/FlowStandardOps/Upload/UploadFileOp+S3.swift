@@ -39,8 +39,10 @@ extension UploadFileOp {
             } catch {
                 throw FlowStandardOpError(.missingCredentials, "upload of \(input.name) to s3://\(target.bucket) failed: \(error.description)")
             }
+            let element = try? value(primaryInputParamKey, as: Any.self)
+            let objectHeaders = headers.merging(modificationTimeHeaders(of: input, element: element)) { given, _ in given }
             let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
-                                  objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
+                                  objectHeaders: objectHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
                                   tls: try tlsConfiguration())
             let upload = S3Upload(client: client, key: key, checksum: checksum, retry: retryPolicy) { [weak self] line in
                 guard let self, !self.isCancelled else {
@@ -53,16 +55,21 @@ extension UploadFileOp {
                 self.log(message: line)
             }
             let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
-            if skipsExisting, let size = try await upload.existingSize(of: input, deadline: deadline) {
-                log(message: "skipped \(input.name): the store has it already (\(size) bytes) at \(upload.objectURI)")
+            let head = { try await client.head(key: key, checksumMode: self.skipRule == .checksum, deadline: deadline,
+                                               action: "checking whether \(upload.objectURI) exists failed") }
+            if let copy = try await existingCopy(of: input, element: element, head: head) {
+                log(message: "skipped \(input.name): the store has it already (\(copy.detail)) at \(upload.objectURI)")
+                log(message: copy.manifestEntry(target: upload.objectURI, algorithm: checksum, s3: target).logLine)
                 set(primaryOutputParamKey, upload.objectURI)
                 return
             }
             let outcome = try await upload.upload(input, deadline: deadline)
             let parts = outcome.parts > 0 ? " (\(outcome.parts) parts)" : ""
             log(message: "uploaded \(input.name) (\(outcome.size) bytes) -> \(upload.objectURI) in \(DurationText.elapsed(since: started)) s\(parts)")
-            log(message: UploadManifestEntry(target: upload.objectURI, size: outcome.size, algorithm: checksum, checksum: outcome.checksum,
-                                             etag: outcome.etag).logLine)
+            var entry = UploadManifestEntry(target: upload.objectURI, size: outcome.size, algorithm: checksum, checksum: outcome.checksum,
+                                            etag: outcome.etag)
+            entry.record(target)
+            log(message: entry.logLine)
             set(primaryOutputParamKey, upload.objectURI)
         } catch let error as FlowStandardOpError {
             let error = Self.withWhereItWasRead(error, input)

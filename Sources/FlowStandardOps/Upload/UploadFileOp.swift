@@ -27,10 +27,19 @@ import NIOSSL
 /// - `source` (`worker` or `coordinator`, default `worker`): who reads the file. With
 ///   `coordinator` the cluster sends each file's bytes with its task.
 /// - `timeout` (seconds, default 300): the most the whole upload may take.
-/// - `skipExisting` (bool, default false): ask first with a `HEAD` request, and send nothing when
-///   the server already has the object with the same size (`Content-Length`), as `rclone copy`
-///   does; the output is the object's URL all the same. Any other answer (404, another size, a
-///   server that refuses `HEAD`) uploads the file.
+/// - `skipExisting` (`size`, `modtime`, `checksum`, or a Boolean; default false): ask first with
+///   a `HEAD` request, and send nothing when the server already has the object by the rule
+///   (``UploadSkipRule``); the output is the object's URL all the same. `true` (or `size`): the
+///   same size (`Content-Length`), as `rclone copy --size-only` does. `modtime`: the same size and
+///   the same modification time in `x-amz-meta-mtime`, which every upload with this rule stores
+///   (as rclone does, seconds with a fraction; on HTTP the same header is sent, and a server
+///   that does not keep it has every file sent again). `checksum`: the same size and the stored
+///   checksum of the op's `checksum` algorithm (S3: `x-amz-checksum-ALG`, asked for with
+///   `x-amz-checksum-mode: ENABLED`; HTTP: the same header if the server sends one, `md5` also
+///   a hex-MD5 ETag), which costs a read of the file to compute. Any other answer (404, another
+///   size, a server that refuses `HEAD`, a stored value missing or different) uploads the file.
+///   A skipped file logs `skipped NAME: …` and a `manifest {…}` line with `"skipped": "same
+///   size"` (or `same modtime`, `same checksum`) and the stored object's size, checksum and ETag.
 /// - `checksum` (`crc32c`, `crc64nvme`, `sha256`, `md5` or `none`; default `crc64nvme` for S3, as
 ///   the AWS CLI, `none` for HTTP): computed while the file is read, never in a second read. On S3
 ///   it is sent for the store to check (`x-amz-checksum-*`, per part in a multipart upload;
@@ -87,8 +96,10 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     public let source: Source
     /// The most the upload may take, in seconds.
     public let timeout: Double
-    /// Whether a file the server already has with the same size is left alone.
-    public let skipsExisting: Bool
+    /// Whether a file the server already has is left alone (``skipRule`` is not `off`).
+    public var skipsExisting: Bool { skipRule != .off }
+    /// What the server's copy must match for a file to be left alone: `skipExisting`.
+    public private(set) var skipRule: UploadSkipRule
     /// A PEM file of certificate authorities trusted besides the machine's own, `nil` for none.
     public let caFile: String?
     /// Where files go when the URL is `s3://…`, `nil` for HTTP(S).
@@ -120,7 +131,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         self.headers = headers
         self.source = source
         self.timeout = timeout
-        skipsExisting = skipExisting
+        skipRule = skipExisting ? .size : .off
         self.caFile = caFile
         s3Target = nil
         s3Parameters = [:]
@@ -154,7 +165,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         self.headers = headers
         self.source = source
         self.timeout = timeout
-        skipsExisting = skipExisting
+        skipRule = skipExisting ? .size : .off
         self.caFile = caFile
         s3Target = target
         s3Parameters = given
@@ -174,8 +185,9 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             for name in Self.s3ParameterNames { given[name] = parameters[name] }
             self.init(s3: target, given: given, headers: try parameters.stringMap("headers"),
                       source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
-                      skipExisting: try parameters.bool("skipExisting", default: false), caFile: try Self.caFile(parameters))
+                      skipExisting: false, caFile: try Self.caFile(parameters))
             checksum = try parameters.choice("checksum", default: UploadChecksum.s3Default)
+            try setSkipRule(parameters)
             return
         }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
@@ -186,8 +198,18 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         self.init(
             baseURL: url, method: try parameters.choice("method", default: Method.put), headers: try parameters.stringMap("headers"),
             source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
-            skipExisting: try parameters.bool("skipExisting", default: false), caFile: try Self.caFile(parameters))
+            skipExisting: false, caFile: try Self.caFile(parameters))
         checksum = try parameters.choice("checksum", default: UploadChecksum.none)
+        try setSkipRule(parameters)
+    }
+
+    /// Reads `skipExisting`; `checksum` needs an algorithm to compare.
+    private func setSkipRule(_ parameters: FlowParameters) throws {
+        skipRule = try UploadSkipRule(parameters: parameters)
+        if skipRule == .checksum && checksum == .none {
+            throw parameters.error("skipExisting", "checksum compares the op's checksum, and it is none: give checksum: crc32c, "
+                                   + "crc64nvme, sha256 or md5 (the one the store keeps)")
+        }
     }
 
     /// `caFile`, when given: a non-empty path.
@@ -210,12 +232,17 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         }
         do {
             let objectURL = try Self.objectURL(base: baseURL, name: input.name)
-            let request = UploadRequest(method: method, headers: headers, timeout: timeout, tls: try tlsConfiguration(), checksum: checksum)
-            if skipsExisting, let size = try await request.existingSize(of: input, at: objectURL) {
-                log(message: "skipped \(input.name): the server has it already (\(size) bytes) at \(objectURL.absoluteString)")
+            let element = try? value(primaryInputParamKey, as: Any.self)
+            let tls = try tlsConfiguration()
+            let head = UploadRequest(method: method, headers: headers, timeout: timeout, tls: tls)
+            if let copy = try await existingCopy(of: input, element: element, head: { try await head.head(of: objectURL) }) {
+                log(message: "skipped \(input.name): the server has it already (\(copy.detail)) at \(objectURL.absoluteString)")
+                log(message: copy.manifestEntry(target: objectURL.absoluteString, algorithm: checksum, s3: nil).logLine)
                 set(primaryOutputParamKey, objectURL.absoluteString)
                 return
             }
+            let sending = headers.merging(modificationTimeHeaders(of: input, element: element)) { given, _ in given }
+            let request = UploadRequest(method: method, headers: sending, timeout: timeout, tls: tls, checksum: checksum)
             let sent = try await request.sendRecording(input, to: objectURL)
             log(message: "uploaded \(input.name) (\(sent.size) bytes) -> \(objectURL.absoluteString) in \(DurationText.elapsed(since: started)) s")
             log(message: UploadManifestEntry(target: objectURL.absoluteString, size: Int64(sent.size), algorithm: checksum,
@@ -264,14 +291,14 @@ extension UploadFileOp: FlowRemoteOperation {
             parameters["headers"] = .map(headers.mapValues(FlowValue.string))
             parameters["source"] = .string(source.rawValue)
             parameters["timeout"] = .double(timeout)
-            parameters["skipExisting"] = .bool(skipsExisting)
+            parameters["skipExisting"] = skipRule.flowValue
             parameters["caFile"] = caFile.map(FlowValue.string)
             parameters["checksum"] = .string(checksum.rawValue)
             return parameters
         }
         var parameters: [String: FlowValue] = [
             "url": .string(baseURL.absoluteString), "method": .string(method.rawValue), "headers": .map(headers.mapValues(FlowValue.string)),
-            "source": .string(source.rawValue), "timeout": .double(timeout), "skipExisting": .bool(skipsExisting),
+            "source": .string(source.rawValue), "timeout": .double(timeout), "skipExisting": skipRule.flowValue,
         ]
         parameters["caFile"] = caFile.map(FlowValue.string)
         parameters["checksum"] = .string(checksum.rawValue)

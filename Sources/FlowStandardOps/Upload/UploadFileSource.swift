@@ -19,19 +19,26 @@ public enum UploadFileSource {
     /// case), a path becomes ``coordinatorElement(forPath:)``, and a map `{name, path}` without
     /// bytes (a recursive `ListFilesOp`'s element) the same with its own `name` kept, so that the
     /// file keeps its place in the tree; anything else is sent as it is.
+    /// With `skipExisting: modtime` the element also holds the file's modification time
+    /// (`mtime`), which the worker cannot read from a disk it does not see.
     @Sendable public static func prepareInput(_ parameters: [String: FlowValue], _ input: FlowValue) throws -> FlowValue {
         guard readsOnCoordinator(parameters) else { return input }
+        let prepared: FlowValue
         switch input {
         case .string(let path):
-            return try coordinatorElement(forPath: path)
+            prepared = try coordinatorElement(forPath: path)
         case .map(var element) where element["bytes"] == nil:
             guard case .string(let path)? = element["path"] else { return input }
             element["bytes"] = .bytes(try ReadableFile(path: path).readAll())
             if element["name"]?.stringValue?.isEmpty ?? true { element["name"] = .string(FileInput.lastComponent(of: path)) }
-            return .map(element)
+            prepared = .map(element)
         default:
             return input
         }
+        guard parameters["skipExisting"]?.stringValue?.lowercased() == UploadSkipRule.modtime.rawValue, case .map(var element) = prepared,
+              let path = element["path"]?.stringValue, let time = FileModificationTime(path: path) else { return prepared }
+        element["mtime"] = .string(time.text)
+        return .map(element)
     }
 
     /// Whether an `UploadFileOp`'s parameters ask the coordinator to read the files

@@ -15,6 +15,22 @@ public struct UploadManifestEntry: Codable, Sendable, Hashable {
     public var checksum: String?
     /// The store's ETag, `nil` when it sent none.
     public var etag: String?
+    /// Why the file was not sent (`same size`, `same modtime`, `same checksum`: `skipExisting`
+    /// found it on the store), `nil` for an object this run uploaded. The size, checksum and
+    /// ETag of a skipped entry are the stored object's.
+    public var skipped: String?
+    /// An S3 target's endpoint URL as the op used it, so that `flow-coordinator verify` reaches
+    /// the same store; `nil` for HTTP.
+    public var endpoint: String?
+    /// An S3 target's signing region, `nil` for HTTP.
+    public var region: String?
+
+    /// Notes an S3 target's endpoint and region (nothing for `nil`, HTTP).
+    public mutating func record(_ s3: S3Target?) {
+        guard let s3 else { return }
+        endpoint = s3.endpoint.absoluteString
+        region = s3.region
+    }
 
     /// The prefix of the log line.
     public static let logPrefix = "manifest "

@@ -86,30 +86,42 @@ struct UploadRequest: Sendable {
 
     private var httpMethod: HTTPMethod { method == .put ? .PUT : .POST }
 
-    /// The size of the file when the server already has it with that size (a `HEAD` answered 200
-    /// with the same `Content-Length`), else `nil`: the file is to be sent.
+    /// The object's head: a `HEAD` with the op's headers, its status and headers whatever they
+    /// are (a server that refuses `HEAD` answers 405, and the file is sent).
     ///
     /// - Throws: what sending would throw for a connection that fails or a time limit.
-    func existingSize(of input: FileInput, at url: URL) async throws -> Int64? {
-        let size: Int64
-        switch input {
-        case .path(let path, _): size = try OpenFile(path: path).size
-        case .bytes(let bytes, _, _): size = Int64(bytes.count)
-        }
+    func head(of url: URL) async throws -> ObjectHead {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .HEAD
         request.tlsConfiguration = tls
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
-        let response: HTTPClientResponse
         do {
-            response = try await HTTPUploadClient.shared.execute(request, deadline: .now() + .milliseconds(Int64(timeout * 1000)))
+            let response = try await HTTPUploadClient.shared.execute(request, deadline: .now() + .milliseconds(Int64(timeout * 1000)))
             for try await _ in response.body {}
+            return ObjectHead(status: Int(response.status.code), headers: response.headers)
         } catch {
             throw Self.failure(error, action: "checking whether \(url.absoluteString) exists failed", timeout: timeout)
         }
-        guard response.status == .ok, let length = response.headers.first(name: "Content-Length").flatMap({ Int64($0) }),
-              length == size else { return nil }
-        return size
+    }
+
+    /// Reads the object with a `GET` (the op's headers sent), handing each part of its body to
+    /// `consume` as it arrives (nothing is kept), and returns its head; a status other than 2xx
+    /// returns its head without calling `consume`.
+    func get(_ url: URL, consume: (ByteBuffer) throws -> Void) async throws -> ObjectHead {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .GET
+        request.tlsConfiguration = tls
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        do {
+            let response = try await HTTPUploadClient.shared.execute(request, deadline: .now() + .milliseconds(Int64(timeout * 1000)))
+            let head = ObjectHead(status: Int(response.status.code), headers: response.headers)
+            for try await part in response.body where head.exists {
+                try consume(part)
+            }
+            return head
+        } catch {
+            throw Self.failure(error, action: "reading \(url.absoluteString) failed", timeout: timeout)
+        }
     }
 
     /// Sends bytes from memory through the async API and reads the answer to its end (so the

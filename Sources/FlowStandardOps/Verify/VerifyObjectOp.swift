@@ -1,0 +1,160 @@
+import Flow
+import Foundation
+import NIOCore
+import NIOSSL
+
+/// Checks one object a run uploaded against the store: the group op of `flow-coordinator
+/// verify`, one element per `manifest {…}` line of the run's journal.
+///
+/// - Primary input `object`: the manifest entry as a map (`target`, `size`, `algorithm`,
+///   `checksum`, `etag`, and for S3 `endpoint`, `region`), as ``UploadManifestEntry`` encodes it.
+/// - Primary output `check`: ``ObjectCheck/flowValue``, `{target, status, detail}` with status
+///   `ok`, `missing` or `changed`.
+///
+/// Parameters:
+/// - `deep` (bool, default false): read the object back (a streamed `GET`, nothing kept) and
+///   hash it with the entry's algorithm, so that a change of the same size is found even where
+///   the store keeps no checksum; without it, a `HEAD`.
+/// - `endpoint`, `region`, `pathStyle`: for `s3://` targets, as `UploadFileOp` takes them; the
+///   op's `endpoint` and `region` win over those the entry recorded, which win over the
+///   environment's (`AWS_ENDPOINT_URL_S3`, `AWS_REGION`, …).
+/// - `headers` (map): extra request headers for HTTP targets (`Authorization`).
+/// - `timeout` (seconds, default 300), `caFile`: as `UploadFileOp` takes them.
+///
+/// On S3 the `HEAD` asks for the stored checksum (`x-amz-checksum-mode: ENABLED`) and compares
+/// the size and that checksum, else the ETag. On HTTP it compares `Content-Length`, an
+/// `x-amz-checksum-ALG` header if the server sends one, and the ETag when both the entry and
+/// the answer have one. A 404 is `missing`; any other status outside 2xx, and a connection that
+/// fails, fail the element (5xx and transport failures as transient, for the step's `retry`).
+/// Credentials for S3 come from the machine running the op (``S3CredentialChain``).
+public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
+    /// Whether the object is read back and hashed.
+    public let deep: Bool
+    /// The most one check may take, in seconds.
+    public let timeout: Double
+    /// Extra request headers for HTTP targets.
+    public let headers: [String: String]
+    /// A PEM file of certificate authorities trusted besides the machine's own.
+    public let caFile: String?
+    /// The S3 parameters given (`endpoint`, `region`, `pathStyle`), sent to workers as they are.
+    private(set) var s3Parameters: [String: FlowValue]
+
+    /// Creates the op.
+    ///
+    /// - Parameters:
+    ///   - deep: read each object back and hash it.
+    ///   - endpoint: the S3 endpoint for `s3://` targets, over the entry's and the environment's.
+    ///   - region: the S3 signing region, over the entry's and the environment's.
+    ///   - headers: extra request headers for HTTP targets.
+    ///   - timeout: the most one check may take, in seconds.
+    ///   - caFile: a PEM file of certificate authorities to trust besides the machine's own.
+    public init(deep: Bool = false, endpoint: String? = nil, region: String? = nil, headers: [String: String] = [:], timeout: Double = 300,
+                caFile: String? = nil) {
+        self.deep = deep
+        self.timeout = timeout
+        self.headers = headers
+        self.caFile = caFile
+        var s3: [String: FlowValue] = [:]
+        s3["endpoint"] = endpoint.map(FlowValue.string)
+        s3["region"] = region.map(FlowValue.string)
+        s3Parameters = s3
+    }
+
+    /// Builds the op from `with:` parameters.
+    ///
+    /// - Throws: `FlowParameterError` for a parameter of the wrong type.
+    public convenience init(parameters: FlowParameters) throws {
+        self.init(deep: try parameters.bool("deep", default: false), endpoint: try parameters.optionalString("endpoint"),
+                  region: try parameters.optionalString("region"), headers: try parameters.stringMap("headers"),
+                  timeout: try parameters.duration("timeout", default: 300), caFile: try parameters.optionalString("caFile"))
+        if parameters["pathStyle"] != nil { s3Parameters["pathStyle"] = .bool(try parameters.bool("pathStyle")) }
+    }
+
+    public override var primaryInputParamKey: String { "object" }
+    public override var primaryOutputParamKey: String { "check" }
+    /// It only reads: a dry run runs it.
+    public override var dryRunRole: FlowDryRunRole { .readsOnly }
+
+    public override func run() async throws {
+        let entry = try Self.entry(from: try value(primaryInputParamKey, as: Any.self), key: primaryInputParamKey)
+        do {
+            let check = S3Target.isS3(entry.target) ? try await checkS3(entry) : try await checkHTTP(entry)
+            if check.status != .ok { log(message: "\(check.target): \(check.status == .missing ? "missing" : check.detail)") }
+            set(primaryOutputParamKey, check.flowValue)
+        } catch let error as FlowStandardOpError {
+            log(message: error.message)
+            throw error
+        } catch let error as FlowParameterError {
+            log(message: error.description)
+            throw error
+        }
+    }
+
+    /// The manifest entry an element holds: a map, or its JSON text.
+    static func entry(from value: Any, key: String) throws -> UploadManifestEntry {
+        let plain = (value as? FlowValue)?.anyValue ?? value
+        let data: Data
+        if let text = plain as? String {
+            data = Data(text.utf8)
+        } else if let map = plain as? [String: Any], JSONSerialization.isValidJSONObject(map) {
+            data = try JSONSerialization.data(withJSONObject: map)
+        } else {
+            throw FlowDataError.mismatchInputDataType("<\(key)> in data bucket is <\(value)>, but NOT a manifest entry (a map with target and size)")
+        }
+        do {
+            return try JSONDecoder().decode(UploadManifestEntry.self, from: data)
+        } catch {
+            throw FlowDataError.mismatchInputDataType("<\(key)> in data bucket is not a manifest entry (target, size, algorithm): \(error)")
+        }
+    }
+
+    /// What the checks compare once the store answered: a 404 is missing, another status
+    /// outside 2xx fails the element.
+    func verdict(_ entry: UploadManifestEntry, head: ObjectHead, size: Int64?, checksum: String?) throws -> ObjectCheck {
+        if head.status == 404 { return ObjectCheck(target: entry.target, status: .missing) }
+        guard head.exists else {
+            throw FlowStandardOpError(.httpStatus, "checking \(entry.target) failed: HTTP \(head.status)", status: head.status)
+        }
+        let found = ObjectCheck.differences(entry, size: size, checksum: checksum, etag: head.etag)
+        return ObjectCheck(target: entry.target, status: found.isEmpty ? .ok : .changed, detail: found.joined(separator: ", "))
+    }
+
+    /// Whether the entry's checksum can be compared with a whole object's hash: not a composite
+    /// one of parts (`-N`).
+    static func isWholeObjectChecksum(_ entry: UploadManifestEntry) -> Bool {
+        guard let checksum = entry.checksum else { return false }
+        return !checksum.contains("-")
+    }
+
+    /// The TLS settings for `caFile`, read on this machine; `nil` without one.
+    func tlsConfiguration() throws -> TLSConfiguration? {
+        try caFile.map(CertificateAuthorityFile.tlsConfiguration(path:))
+    }
+
+    /// A running hash of the entry's algorithm fed by a streamed body, and its byte count.
+    final class StreamedHash: @unchecked Sendable {
+        // Used by one task at a time, from the body's loop: no sharing.
+        var hasher: UploadChecksumHasher?
+        var count: Int64 = 0
+
+        init(_ algorithm: UploadChecksum) {
+            hasher = algorithm.makeHasher()
+        }
+
+        func consume(_ buffer: ByteBuffer) {
+            count += Int64(buffer.readableBytes)
+            buffer.withUnsafeReadableBytes { hasher?.update($0) }
+        }
+    }
+}
+
+extension VerifyObjectOp: FlowRemoteOperation {
+    public var remoteParameters: [String: FlowValue] {
+        var parameters = s3Parameters
+        parameters["deep"] = .bool(deep)
+        parameters["timeout"] = .double(timeout)
+        parameters["headers"] = .map(headers.mapValues(FlowValue.string))
+        parameters["caFile"] = caFile.map(FlowValue.string)
+        return parameters
+    }
+}
