@@ -22,36 +22,34 @@ extension FlowEngine {
         task.timeLimit = policy.timeout
         task.retry = policy.retry
         var earlier: [FlowAttemptRecord] = []
-        var random = SystemRandomNumberGenerator()
-        while true {
+        let ending = await policy.retry.run(from: task.attempt) { attempt in
+            if attempt > task.attempt {
+                task.attempt = attempt
+                if let renew {
+                    task.operation = renew()
+                } else if case .instance(let operation) = task.operation {
+                    operation.prepareForRetry()
+                }
+            }
             var result = await executor.execute(task)
             result.attempt = task.operationAttempt
             let cancelled = { if case .cancelled = result.state { true } else { false } }()
-            guard !result.state.isSuccess, !cancelled, !result.isPermanentFailure, task.attempt < policy.retry.attempts,
-                  !Task.isCancelled else {
-                result.earlierAttempts = earlier
-                return result
-            }
-            let wait = policy.retry.wait(after: task.attempt, retryAfter: result.retryAfter, using: &random)
+            return .init(value: result, mayRetry: !result.state.isSuccess && !cancelled && !result.isPermanentFailure,
+                         retryAfter: result.retryAfter)
+        } beforeWait: { result, attempt, wait in
             let label = FlowLabel.make(name: result.operationName, tag: task.groupTag, worker: result.worker)
-            flow.log(message: "\(label) attempt \(task.attempt) of \(policy.retry.attempts) failed: \(result.state.failureText); "
+            flow.log(message: "\(label) attempt \(attempt) of \(policy.retry.attempts) failed: \(result.state.failureText); "
                 + "retrying in \(wait.shortText)")
             earlier.append(FlowAttemptRecord(result: result, retryWait: wait))
             if let worker = result.worker { task.previousWorkers.append(worker) }
-            do {
-                try await Task.sleep(for: wait)
-            } catch {
-                var cancelledResult = FlowTaskResult.cancelled(task)
-                cancelledResult.earlierAttempts = earlier
-                return cancelledResult
-            }
-            task.attempt += 1
-            if let renew {
-                task.operation = renew()
-            } else if case .instance(let operation) = task.operation {
-                operation.prepareForRetry()
-            }
         }
+        var result: FlowTaskResult
+        switch ending {
+        case .finished(let last): result = last
+        case .interrupted: result = FlowTaskResult.cancelled(task)
+        }
+        result.earlierAttempts = earlier
+        return result
     }
 }
 
