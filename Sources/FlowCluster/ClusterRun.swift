@@ -205,6 +205,17 @@ public final class ClusterRun: Sendable {
         coordinator?.setPaused(paused)
     }
 
+    /// Holds a group to rates across the cluster and lets it back off when throttled
+    /// (``FlowCoordinator/setGroupBudget(at:name:rates:maxConcurrent:adaptive:)``); a no-op
+    /// before the coordinator started.
+    public func setGroupBudget(at location: FlowSourceLocation, name: String, rates: FlowLimitRates, maxConcurrent: Int,
+                               adaptive: Bool) {
+        coordinator?.setGroupBudget(at: location, name: name, rates: rates, maxConcurrent: maxConcurrent, adaptive: adaptive)
+    }
+
+    /// The group budgets now (``FlowCoordinator/groupBudgets``).
+    public var groupBudgets: [GroupBudgetStatus] { coordinator?.groupBudgets ?? [] }
+
     /// Replaces the workers a CURVE coordinator admits (SIGHUP).
     public func reloadAuthorizedKeys(_ keys: AuthorizedKeys) {
         coordinator?.reloadAuthorizedKeys(keys)

@@ -20,9 +20,15 @@ struct RunControlTarget: ParsableArguments {
 
     /// Sends `command` and exits 3 with the reason when the run does not take it.
     func send(_ command: String) throws -> RunControl.Reply {
+        try send(RunControl.Request(command: command))
+    }
+
+    /// Sends `request` and exits 3 with the reason when the run does not take it.
+    func send(_ request: RunControl.Request) throws -> RunControl.Reply {
+        let command = request.command
         let reply: RunControl.Reply
         do {
-            reply = try RunControl.send(command, to: socketPath, timeout: .milliseconds(Int64(max(0.1, timeout) * 1000)))
+            reply = try RunControl.send(request, to: socketPath, timeout: .milliseconds(Int64(max(0.1, timeout) * 1000)))
         } catch {
             CommandLineLogging.printError("\(error)")
             throw ExitCode(3)
@@ -74,5 +80,41 @@ struct CancelCommand: ParsableCommand {
     func run() throws {
         _ = try target.send("cancel")
         print("cancelled \(target.run): flow-coordinator resume \(target.run) continues it")
+    }
+}
+
+/// `flow-coordinator limit RUN_ID --step NAME --bytes-per-second 50MiB --requests-per-second 500`:
+/// new rates for a group of a running run, for the whole cluster, from now on.
+struct LimitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "limit",
+        abstract: "Change a running group's budget: bytes or op starts a second, for the whole cluster.",
+        discussion: """
+            The new rates hold within a second, instead of the flow file's limit and its schedule, until the run ends. \
+            A rate not given stays as it is; 'off' lifts it. Exit codes: 0 done; 2 bad options; 3 no such run or group.
+            """)
+
+    @OptionGroup var target: RunControlTarget
+
+    @Option(name: .long, help: ArgumentHelp("The group: its op (as status shows it), OP@LINE, or the line it is written on.", valueName: "NAME"))
+    var step: String
+
+    @Option(name: .long, help: ArgumentHelp("Bytes a second (50MiB, 512KiB, 1000000) or off.", valueName: "SIZE"))
+    var bytesPerSecond: String?
+
+    @Option(name: .long, help: ArgumentHelp("Op starts a second, or off.", valueName: "N"))
+    var requestsPerSecond: String?
+
+    func validate() throws {
+        guard bytesPerSecond != nil || requestsPerSecond != nil else {
+            throw ValidationError("give --bytes-per-second or --requests-per-second (a rate, or off)")
+        }
+    }
+
+    func run() throws {
+        _ = try target.send(RunControl.Request(command: "limit", step: step, bytesPerSecond: bytesPerSecond?.lowercased() == "off" ? "off" : bytesPerSecond,
+                                               requestsPerSecond: requestsPerSecond?.lowercased() == "off" ? "off" : requestsPerSecond))
+        let rates = [bytesPerSecond.map { "\($0) bytes a second" }, requestsPerSecond.map { "\($0) requests a second" }].compactMap { $0 }
+        print("limited \(step) of \(target.run) to \(rates.joined(separator: " and "))")
     }
 }

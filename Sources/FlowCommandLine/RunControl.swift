@@ -1,3 +1,4 @@
+import FlowCluster
 import Foundation
 import Synchronization
 import ZeroMQ
@@ -10,6 +11,11 @@ enum RunControl {
     /// What another terminal asks.
     struct Request: Codable, Sendable {
         var command: String
+        /// For `limit`: the group (its name, op or line), and its new rates as the user wrote
+        /// them (`50MiB`, `off`); a rate not given stays as it is.
+        var step: String?
+        var bytesPerSecond: String?
+        var requestsPerSecond: String?
     }
 
     /// The run as `status RUN_ID` shows it.
@@ -29,6 +35,8 @@ enum RunControl {
         var total: Int?
         var perSecond: Double?
         var etaSeconds: Double?
+        /// The groups' budgets: rates in force, adaptive concurrency, starts.
+        var limits: [GroupBudgetStatus]?
     }
 
     /// The answer: `ok`, or an error; and the status for `status`.
@@ -56,6 +64,13 @@ enum RunControl {
     ///
     /// - Throws: a message for the user when nothing answers.
     static func send(_ command: String, to path: String, timeout: Duration = .seconds(5)) throws -> Reply {
+        try send(Request(command: command), to: path, timeout: timeout)
+    }
+
+    /// Sends one request to the run whose control socket is at `path`.
+    ///
+    /// - Throws: a message for the user when nothing answers.
+    static func send(_ request: Request, to path: String, timeout: Duration = .seconds(5)) throws -> Reply {
         guard FileManager.default.fileExists(atPath: path) else {
             throw RunControlError("no run is going on with that id here (no control socket at \(path)); flow-coordinator runs lists the runs")
         }
@@ -66,7 +81,7 @@ enum RunControl {
         let milliseconds = Int(timeout.components.seconds * 1000)
         try socket.set(.linger(milliseconds: 0), .receiveTimeout(milliseconds: milliseconds), .sendTimeout(milliseconds: milliseconds))
         try socket.connect("ipc://" + path)
-        _ = try socket.send([try JSONEncoder().encode(Request(command: command))])
+        _ = try socket.send([try JSONEncoder().encode(request)])
         guard let frames = try socket.receiveMultipart(), let body = frames.first else {
             throw RunControlError("the run did not answer within \(milliseconds / 1000) s at \(path): it may have stopped without cleaning up")
         }

@@ -1,15 +1,26 @@
+import Flow
 import FlowCluster
 import FlowJournal
 import Foundation
 import Synchronization
 
 extension RunExecution {
-    /// Serves the run's control socket beside its journal (`status`, `pause`, `continue`, `cancel`
-    /// from another terminal); starts the run paused when it was paused as it stopped.
+    /// Hands the flow's group budgets to the coordinator, and serves the run's control socket
+    /// beside its journal (`status`, `pause`, `continue`, `limit`, `cancel` from another
+    /// terminal); starts the run paused when it was paused as it stopped.
     ///
-    /// - Returns: the server, `nil` without a journal or when the socket's path is too long for
-    ///   `ipc://` (said once).
-    static func startControl(run: ClusterRun, journal: RunJournal?, flowName: String, progress: ProgressReporter) -> RunControlServer? {
+    /// - Returns: what to stop when the run ends: the budgets' timetables, and the server, which
+    ///   there is not without a journal or when the socket's path is too long for `ipc://`
+    ///   (said once).
+    static func startControl(run: ClusterRun, journal: RunJournal?, definition: FlowDefinition, progress: ProgressReporter) -> RunSteering? {
+        let limits = RunGroupLimits(definition: definition, run: run)
+        limits.start()
+        return RunSteering(server: startControlServer(run: run, journal: journal, flowName: definition.name, limits: limits, progress: progress),
+                           limits: limits)
+    }
+
+    private static func startControlServer(run: ClusterRun, journal: RunJournal?, flowName: String, limits: RunGroupLimits,
+                                           progress: ProgressReporter) -> RunControlServer? {
         guard let journal else { return nil }
         let path = RunControl.socketPath(forJournal: journal.path)
         guard path.utf8.count <= RunControl.longestSocketPath else {
@@ -45,6 +56,8 @@ extension RunExecution {
                 progress.announce(pause ? "paused from another terminal: no task starts until flow-coordinator continue \(runID)"
                                     : "continued from another terminal")
                 return RunControl.Reply(ok: true)
+            case "limit":
+                return limit(request, limits: limits, progress: progress)
             case "cancel":
                 progress.announce("cancelled from another terminal")
                 run.flow.cancel()
@@ -71,6 +84,8 @@ extension RunExecution {
         var status = RunControl.Status(run: id, flow: flow, paused: paused, elapsedSeconds: Date().timeIntervalSince(since),
                                        workers: cluster?.workers ?? 0, slots: cluster?.slots ?? 0, running: cluster?.running ?? 0,
                                        queued: cluster?.queued ?? 0)
+        let budgets = run.groupBudgets
+        status.limits = budgets.isEmpty ? nil : budgets
         if let group = progress.groupSnapshot {
             let elapsed = max(0.001, Date().timeIntervalSince(group.startedAt))
             let rate = Double(group.done) / elapsed
@@ -79,5 +94,66 @@ extension RunExecution {
             status.etaSeconds = rate > 0 ? Double(group.total - group.done) / rate : nil
         }
         return status
+    }
+}
+
+extension RunExecution {
+    /// `limit`: new rates for a group, from now on.
+    fileprivate static func limit(_ request: RunControl.Request, limits: RunGroupLimits, progress: ProgressReporter) -> RunControl.Reply {
+        guard let step = request.step else { return RunControl.Reply(ok: false, error: "limit needs --step NAME") }
+        do {
+            let bytes = try request.bytesPerSecond.map { text throws -> Int64? in
+                if text == "off" { return nil }
+                guard let bytes = FlowByteSize.parse(text), bytes > 0 else {
+                    throw RunControlError("--bytes-per-second must be a size a second such as 50MiB, or off: '\(text.prefix(40))'")
+                }
+                return bytes
+            }
+            let requests = try request.requestsPerSecond.map { text throws -> Double? in
+                if text == "off" { return nil }
+                guard let number = Double(text), number.isFinite, number > 0 else {
+                    throw RunControlError("--requests-per-second must be a number above 0, or off: '\(text.prefix(40))'")
+                }
+                return number
+            }
+            let changed = try limits.setLimit(step: step, bytesPerSecond: bytes, requestsPerSecond: requests)
+            var said: [String] = []
+            if let bytes { said.append("bytes a second " + (bytes.map { RunSteering.size($0) } ?? "off")) }
+            if let requests { said.append("requests a second " + (requests.map { String(format: "%g", $0) } ?? "off")) }
+            progress.announce("limit from another terminal: \(changed.joined(separator: ", ")) \(said.joined(separator: ", "))")
+            return RunControl.Reply(ok: true)
+        } catch {
+            return RunControl.Reply(ok: false, error: "\(error)")
+        }
+    }
+}
+
+/// What a run's steering holds until the run ends: its control socket and its group budgets'
+/// timetables.
+final class RunSteering: Sendable {
+    let server: RunControlServer?
+    let limits: RunGroupLimits
+
+    init(server: RunControlServer?, limits: RunGroupLimits) {
+        self.server = server
+        self.limits = limits
+    }
+
+    /// Stops serving and following timetables.
+    func stop() {
+        limits.stop()
+        server?.stop()
+    }
+
+    /// `50 MiB` style, for messages.
+    static func size(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return String(format: value == value.rounded() ? "%.0f %@" : "%.1f %@", value, units[unit])
     }
 }

@@ -61,7 +61,7 @@ enum RunExecution {
             .init(service: StoppingService { progress.stop() }),
             .init(service: InterruptService(isEnding: { session.isEnding }) { run.flow.cancel() }),
         ]
-        if let control = startControl(run: run, journal: journal, flowName: definition.name, progress: progress) {
+        if let control = startControl(run: run, journal: journal, definition: definition, progress: progress) {
             services.append(.init(service: StoppingService { control.stop() }))
         }
         if let metricsServer { services.append(.init(service: MetricsService(server: metricsServer))) }

@@ -95,7 +95,26 @@ struct StatusCommand: AsyncParsableCommand {
             let eta = status.etaSeconds.map { "\(Int($0.rounded())) s" } ?? "?"
             lines.append("\(step): \(done)/\(total) done, \(status.failed ?? 0) failed, \(rate), ETA \(eta)")
         }
+        for budget in status.limits ?? [] { lines.append(Self.text(budget)) }
         return lines.joined(separator: "\n")
+    }
+
+    /// A group's budget as one line: `limit UploadFileOp: 500 requests/s, 40 MiB/s (not held on a
+    /// cluster yet), concurrency 12 of 64 (throttled, lowest 8, 31 slow-down answers), 5120 started`.
+    static func text(_ budget: GroupBudgetStatus) -> String {
+        var parts: [String] = []
+        parts.append(budget.rates.requestsPerSecond.map { String(format: "%g requests/s", $0) } ?? "requests unlimited")
+        if let bytes = budget.rates.bytesPerSecond { parts.append("\(RunSteering.size(bytes))/s") }
+        if let concurrency = budget.concurrency, let maximum = budget.maxConcurrent {
+            var adaptive = "concurrency \(concurrency) of \(maximum)"
+            if budget.throttledAnswers > 0 {
+                adaptive += " (\(concurrency < maximum ? "throttled" : "recovered"), lowest \(budget.lowestConcurrency ?? concurrency), "
+                    + "\(budget.throttledAnswers) slow-down answers)"
+            }
+            parts.append(adaptive)
+        }
+        parts.append("\(budget.started) started")
+        return "limit \(budget.name): " + parts.joined(separator: ", ")
     }
 
     /// The status as two tables, workers and runs.

@@ -28,9 +28,12 @@ public final class FaultyHTTPServer: @unchecked Sendable {
         public var retryAfter: Int?
         /// For `stall` and `hold`: how long the request is held.
         public var seconds: Double?
+        /// Only while more than this many `PUT`s arrived in the second before (S3's SlowDown).
+        public var abovePerSecond: Int?
 
         public init(kind: String, every: Int? = nil, first: Int? = nil, names: [String]? = nil, retryAfter: Int? = nil,
-                    seconds: Double? = nil) {
+                    seconds: Double? = nil, abovePerSecond: Int? = nil) {
+            self.abovePerSecond = abovePerSecond
             self.kind = kind
             self.every = every
             self.first = first
@@ -53,6 +56,8 @@ public final class FaultyHTTPServer: @unchecked Sendable {
         /// Requests being handled now, and the most at once.
         public var inFlight: Int
         public var maxInFlight: Int
+        /// Each answered `PUT`: when it arrived (seconds since 1970) and its status.
+        public var times: [[Double]]?
     }
 
     /// Where `PUT` bodies are stored.

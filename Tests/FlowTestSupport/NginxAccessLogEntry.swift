@@ -9,4 +9,14 @@ public struct NginxAccessLogEntry: Sendable, Hashable {
     /// The logged request headers (``NginxServer/loggedHeaders``) that were present, by the
     /// names given there.
     public let headers: [String: String]
+    /// When nginx logged it (the request's end), seconds since 1970 to the millisecond.
+    public let time: Double?
+
+    public init(method: String, uri: String, status: Int, headers: [String: String], time: Double? = nil) {
+        self.method = method
+        self.uri = uri
+        self.status = status
+        self.headers = headers
+        self.time = time
+    }
 }

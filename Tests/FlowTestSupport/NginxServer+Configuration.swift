@@ -20,7 +20,7 @@ extension NginxServer {
             error_log \(errorLogFile.path) warn;
             events { worker_connections 1024; }
             http {
-                log_format flow escape=json '$request_method\\t$request_uri\\t$status\(headerFields)';
+                log_format flow escape=json '$request_method\\t$request_uri\\t$status\\t$msec\(headerFields)';
                 access_log \(accessLogFile.path) flow;
                 client_body_temp_path \(root)/temp/client-body;
                 proxy_temp_path \(root)/temp/proxy;

@@ -130,12 +130,12 @@ public final class NginxServer: @unchecked Sendable {
         guard let text = try? String(contentsOf: accessLogFile, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 3 + loggedHeaders.count, let status = Int(fields[2]) else { return nil }
+            guard fields.count == 4 + loggedHeaders.count, let status = Int(fields[2]) else { return nil }
             var headers: [String: String] = [:]
-            for (index, name) in loggedHeaders.enumerated() where !fields[3 + index].isEmpty {
-                headers[name] = fields[3 + index]
+            for (index, name) in loggedHeaders.enumerated() where !fields[4 + index].isEmpty {
+                headers[name] = fields[4 + index]
             }
-            return NginxAccessLogEntry(method: fields[0], uri: fields[1], status: status, headers: headers)
+            return NginxAccessLogEntry(method: fields[0], uri: fields[1], status: status, headers: headers, time: Double(fields[3]))
         }
     }
 

@@ -15,11 +15,14 @@ RULES_JSON is a list of rules tried in order for each PUT; the first that matche
                                                     until the client closes the connection (its
                                                     thread then ends: no pile-up of held requests)
   {"kind": "403", "names": ["secret.txt"]}          refuse these file names every time
+  {"kind": "503", "abovePerSecond": 300}            S3's SlowDown: a PUT when more than 300 arrived
+                                                    in the second before it
 Selectors: "every": N (global PUT counter), "first": K (the first K tries of each path),
-"names": [...] (file names). A rule with several selectors needs all of them.
+"names": [...] (file names), "abovePerSecond": N (PUTs in the last second). A rule with several
+selectors needs all of them. A 503 answers S3's SlowDown error body.
 
 GET /_stats answers JSON: {"puts": n, "byPath": {path: tries}, "stored": {path: bytes},
-"status": {code: count}, "inFlight": n, "maxInFlight": n}.
+"status": {code: count}, "inFlight": n, "maxInFlight": n, "times": [[arrival, status], ...]}.
 """
 import json
 import os
@@ -34,10 +37,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROOT = sys.argv[1]
 RULES = json.loads(sys.argv[2]) if len(sys.argv) > 2 else []
 LOCK = threading.Lock()
-STATS = {"puts": 0, "byPath": {}, "stored": {}, "status": {}, "inFlight": 0, "maxInFlight": 0}
+STATS = {"puts": 0, "byPath": {}, "stored": {}, "status": {}, "inFlight": 0, "maxInFlight": 0, "times": []}
+RECENT = []  # arrival times of the PUTs of the last second
 
 
-def matches(rule, counter, tries, name):
+def matches(rule, counter, tries, name, recent=0):
+    if "abovePerSecond" in rule and recent <= rule["abovePerSecond"]:
+        return False
     if "every" in rule and counter % rule["every"] != 0:
         return False
     if "first" in rule and tries > rule["first"]:
@@ -56,6 +62,8 @@ class Handler(BaseHTTPRequestHandler):
     def count(self, status):
         with LOCK:
             STATS["status"][str(status)] = STATS["status"].get(str(status), 0) + 1
+            if self.command == "PUT" and isinstance(status, int):
+                STATS["times"].append([getattr(self, "arrived", time.time()), status])
 
     def answer(self, status, body=b"", headers=None):
         self.count(status)
@@ -107,7 +115,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_PUT(self):
         length = int(self.headers.get("Content-Length", "0"))
         name = os.path.basename(self.path)
+        self.arrived = time.time()
         with LOCK:
+            RECENT.append(self.arrived)
+            while RECENT and RECENT[0] < self.arrived - 1:
+                RECENT.pop(0)
+            recent = len(RECENT) - 1
             STATS["puts"] += 1
             counter = STATS["puts"]
             tries = STATS["byPath"].get(self.path, 0) + 1
@@ -116,7 +129,7 @@ class Handler(BaseHTTPRequestHandler):
             STATS["maxInFlight"] = max(STATS["maxInFlight"], STATS["inFlight"])
         try:
             for rule in RULES:
-                if not matches(rule, counter, tries, name):
+                if not matches(rule, counter, tries, name, recent):
                     continue
                 kind = rule["kind"]
                 if kind == "reset-before":
@@ -138,7 +151,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.rfile.read(length)
                 if kind == "503":
                     headers = {"Retry-After": str(rule["retryAfter"])} if "retryAfter" in rule else {}
-                    return self.answer(503, b"busy, try later", headers)
+                    body = b"SlowDown: Please reduce your request rate." if "abovePerSecond" in rule else b"busy, try later"
+                    return self.answer(503, body, headers)
                 if kind == "403":
                     return self.answer(403, b"forbidden: " + name.encode())
             remaining = length
