@@ -15,13 +15,16 @@ import NIOPosix
 /// them at once), so each is signed with its real SHA-256 and the store checks every byte of it;
 /// so are bodies the coordinator sent and the completion list.
 ///
-/// **Multipart.** Create, then the parts with `partConcurrency` in flight (each read from disk
-/// with `pread` on NIO's blocking pool, hashed there, sent, and let go), then complete. A failed
-/// part is tried again alone under the step's `retry` (its transient failures only). When
-/// anything fails, the time limit passes or the op is cancelled, the upload is aborted, so no
-/// parts stay stored (and billed) behind it. Memory stays within `partConcurrency × partSize`
-/// whatever the file's size. A file needing more than 10,000 parts gets larger parts, as the
-/// AWS CLI does.
+/// **Multipart.** Create (or continue an unfinished upload of the same key that an earlier try
+/// left, `S3Upload+Resume.swift`), then the parts with `partConcurrency` in flight (each read from
+/// disk with `pread` on NIO's blocking pool, hashed there, sent, and let go), then complete. A
+/// failed part is tried again alone under the step's `retry` (its transient failures only). The
+/// upload is aborted, so no parts stay stored (and billed) behind it, when the element fails for
+/// good (a permanent error, or a transient one on its last try) or the run is cancelled; a
+/// transient failure with tries left, a lost worker or an interrupted run leaves it for the next
+/// try, or `resume`, to continue (`S3Upload+Multipart.swift`). Memory stays within
+/// `partConcurrency × partSize` whatever the file's size. A file needing more than 10,000 parts
+/// gets larger parts, as the AWS CLI does.
 struct S3Upload: Sendable {
     /// What was done.
     struct Outcome: Sendable {
@@ -34,6 +37,14 @@ struct S3Upload: Sendable {
         var checksum: String? = nil
         /// The object's ETag as the store answered it, `nil` when it sent none.
         var etag: String? = nil
+        /// The multipart upload's id, `nil` for a single `PUT`.
+        var uploadID: String? = nil
+        /// The part size of a multipart upload, `nil` for a single `PUT`.
+        var partSize: Int? = nil
+        /// Every part of a multipart upload as completed, in order.
+        var completedParts: [SentPart] = []
+        /// Parts an earlier try had left on the store, not sent again.
+        var partsAlreadyStored = 0
     }
 
     let client: S3Client
@@ -44,6 +55,13 @@ struct S3Upload: Sendable {
     let retry: FlowRetryPolicy
     /// Writes a log line of the op.
     let log: @Sendable (String) -> Void
+    /// Whether a transient failure ends the element for good (its last try): only then is the
+    /// multipart upload aborted; otherwise it is left for the next try to continue.
+    var isFinalTry = true
+    /// Whether a cancellation is the run's own (Ctrl-C, `cancel`), which aborts the multipart
+    /// upload, rather than an interruption the run resumes from (the coordinator gone), which keeps
+    /// it for `resume` to continue.
+    var abortsWhenCancelled: @Sendable () -> Bool = { true }
 
     /// The largest object S3 stores.
     static let maximumObjectSize: Int64 = 5 << 40
@@ -73,166 +91,7 @@ struct S3Upload: Sendable {
         guard size > Int64(partSize) else {
             return try await putWhole(source, deadline: deadline, action: action)
         }
-        let partCount = Int((size + Int64(partSize) - 1) / Int64(partSize))
-        // Held from the start until completed or aborted: a process told to stop while the op
-        // unwinds its cancellation waits for the abort (FlowPendingWork).
-        let hold = FlowPendingWork.hold()
-        defer { FlowPendingWork.release(hold) }
-        // The start is not cancelled half-way: the store may have made the upload before its
-        // answer arrives, and only with the answer's id can it be aborted. A cancellation meanwhile
-        // is seen right after, and aborts it.
-        let (client, key) = (client, key)
-        // The parts' checksum algorithm, named at the start as the SDKs do: COMPOSITE for CRC32C
-        // and SHA-256, FULL_OBJECT for CRC64NVME (the store's defaults for each).
-        let createHeaders = client.objectHeaders + (checksum.s3Name.map { [("x-amz-checksum-algorithm", $0)] } ?? [])
-        let starting = await FlowPendingWork.run { () -> Result<FileUpload.Answer, any Error> in
-            do {
-                return .success(try await client.expectSuccess(.POST, key: key, query: [("uploads", "")], headers: createHeaders,
-                                                               body: .empty, deadline: deadline,
-                                                               action: "\(action): starting a multipart upload"))
-            } catch {
-                return .failure(error)
-            }
-        }
-        let created = try starting.get()
-        guard let uploadID = S3ErrorResponse.value(of: "UploadId", in: String(decoding: created.excerpt, as: UTF8.self)),
-              !uploadID.isEmpty else {
-            throw FlowStandardOpError(.s3, "\(action): the store answered the multipart upload's start without an UploadId")
-        }
-        do {
-            try Task.checkCancellation()
-            let parts = try await uploadParts(source, count: partCount, partSize: partSize, uploadID: uploadID, deadline: deadline,
-                                              action: action)
-            var list = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-            let element = checksum.s3Name.map { "Checksum" + $0 }
-            for (index, part) in parts.enumerated() {
-                list += "<Part>"
-                if let element, let value = part.checksum { list += "<\(element)>\(value)</\(element)>" }
-                list += "<ETag>\(S3ErrorResponse.escaped(part.etag))</ETag><PartNumber>\(index + 1)</PartNumber></Part>"
-            }
-            list += "</CompleteMultipartUpload>"
-            let completed = try await client.expectSuccess(.POST, key: key, query: [("uploadId", uploadID)],
-                                                           headers: [("Content-Type", "application/xml")],
-                                                           body: .bytes(ByteBuffer(string: list)), deadline: deadline,
-                                                           action: "\(action): completing the multipart upload")
-            let answer = String(decoding: completed.excerpt, as: UTF8.self)
-            let objectChecksum = element.flatMap { S3ErrorResponse.value(of: $0, in: answer) }
-                ?? Self.compositeChecksum(checksum, parts: parts.compactMap(\.checksum))
-            return Outcome(size: size, parts: partCount, checksum: objectChecksum, etag: S3ErrorResponse.value(of: "ETag", in: answer))
-        } catch {
-            await abort(uploadID: uploadID)
-            throw error
-        }
-    }
-
-    /// A part as the store took it.
-    struct SentPart: Sendable {
-        var etag: String
-        /// Its checksum in base64, `nil` without one (or with `md5`, sent as `Content-MD5`).
-        var checksum: String?
-    }
-
-    /// Sends every part, `partConcurrency` at once, and returns their ETags and checksums in order.
-    private func uploadParts(_ source: PartSource, count: Int, partSize: Int, uploadID: String, deadline: NIODeadline,
-                             action: String) async throws -> [SentPart] {
-        try await withThrowingTaskGroup(of: (Int, SentPart).self) { group in
-            var etags = [SentPart](repeating: SentPart(etag: "", checksum: nil), count: count)
-            var next = 1
-            func start(_ number: Int) {
-                group.addTask {
-                    let offset = Int64(number - 1) * Int64(partSize)
-                    let length = Int(min(Int64(partSize), source.size - offset))
-                    let etag = try await uploadPart(number, of: count, from: source, offset: offset, length: length, uploadID: uploadID,
-                                                    deadline: deadline, action: action)
-                    return (number, etag)
-                }
-            }
-            while next <= min(count, client.target.partConcurrency) {
-                start(next)
-                next += 1
-            }
-            while let (number, etag) = try await group.next() {
-                etags[number - 1] = etag
-                if next <= count {
-                    start(next)
-                    next += 1
-                }
-            }
-            return etags
-        }
-    }
-
-    /// Reads, hashes and sends one part, trying it again alone after a transient failure.
-    private func uploadPart(_ number: Int, of count: Int, from source: PartSource, offset: Int64, length: Int, uploadID: String,
-                            deadline: NIODeadline, action: String) async throws -> SentPart {
-        let (bytes, hash, value) = try await source.read(at: offset, count: length, checksum: checksum)
-        let headers = Self.checksumHeaders(checksum, value: value)
-        let partAction = "\(action): part \(number) of \(count)"
-        var generator = SystemRandomNumberGenerator()
-        var tried = 1
-        while true {
-            do {
-                let answer = try await explainingChecksum(action: partAction) {
-                    try await client.expectSuccess(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                                                   headers: headers, body: .hashedBytes(bytes, sha256: hash), deadline: deadline,
-                                                   action: partAction)
-                }
-                guard let etag = answer.headers.first(name: "ETag"), !etag.isEmpty else {
-                    throw FlowStandardOpError(.s3, "\(partAction): the store's answer has no ETag")
-                }
-                return SentPart(etag: etag, checksum: checksum == .md5 ? nil : value)
-            } catch let error as FlowStandardOpError where !error.isPermanent && tried < retry.attempts {
-                let wait = retry.wait(after: tried, retryAfter: error.retryAfter, using: &generator)
-                let reason = error.message.hasPrefix(partAction + ": ") ? String(error.message.dropFirst(partAction.count + 2)) : error.message
-                log("part \(number) of \(count) failed (try \(tried) of \(retry.attempts)): \(reason); retrying in \(wait.shortText)")
-                try await Task.sleep(for: wait)
-                tried += 1
-            }
-        }
-    }
-
-    /// How an abort is tried again after a transient failure: 5 tries, 0.2 s doubling, at most
-    /// 5 s apart (a `Retry-After` is honoured within that).
-    static let abortRetry = FlowRetryPolicy(attempts: 5, delay: .milliseconds(200), maxDelay: .seconds(5), jitter: false)
-
-    /// Aborts a multipart upload so that none of its parts stay stored. It runs even when the op
-    /// was cancelled or ran out of time, with a fresh limit of its own; a failure is logged with
-    /// what to do.
-    private func abort(uploadID: String) async {
-        let client = client
-        let key = key
-        // Not cancelled with the op, and waited for before a Flow program exits. Tried again on a
-        // transient failure: a store may refuse an abort while a part is still arriving (S3 says
-        // an abort may have to be repeated then; moto answered 500 in about one run in five).
-        let failure: String? = await FlowPendingWork.run {
-            let deadline = NIODeadline.now() + .seconds(30)
-            var generator = SystemRandomNumberGenerator()
-            var tried = 1
-            while true {
-                do {
-                    _ = try await client.expectSuccess(.DELETE, key: key, query: [("uploadId", uploadID)], body: .empty,
-                                                       deadline: deadline, action: "aborting the multipart upload")
-                    return nil
-                } catch let error as FlowStandardOpError where error.serviceCode == "NoSuchUpload" {
-                    // Already gone: what an abort is for.
-                    return nil
-                } catch let error as FlowStandardOpError where !error.isPermanent && tried < Self.abortRetry.attempts {
-                    try? await Task.sleep(for: Self.abortRetry.wait(after: tried, retryAfter: error.retryAfter, using: &generator))
-                    tried += 1
-                } catch {
-                    return String(describing: error) + (tried > 1 ? " (tried \(tried) times)" : "")
-                }
-            }
-        }
-        if let outcome = failure {
-            log("""
-                could not abort multipart upload \(uploadID) of \(objectURI): \(outcome); its parts stay stored until it is aborted \
-                (aws s3api abort-multipart-upload --bucket \(client.target.bucket) --key '\(key)' --upload-id \(uploadID)) \
-                or a lifecycle rule removes them
-                """)
-        } else {
-            log("aborted multipart upload \(uploadID) of \(objectURI): no parts stay stored")
-        }
+        return try await uploadInParts(source, partSize: partSize, deadline: deadline, action: action)
     }
 
     /// The part size for a file: the preferred one, larger when 10,000 parts would not hold the

@@ -63,12 +63,14 @@ extension UploadFileOp {
                 set(primaryOutputParamKey, upload.objectURI)
                 return
             }
-            let outcome = try await upload.upload(input, deadline: deadline)
-            let parts = outcome.parts > 0 ? " (\(outcome.parts) parts)" : ""
+            let outcome = try await withAbortPolicy(upload).upload(input, deadline: deadline)
+            let kept = outcome.partsAlreadyStored > 0 ? ", \(outcome.partsAlreadyStored) already on the store" : ""
+            let parts = outcome.parts > 0 ? " (\(outcome.parts) parts\(kept))" : ""
             log(message: "uploaded \(input.name) (\(outcome.size) bytes) -> \(upload.objectURI) in \(DurationText.elapsed(since: started)) s\(parts)")
             var entry = UploadManifestEntry(target: upload.objectURI, size: outcome.size, algorithm: checksum, checksum: outcome.checksum,
                                             etag: outcome.etag)
             entry.record(target)
+            entry.record(multipart: outcome)
             log(message: entry.logLine)
             set(primaryOutputParamKey, upload.objectURI)
         } catch let error as FlowStandardOpError {

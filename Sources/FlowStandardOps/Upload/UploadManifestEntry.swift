@@ -25,6 +25,30 @@ public struct UploadManifestEntry: Codable, Sendable, Hashable {
     /// An S3 target's signing region, `nil` for HTTP.
     public var region: String?
 
+    /// A multipart upload's id, `nil` for a single `PUT` (and for HTTP).
+    public var uploadId: String?
+    /// A multipart upload's part size in bytes, `nil` for a single `PUT`.
+    public var partSize: Int?
+    /// A multipart upload's parts as completed, in order, `nil` for a single `PUT`.
+    public var parts: [Part]?
+
+    /// One part of a multipart upload as the store took it.
+    public struct Part: Codable, Sendable, Hashable {
+        /// Its number, from 1.
+        public var number: Int
+        /// The store's ETag for it.
+        public var etag: String
+        /// Its checksum in base64, `nil` without one.
+        public var checksum: String?
+
+        /// Creates a part.
+        public init(number: Int, etag: String, checksum: String?) {
+            self.number = number
+            self.etag = etag
+            self.checksum = checksum
+        }
+    }
+
     /// Notes an S3 target's endpoint and region (nothing for `nil`, HTTP).
     public mutating func record(_ s3: S3Target?) {
         guard let s3 else { return }

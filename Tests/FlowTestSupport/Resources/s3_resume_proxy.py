@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""A counting proxy in front of moto's S3 server, for the tests of resumed multipart uploads.
+
+  s3_resume_proxy.py proxy PORT UPSTREAM
+      Forwards every request to UPSTREAM as it is (Host included, so signatures stay valid) and
+      counts them by kind. Control requests (never forwarded):
+        GET /_proxy_stats           {"parts": {"N": tries}, "partBytes": bytes of part bodies,
+                                     "creates", "completes", "aborts", "listUploads", "listParts",
+                                     "held": part PUTs waiting, "stored": part PUTs the store took}
+        GET /_proxy_fail?parts=5,6  the next try of each of these part numbers fails with 503 SlowDown
+        GET /_proxy_hold            part PUTs from now on wait until /_proxy_release
+        GET /_proxy_release         lets them (and later ones) through
+        GET /_proxy_gone?uploadId=X requests naming upload X are answered 404 NoSuchUpload, as S3
+                                    answers for an aborted upload (moto answers a part PUT or a
+                                    completion of one with 500)
+  s3_resume_proxy.py parts ENDPOINT BUCKET KEY
+      The parts of the unfinished multipart uploads of KEY as JSON {"UPLOAD_ID": [numbers]}
+      (ListMultipartUploads and ListParts, signed with AWS_ACCESS_KEY_ID/SECRET from the environment).
+  s3_resume_proxy.py abort ENDPOINT BUCKET KEY
+      Aborts every unfinished multipart upload of KEY, as a lifecycle rule would; prints their ids.
+"""
+import json
+import sys
+
+
+def client(endpoint):
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", config=Config(retries={"max_attempts": 1}))
+
+
+def uploads_of(s3, bucket, key):
+    # moto refuses the signature of a prefix with "/" (it checks it decoded): ask for less, keep KEY.
+    answer = s3.list_multipart_uploads(Bucket=bucket, Prefix=key.split("/")[0])
+    return [item["UploadId"] for item in answer.get("Uploads", []) if item["Key"] == key]
+
+
+def proxy(port, upstream):
+    import http.client
+    import threading
+    import urllib.parse
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    target = urllib.parse.urlparse(upstream)
+    stats = {"parts": {}, "partBytes": 0, "creates": 0, "completes": 0, "aborts": 0, "listUploads": 0, "listParts": 0,
+             "held": 0, "stored": 0}
+    failing = set()
+    gone = set()
+    lock = threading.Lock()
+    released = threading.Event()
+    released.set()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def answer(self, status, data, content_type="application/json"):
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def control(self, path, query):
+            if path == "/_proxy_stats":
+                with lock:
+                    data = json.dumps(stats).encode()
+            elif path == "/_proxy_fail":
+                with lock:
+                    failing.update(int(n) for n in query.get("parts", [""])[0].split(",") if n)
+                data = b"{}"
+            elif path == "/_proxy_gone":
+                with lock:
+                    gone.add(query.get("uploadId", [""])[0])
+                data = b"{}"
+            elif path == "/_proxy_hold":
+                released.clear()
+                data = b"{}"
+            elif path == "/_proxy_release":
+                released.set()
+                data = b"{}"
+            else:
+                return False
+            self.answer(200, data)
+            return True
+
+        def handle_any(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            parsed = urllib.parse.urlparse(self.path)
+            query = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
+            if parsed.path.startswith("/_proxy_") and self.control(parsed.path, query):
+                return
+            is_part = self.command == "PUT" and "partNumber" in query
+            with lock:
+                if is_part:
+                    number = query["partNumber"][0]
+                    stats["parts"][number] = stats["parts"].get(number, 0) + 1
+                    stats["partBytes"] += len(body)
+                elif self.command == "POST" and "uploads" in query:
+                    stats["creates"] += 1
+                elif self.command == "POST" and "uploadId" in query:
+                    stats["completes"] += 1
+                elif self.command == "DELETE" and "uploadId" in query:
+                    stats["aborts"] += 1
+                elif self.command == "GET" and "uploads" in query:
+                    stats["listUploads"] += 1
+                elif self.command == "GET" and "uploadId" in query:
+                    stats["listParts"] += 1
+                fail = is_part and int(query["partNumber"][0]) in failing
+                if fail:
+                    failing.discard(int(query["partNumber"][0]))
+            if fail:
+                data = b'<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>'
+                self.answer(503, data, "application/xml")
+                return
+            if is_part and not released.is_set():
+                with lock:
+                    stats["held"] += 1
+                released.wait()
+                with lock:
+                    stats["held"] -= 1
+            if query.get("uploadId", [""])[0] in gone and self.command != "DELETE":
+                data = b'<?xml version="1.0"?><Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>'
+                self.answer(404, data, "application/xml")
+                return
+            connection = http.client.HTTPConnection(target.hostname, target.port, timeout=300)
+            connection.request(self.command, self.path, body=body, headers={k: v for k, v in self.headers.items()})
+            answer = connection.getresponse()
+            data = answer.read()
+            if is_part and 200 <= answer.status < 300:
+                with lock:
+                    stats["stored"] += 1
+            self.send_response(answer.status)
+            for name, value in answer.getheaders():
+                if name.lower() not in ("content-length", "transfer-encoding", "connection", "date", "server"):
+                    self.send_header(name, value)
+            self.send_header("Content-Length", answer.getheader("Content-Length", "0") if self.command == "HEAD" else str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+            connection.close()
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print("listening", flush=True)
+    sys.stdin.read()  # until the test closes stdin or kills the process
+    released.set()
+    server.shutdown()
+
+
+def main():
+    command = sys.argv[1]
+    if command == "proxy":
+        proxy(int(sys.argv[2]), sys.argv[3])
+        return
+    endpoint, bucket, key = sys.argv[2], sys.argv[3], sys.argv[4]
+    s3 = client(endpoint)
+    if command == "parts":
+        found = {}
+        for upload in uploads_of(s3, bucket, key):
+            parts = s3.list_parts(Bucket=bucket, Key=key, UploadId=upload).get("Parts", [])
+            found[upload] = [part["PartNumber"] for part in parts]
+        print(json.dumps(found))
+    elif command == "abort":
+        ids = uploads_of(s3, bucket, key)
+        for upload in ids:
+            s3.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload)
+        print(json.dumps(ids))
+    else:
+        sys.exit("unknown command " + command)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+import Foundation
+
+/// A proxy in front of a ``MotoS3Server`` that counts the requests of multipart uploads (part
+/// `PUT`s by number and their bytes, starts, completions, aborts, listings), can fail the next try
+/// of chosen parts with 503 `SlowDown` and hold part `PUT`s until released:
+/// `Resources/s3_resume_proxy.py`. It also lists and aborts a key's unfinished uploads out of band.
+///
+/// ```swift
+/// let proxy = try S3ResumeProxy(in: s3)
+/// defer { proxy.stop() }
+/// // endpoint: proxy.endpoint
+/// let stats = try proxy.stats()   // stats.parts[5] == 2: part 5 was sent twice
+/// ```
+public final class S3ResumeProxy: @unchecked Sendable {
+    /// What the proxy counted.
+    public struct Stats: Decodable, Sendable {
+        /// Part `PUT`s by part number, failed ones included.
+        public var parts: [String: Int]
+        /// Bytes of every part `PUT`'s body.
+        public var partBytes: Int
+        public var creates: Int
+        public var completes: Int
+        public var aborts: Int
+        public var listUploads: Int
+        public var listParts: Int
+        /// Part `PUT`s waiting for ``release()``.
+        public var held: Int
+        /// Part `PUT`s the store answered with 2xx.
+        public var stored: Int
+
+        /// Tries of part `number`.
+        public func tries(of number: Int) -> Int { parts[String(number)] ?? 0 }
+        /// Part `PUT`s in all.
+        public var partPuts: Int { parts.values.reduce(0, +) }
+    }
+
+    /// `http://127.0.0.1:PORT`: the endpoint to give the op.
+    public let endpoint: String
+    private let server: MotoS3Server
+    private let process: Process
+    private let stdinPipe = Pipe()
+
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Resources/s3_resume_proxy.py").path
+
+    /// Starts the proxy in front of `server`.
+    public init(in server: MotoS3Server) throws {
+        self.server = server
+        let port = try LoopbackPort.free()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.script, "proxy", String(port), server.endpoint]
+        process.standardInput = stdinPipe
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try ProcessLaunch.run(process)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, process.isRunning, !LoopbackPort.accepts(port) { usleep(20_000) }
+        guard process.isRunning, LoopbackPort.accepts(port) else {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            throw TestSupportError("the S3 resume proxy did not start on port \(port)")
+        }
+        self.process = process
+        endpoint = "http://127.0.0.1:\(port)"
+    }
+
+    deinit { stop() }
+
+    /// What the proxy counted so far.
+    public func stats() throws -> Stats {
+        try JSONDecoder().decode(Stats.self, from: Data(contentsOf: URL(string: endpoint + "/_proxy_stats")!))
+    }
+
+    /// The next try of each of `parts` fails with 503 `SlowDown`.
+    public func failNextTry(ofParts parts: [Int]) throws {
+        _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_fail?parts=" + parts.map(String.init).joined(separator: ","))!)
+    }
+
+    /// Part `PUT`s from now on wait until ``release()``.
+    public func hold() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_hold")!) }
+
+    /// Lets held part `PUT`s through, and later ones.
+    public func release() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_release")!) }
+
+    /// The part numbers the store holds for each unfinished multipart upload of `key`, by upload id
+    /// (`ListMultipartUploads` and `ListParts` on the server itself, signed).
+    public func storedParts(of key: String) throws -> [String: [Int]] {
+        let result = try admin(["parts", server.endpoint, server.bucket, key])
+        guard result.status == 0 else { throw TestSupportError("listing the parts of \(key) failed: \(result.output)") }
+        return try JSONDecoder().decode([String: [Int]].self, from: Data(result.output.utf8))
+    }
+
+    /// Aborts every unfinished multipart upload of `key` on the server, as a lifecycle rule would,
+    /// and returns their ids. Requests naming them are answered 404 `NoSuchUpload` from then on,
+    /// as S3 answers them (moto answers a part `PUT` or a completion of an aborted upload with 500).
+    @discardableResult
+    public func abortUploads(of key: String) throws -> [String] {
+        let result = try admin(["abort", server.endpoint, server.bucket, key])
+        guard result.status == 0 else { throw TestSupportError("aborting the uploads of \(key) failed: \(result.output)") }
+        let ids = try JSONDecoder().decode([String].self, from: Data(result.output.utf8))
+        for id in ids {
+            let query = id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id
+            _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_gone?uploadId=" + query)!)
+        }
+        return ids
+    }
+
+    private func admin(_ arguments: [String]) throws -> TestCommand.Result {
+        let sorted = server.credentialsEnvironment.sorted { $0.key < $1.key }
+        let unset = sorted.filter { $0.value.isEmpty }.flatMap { ["-u", $0.key] }
+        let set = sorted.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }
+        return try TestCommand.run(["env"] + unset + set + ["python3", Self.script] + arguments)
+    }
+
+    /// Stops the proxy and reaps it.
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
