@@ -1,0 +1,130 @@
+import FlowTestSupport
+import Foundation
+import Testing
+
+extension ClusterIntegrationTests {
+    /// A big file's multipart upload, interrupted by a worker or a coordinator killed with
+    /// SIGKILL, is continued where it stopped: real coordinator and worker processes, moto's S3
+    /// server behind a proxy that counts each part `PUT`.
+    @Suite struct S3ResumedUploads {
+        /// 12 parts of 5 MiB, the last one 77 bytes.
+        static let size = 55 * 1024 * 1024 + 77
+        static let partCount = 12
+        static let partConcurrency = 2
+        static let key = "2026/video.bin"
+
+        static func flow(endpoint: String) -> String {
+            """
+            flow: s3-big-file
+            bucket: {folder: ./photos}
+            steps:
+              - op: ListFilesOp
+                with: {path: "${folder}"}
+              - group:
+                  op: UploadFileOp
+                  input: files
+                  output: objects
+                  maxConcurrent: 1
+                  with:
+                    url: s3://photos/2026/
+                    endpoint: \(endpoint)
+                    partSize: 5MiB
+                    partConcurrency: \(partConcurrency)
+            """
+        }
+
+        /// The folder with the big file, last modified a minute ago (so parts stored now are
+        /// newer than it to the second).
+        static func makeFolder(_ cluster: ClusterScope) throws -> URL {
+            let folder = cluster.directory.appendingPathComponent("photos")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let file = folder.appendingPathComponent("video.bin")
+            try PseudoRandomFile.write(to: file, size: size)
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60)], ofItemAtPath: file.path)
+            return folder
+        }
+
+        /// Waits until the store holds at least `count` parts of the unfinished upload (the proxy's
+        /// count first, then `ListParts` on the store), holding later part `PUT`s at the proxy so
+        /// that the upload is still unfinished when the test acts.
+        static func holdAfterStoredParts(_ count: Int, proxy: S3ResumeProxy, transcript: () -> String) async throws -> [Int] {
+            let deadline = ContinuousClock.now + .seconds(120)
+            while try proxy.stats().stored < count {
+                guard ContinuousClock.now < deadline else { throw HarnessError("fewer than \(count) parts stored: \(transcript())") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try proxy.hold()
+            let listed = try proxy.storedParts(of: key)
+            try #require(listed.count == 1, "\(listed)")
+            let parts = listed.values.first ?? []
+            try #require(parts.count >= count && parts.count < partCount, "\(parts)")
+            return parts
+        }
+
+        static func checkResumedUpload(_ s3: MotoS3Server, _ proxy: S3ResumeProxy, folder: URL, output: String) throws {
+            #expect(try s3.object(key) == Data(contentsOf: folder.appendingPathComponent("video.bin")))
+            #expect(try s3.multipartUploads().isEmpty)
+            let stats = try proxy.stats()
+            // Every part once, but for those in flight at the kill.
+            #expect(stats.partPuts <= partCount + partConcurrency, "\(stats.partPuts) part PUTs for \(partCount) parts: \(stats.parts)")
+            #expect(stats.creates == 1 && stats.aborts == 0 && stats.completes == 1, "\(stats)")
+            #expect(output.contains("resuming multipart upload "), "\(output)")
+            #expect(output.contains(" parts already on the store"), "\(output)")
+        }
+
+        @Test func aWorkerKilledMidUploadLeavesItsPartsAndAnotherWorkerSendsOnlyTheRest() async throws {
+            let s3 = try MotoS3Server()
+            defer { s3.stop() }
+            let proxy = try S3ResumeProxy(in: s3)
+            defer { proxy.stop() }
+            try await withCluster { cluster in
+                let folder = try Self.makeFolder(cluster)
+                let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint))
+                let coordinator = try cluster.start("flow-coordinator", ["run", flowFile, "--set", "folder=\(folder.path)", "--bind", "tcp://127.0.0.1:*"]
+                                                    + ClusterScope.fastHeartbeat, extraEnvironment: s3.credentialsEnvironment)
+                let endpoint = try await coordinator.listeningEndpoint()
+                let first = try cluster.start("flow-worker", ["--connect", endpoint, "--name", "w1"] + ClusterScope.fastHeartbeat,
+                                              label: "w1", extraEnvironment: s3.credentialsEnvironment)
+                _ = try await Self.holdAfterStoredParts(4, proxy: proxy) { coordinator.transcript + first.transcript }
+                first.send(SIGKILL)
+                #expect(await first.waitForExit(timeout: 10) == .signal(SIGKILL))
+                try proxy.release()
+                let second = try cluster.start("flow-worker", ["--connect", endpoint, "--name", "w2"] + ClusterScope.fastHeartbeat,
+                                               label: "w2", extraEnvironment: s3.credentialsEnvironment)
+                #expect(await coordinator.waitForExit(timeout: 120) == .exit(0), "\(coordinator.transcript)\n\(second.transcript)")
+                try Self.checkResumedUpload(s3, proxy, folder: folder, output: coordinator.stdout)
+                #expect(coordinator.stdout.contains("@ w2]"), "\(coordinator.stdout)")
+            }
+        }
+
+        @Test func aCoordinatorKilledMidUploadIsResumedAndSendsOnlyTheRest() async throws {
+            let s3 = try MotoS3Server()
+            defer { s3.stop() }
+            let proxy = try S3ResumeProxy(in: s3)
+            defer { proxy.stop() }
+            try await withCluster { cluster in
+                let folder = try Self.makeFolder(cluster)
+                let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint))
+                let coordinator = try cluster.start("flow-coordinator", ["run", flowFile, "--quiet", "--workers", "1", "--set", "folder=\(folder.path)"],
+                                                    extraEnvironment: s3.credentialsEnvironment)
+                _ = try await Self.holdAfterStoredParts(4, proxy: proxy) { coordinator.transcript }
+                let runID = try #require(coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
+                let workers = ProcessTable.children(of: coordinator.processIdentifier)
+                coordinator.send(SIGKILL)
+                #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
+                // The local worker stops with its coordinator, leaving the upload for the resume;
+                // the parts it had in flight reach the store after it is gone.
+                let survivors = await ProcessTable.waitUntilGone(workers, timeout: 20)
+                #expect(survivors.isEmpty, "the local worker outlived its killed coordinator: \(survivors)")
+                try proxy.release()
+                #expect(try proxy.stats().aborts == 0)
+                try #require(try proxy.storedParts(of: Self.key).count == 1)
+
+                let resumed = try cluster.start("flow-coordinator", ["resume", runID, "--quiet", "--full-summary", "--workers", "1"], label: "resume",
+                                                extraEnvironment: s3.credentialsEnvironment)
+                #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript)")
+                try Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
+            }
+        }
+    }
+}
