@@ -8,7 +8,7 @@ struct StandardRegistryTests {
         let registry = FlowOperationRegistry.standard
         #expect(registry.names == [
             "HashFileOp", "ListFilesOp", "MockAsyncLoadProfileOp", "MockAsyncLoginOp", "ShellOp", "SimplePrintOp", "SleepOp",
-            "UploadFileOp", "UploadSingleImageOp",
+            "UploadFileOp", "UploadSingleImageOp", "VerifyObjectOp",
         ])
         for name in registry.names {
             #expect(registry.entry(named: name)?.summary.isEmpty == false, "\(name) has no summary")
@@ -18,7 +18,7 @@ struct StandardRegistryTests {
     @Test func entriesKnowTheirGroupKeysWithoutParameters() throws {
         let registry = FlowOperationRegistry.standard
         let keys = ["UploadFileOp": ("file", "url"), "ShellOp": ("input", "output"), "HashFileOp": ("file", "sha256"),
-                    "SleepOp": ("item", "item"), "ListFilesOp": ("", "")]
+                    "SleepOp": ("item", "item"), "ListFilesOp": ("", ""), "VerifyObjectOp": ("object", "check")]
         for (name, (input, output)) in keys {
             let entry = try #require(registry.entry(named: name))
             #expect(entry.primaryInputParamKey == input, "\(name)")

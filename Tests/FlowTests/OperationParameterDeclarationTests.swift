@@ -165,7 +165,7 @@ import FlowStandardOps
     /// file's reads belong to the `register("NAME"` above them.
     private static let sourceOwners: [(prefix: String, operation: String)] = [
         ("Files/HashFileOp.swift", "HashFileOp"), ("Files/", "ListFilesOp"), ("Upload/", "UploadFileOp"),
-        ("S3/", "UploadFileOp"), ("Shell/", "ShellOp"), ("Timing/", "SleepOp"),
+        ("S3/", "UploadFileOp"), ("Shell/", "ShellOp"), ("Timing/", "SleepOp"), ("Verify/", "VerifyObjectOp"),
     ]
 
     @Test func everyKeyAStockOpReadsIsDeclared() throws {

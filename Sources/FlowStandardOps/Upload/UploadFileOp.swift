@@ -109,7 +109,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     public private(set) var checksum: UploadChecksum = .none
     /// The S3 parameters as the flow gave them, sent to workers as they are so that each worker
     /// takes its own defaults (region, endpoint) from its own environment.
-    private let s3Parameters: [String: FlowValue]
+    let s3Parameters: [String: FlowValue]
 
     /// The parameters of an S3 target.
     static let s3ParameterNames = ["endpoint", "region", "pathStyle", "partSize", "partConcurrency"]
@@ -281,27 +281,5 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             throw FlowStandardOpError(.transport, "cannot make a URL from \(text) and the file name \(name)")
         }
         return url
-    }
-}
-
-extension UploadFileOp: FlowRemoteOperation {
-    public var remoteParameters: [String: FlowValue] {
-        if s3Target != nil {
-            var parameters = s3Parameters
-            parameters["headers"] = .map(headers.mapValues(FlowValue.string))
-            parameters["source"] = .string(source.rawValue)
-            parameters["timeout"] = .double(timeout)
-            parameters["skipExisting"] = skipRule.flowValue
-            parameters["caFile"] = caFile.map(FlowValue.string)
-            parameters["checksum"] = .string(checksum.rawValue)
-            return parameters
-        }
-        var parameters: [String: FlowValue] = [
-            "url": .string(baseURL.absoluteString), "method": .string(method.rawValue), "headers": .map(headers.mapValues(FlowValue.string)),
-            "source": .string(source.rawValue), "timeout": .double(timeout), "skipExisting": skipRule.flowValue,
-        ]
-        parameters["caFile"] = caFile.map(FlowValue.string)
-        parameters["checksum"] = .string(checksum.rawValue)
-        return parameters
     }
 }

@@ -1,0 +1,26 @@
+import Flow
+
+/// What a coordinator sends a worker to build the same `UploadFileOp`: the parameters as given
+/// (S3's unresolved, so that each worker takes its own defaults), `skipExisting` as a Boolean for
+/// `size` and off (as before the other rules), its word otherwise.
+extension UploadFileOp: FlowRemoteOperation {
+    public var remoteParameters: [String: FlowValue] {
+        if s3Target != nil {
+            var parameters = s3Parameters
+            parameters["headers"] = .map(headers.mapValues(FlowValue.string))
+            parameters["source"] = .string(source.rawValue)
+            parameters["timeout"] = .double(timeout)
+            parameters["skipExisting"] = skipRule.flowValue
+            parameters["caFile"] = caFile.map(FlowValue.string)
+            parameters["checksum"] = .string(checksum.rawValue)
+            return parameters
+        }
+        var parameters: [String: FlowValue] = [
+            "url": .string(baseURL.absoluteString), "method": .string(method.rawValue), "headers": .map(headers.mapValues(FlowValue.string)),
+            "source": .string(source.rawValue), "timeout": .double(timeout), "skipExisting": skipRule.flowValue,
+        ]
+        parameters["caFile"] = caFile.map(FlowValue.string)
+        parameters["checksum"] = .string(checksum.rawValue)
+        return parameters
+    }
+}
