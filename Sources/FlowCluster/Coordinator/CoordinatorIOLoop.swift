@@ -221,7 +221,13 @@ struct CoordinatorIOLoop {
         while let action = queue.popFirst() {
             switch action {
             case .send(_, let message) where link != nil:
-                _ = link?.send(message)
+                guard let link else { continue }
+                let refused = link.send(message)
+                if !refused.isEmpty {
+                    var more: [Machine.Action] = []
+                    link.refuse(refused, into: &machine, now: .now, actions: &more)
+                    queue.append(contentsOf: more)
+                }
             case .send(let peer, let message):
                 do {
                     _ = try router.send([peer] + WireCodec.encode(message), flags: .dontWait)

@@ -54,6 +54,9 @@ extension FlowCoordinator {
         public var hello: WireHello
         /// CURVE: this coordinator's key pair and the pool's public key (40 Z85 characters).
         public var curve: (keyPair: ZMQCurveKeyPair, poolKey: String)?
+        /// The largest SUBMIT the pool takes (its frame limit, §10): a task over it fails at once
+        /// instead of being sent.
+        public var maximumSubmitSize = WireLimits.maximumInboundFrameSize
 
         /// Creates the settings.
         public init(endpoint: String, hello: WireHello, curve: (keyPair: ZMQCurveKeyPair, poolKey: String)? = nil) {

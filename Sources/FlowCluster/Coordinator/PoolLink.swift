@@ -76,20 +76,34 @@ final class PoolLink {
         socket.close()
     }
 
-    /// Sends what the machine sends its one worker, as the pool's commands; `false` when it failed.
-    func send(_ message: WireMessage) -> Bool {
-        let translated: WireMessage
+    /// Sends what the machine sends its one worker, as the pool's commands.
+    ///
+    /// - Returns: the results of tasks too large to submit (``SubmitSizeGuard``), to be fed back
+    ///   into the machine as the pool's answer.
+    func send(_ message: WireMessage) -> [WireResult] {
+        var frames: [[Data]]
+        var refused: [WireResult] = []
         switch message {
-        case .task(let tasks): translated = .submit(tasks)
-        case .recall: return true // the pool keeps no worker queue of this run's (§14.4)
-        default: translated = message
+        case .task(let tasks): (frames, refused) = SubmitSizeGuard.frames(for: tasks, limit: connection.maximumSubmitSize)
+        case .recall: return [] // the pool keeps no worker queue of this run's (§14.4)
+        default: frames = [WireCodec.encode(message)]
         }
-        do {
-            return try socket.send(WireCodec.encode(translated), flags: .dontWait)
-        } catch {
-            logger.debug("sending \(translated.command) to the pool failed: \(error)")
-            return false
+        for message in frames {
+            do {
+                _ = try socket.send(message, flags: .dontWait)
+            } catch {
+                logger.debug("sending to the pool failed: \(error)")
+            }
         }
+        return refused
+    }
+
+    /// Feeds results the link made itself (a task too large to submit) into the machine, as if
+    /// the pool had answered them.
+    func refuse<Waiter>(_ results: [WireResult], into machine: inout CoordinatorStateMachine<Waiter>, now: ContinuousClock.Instant,
+                        actions: inout [CoordinatorStateMachine<Waiter>.Action]) {
+        guard machine.workers[Self.peer] != nil else { return }
+        for result in results { machine.accept(result, from: Self.peer, now: now, ranBy: nil, into: &actions) }
     }
 
     /// Feeds a message from the pool into the machine.

@@ -29,6 +29,9 @@ public final class FlowPool: Service, Sendable {
         public var clientCredit: UInt32 = 1_024
         /// The name the pool gives clients (default: host name and endpoint).
         public var name: String?
+        /// The largest frame the pool takes; a peer that sends a larger one is disconnected
+        /// (`ZMQ_MAXMSGSIZE`, §10). A client must keep its SUBMITs under it.
+        public var maximumInboundFrameSize = WireLimits.maximumInboundFrameSize
 
         /// Creates a configuration.
         public init(endpoint: String) {
@@ -121,7 +124,8 @@ public final class FlowPool: Service, Sendable {
             endpoint = try IOThread.start(name: "flow-pool-io", finished: threadFinished) { [context, configuration] ready in
                 let router: BoundRouter
                 do throws(ClusterError) {
-                    router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey)
+                    router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
+                                                  maximumInboundFrameSize: configuration.maximumInboundFrameSize)
                 } catch {
                     return ready(.failure(error))
                 }
