@@ -29,13 +29,15 @@ enum ZMQBaseline {
         try (0..<3).map { _ in try measure() }.sorted()[1]
     }
 
-    /// Round trips per second through `peers` peer processes with `window` messages in flight.
-    static func measure(messages: Int, peers: Int = 2, window: Int = 512) throws -> Double {
+    /// Round trips per second through `peers` peer processes with `window` messages in flight,
+    /// over `ipc://`, or over TCP on loopback (what a pool's extra hop costs).
+    static func measure(messages: Int, peers: Int = 2, window: Int = 512, tcp: Bool = false) throws -> Double {
         let context = try ZMQContext()
         let router = try context.socket(.router)
         try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0))
         let path = "/tmp/flow-bench-\(getpid()).sock"
-        try router.bind("ipc://" + path)
+        try router.bind(tcp ? "tcp://127.0.0.1:*" : "ipc://" + path)
+        let endpoint = tcp ? try router.lastEndpoint : "ipc://" + path
         defer {
             router.close()
             context.close()
@@ -46,7 +48,7 @@ enum ZMQBaseline {
         for _ in 0..<peers {
             let child = Process()
             child.executableURL = URL(fileURLWithPath: me)
-            child.arguments = ["zmq-peer", "ipc://" + path]
+            child.arguments = ["zmq-peer", endpoint]
             try child.run()
             children.append(child)
         }
