@@ -65,7 +65,7 @@ import NIOSSL
 /// Credentials come from the machine running the op (``S3CredentialChain``), never from the flow
 /// file: parameters that look like credentials, an `Authorization` or `x-amz-*` header and
 /// `method: POST` are refused. Files up to `partSize` go up in one signed `PUT`, larger ones in a
-/// multipart upload, aborted when it fails or is cancelled (`S3Upload`). The store's XML error
+/// multipart upload that an interrupted try continues, aborted when it fails for good or the run is cancelled (`S3Upload`). The store's XML error
 /// `Code` and `Message` are in the op's error; `SlowDown`, `RequestTimeout`, `InternalError`, 500
 /// and 503 are transient, `SignatureDoesNotMatch`, `InvalidAccessKeyId`, `AccessDenied`,
 /// `NoSuchBucket` and other 4xx permanent. `skipExisting` asks with a signed `HEAD`.
