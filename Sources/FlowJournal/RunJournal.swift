@@ -27,7 +27,7 @@ import Synchronization
 /// given to ``onWriteFailure(_:)`` is told at once, to stop the run. ``finish(_:exitCode:)``
 /// then frees the room held for it (``JournalReserve``) and records how the run ended; a resume
 /// re-runs exactly what the journal did not record.
-public final class RunJournal: FlowJournal, @unchecked Sendable {
+public final class RunJournal: FlowJournal, Sendable {
     /// The longest an accepted result waits in memory before it is written.
     public static let flushInterval = Duration.milliseconds(100)
     /// Results written in one transaction at most.

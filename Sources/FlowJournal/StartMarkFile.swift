@@ -17,8 +17,8 @@ import Foundation
 ///
 /// Line format: the index, a tab, the step's path with `%`, tab and newline percent-encoded, and a
 /// newline.
-final class StartMarkFile: @unchecked Sendable {
-    // `@unchecked`: the descriptor is written with O_APPEND, one `write` per note, from any thread.
+final class StartMarkFile: Sendable {
+    // Written with O_APPEND, one `write` per note, from any thread.
     private let descriptor: Int32
 
     /// The notes file of the journal at `journal`.

@@ -17,9 +17,9 @@ import Synchronization
 /// costs a message, a pipe and libzmq's command processing (a `getpid` and a `poll` for each
 /// socket in every `zmq_poll`) on both sides of every wake-up, about a fifth of a serial step's
 /// CPU (measured with perf on a chain of 10,000 no-op steps).
-public final class ZMQWakeup: @unchecked Sendable {
-    // `@unchecked`: the descriptors are only written to under `writeEnd`'s lock, and read by the
-    // polling thread alone, as documented.
+public final class ZMQWakeup: Sendable {
+    // The write end is used under `writeEnd`'s lock; the read end by the polling thread alone,
+    // as documented.
     /// The descriptor signals are written to; -1 once closed.
     private let writeEnd: Mutex<Int32>
     /// The descriptor the polling thread waits on and drains (the same as the write end for an

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One summary line.
 public struct FlowLogEntry: Sendable, Hashable {
@@ -67,23 +68,28 @@ public struct FlowLogEntry: Sendable, Hashable {
 }
 
 /// A summary line's text, made once, when it is first read.
-final class FlowDeferredText: @unchecked Sendable {
-    // `@unchecked`: both are read and written under `lock`.
-    private let lock = NSLock()
-    private var made: String?
-    private var make: (@Sendable () -> String)?
+final class FlowDeferredText: Sendable {
+    private enum State {
+        case deferred(@Sendable () -> String)
+        case made(String)
+    }
+
+    private let state: Mutex<State>
 
     init(_ make: @escaping @Sendable () -> String) {
-        self.make = make
+        state = Mutex(.deferred(make))
     }
 
     var text: String {
-        lock.withLock {
-            if let made { return made }
-            let text = make?() ?? ""
-            made = text
-            make = nil
-            return text
+        state.withLock { state in
+            switch state {
+            case .made(let text):
+                return text
+            case .deferred(let make):
+                let text = make()
+                state = .made(text)
+                return text
+            }
         }
     }
 }

@@ -12,7 +12,8 @@ import Darwin
 ///
 /// The mutex lives in the object's own allocation (a `ManagedBuffer`, as NIO's locks do): one
 /// allocation per lock where `NSLock` makes two, and every op has one.
-final class FlowLock: ManagedBuffer<Void, pthread_mutex_t>, @unchecked Sendable {
+/// Not `Sendable` itself (`ManagedBuffer` is not): it is held by a `let` in the types it guards.
+final class FlowLock: ManagedBuffer<Void, pthread_mutex_t> {
     /// A new, unlocked lock.
     static func make() -> FlowLock {
         let lock = unsafeDowncast(create(minimumCapacity: 1) { _ in () }, to: FlowLock.self)

@@ -2,14 +2,14 @@ import Foundation
 
 /// The tree the engine walks: a ``FlowDefinition`` or a Swift blueprint, with ops either as
 /// instances or by registered name.
-indirect enum FlowPlanNode: @unchecked Sendable {
+indirect enum FlowPlanNode: Sendable {
     case operation(FlowOperationReference, location: FlowSourceLocation?, policy: FlowTaskPolicy)
     case group(FlowGroupPlan)
     case cases(branches: [(FlowCase, [FlowPlanNode])], defaultSteps: [FlowPlanNode]?)
 }
 
 /// An op as a blueprint names it.
-enum FlowOperationReference: @unchecked Sendable {
+enum FlowOperationReference: Sendable {
     /// An instance built in Swift (`add(operation:)`).
     case instance(FlowOperation)
     /// A registered op with its parameters (flow files).
@@ -17,6 +17,7 @@ enum FlowOperationReference: @unchecked Sendable {
 }
 
 /// A grouped step ready to run.
+// `@unchecked` for `Source.creator`: the seed's `FlowOperationCreator` does not refine `SendableMetatype`.
 struct FlowGroupPlan: @unchecked Sendable {
     enum Source {
         case creator(any FlowOperationCreator.Type)

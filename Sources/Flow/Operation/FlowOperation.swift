@@ -1,7 +1,7 @@
 import Foundation
 
 /// How an op finished, with the error itself: the seed's finish type.
-public enum FlowOperationStateFinishType: @unchecked Sendable {
+public enum FlowOperationStateFinishType: Sendable {
     case successfully
     case withError(any Error)
     case withInsufficientInputData(String)
@@ -9,7 +9,7 @@ public enum FlowOperationStateFinishType: @unchecked Sendable {
 }
 
 /// The state of an op, as in the seed.
-public enum FlowOperationState: @unchecked Sendable {
+public enum FlowOperationState: Sendable {
     case idle
     case executing
     case finished(FlowOperationStateFinishType)

@@ -16,7 +16,7 @@ extension FlowRetryAdvice {
 }
 
 /// Wraps an error to mark it permanent: `finishWithError(error: FlowPermanentError(error))`.
-public struct FlowPermanentError: FlowRetryAdvice, CustomStringConvertible, @unchecked Sendable {
+public struct FlowPermanentError: FlowRetryAdvice, CustomStringConvertible, Sendable {
     /// The error as the op had it.
     public let underlying: any Error
 

@@ -9,7 +9,7 @@ import ZeroMQ
 ///
 /// A refused peer sees nothing: libzmq closes its connection during the handshake. The
 /// coordinator logs each refusal once per peer address and key.
-final class ZAPHandler: @unchecked Sendable {
+final class ZAPHandler: Sendable {
     /// The endpoint libzmq asks, fixed by RFC 27.
     static let endpoint = "inproc://zeromq.zap.01"
 

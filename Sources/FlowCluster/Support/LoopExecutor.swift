@@ -13,8 +13,7 @@ import ZeroMQ
 /// and then calls ``runPending()``. A job enqueued from another thread wakes the loop through its
 /// `ZMQWakeup`. Before the loop starts (``attach()``) and once it has ended (``close()``), jobs go
 /// to the global concurrent executor, so no task that prefers this one is left waiting.
-final class LoopExecutor: TaskExecutor, @unchecked Sendable {
-    // `@unchecked`: `turnsWithoutPoll` is the loop thread's alone; the rest is under `state`.
+final class LoopExecutor: TaskExecutor, Sendable {
     private struct State {
         var jobs: [UnownedJob] = []
         /// The loop's thread from ``attach()`` to ``close()``; `nil` while no loop runs jobs.
@@ -23,7 +22,8 @@ final class LoopExecutor: TaskExecutor, @unchecked Sendable {
 
     private let state = Mutex(State())
     private let wakeup: ZMQWakeup
-    private var turnsWithoutPoll = 0
+    /// The loop thread's alone: relaxed loads and stores, plain moves on x86 and arm64.
+    private let turnsWithoutPoll = Atomic<Int>(0)
 
     /// How many turns in a row a loop may run jobs without polling its socket: jobs that keep
     /// enqueueing others (a task that yields in a loop) cannot starve the socket.
@@ -66,11 +66,12 @@ final class LoopExecutor: TaskExecutor, @unchecked Sendable {
     /// then the loop polls without waiting. On the loop's thread only.
     func startTurn() -> (polls: Bool, mayWait: Bool) {
         let pending = state.withLock { !$0.jobs.isEmpty }
-        if pending, turnsWithoutPoll < Self.maxTurnsWithoutPoll {
-            turnsWithoutPoll += 1
+        let turns = turnsWithoutPoll.load(ordering: .relaxed)
+        if pending, turns < Self.maxTurnsWithoutPoll {
+            turnsWithoutPoll.store(turns + 1, ordering: .relaxed)
             return (false, false)
         }
-        turnsWithoutPoll = 0
+        turnsWithoutPoll.store(0, ordering: .relaxed)
         return (true, !pending)
     }
 
