@@ -26,6 +26,8 @@ public final class Flow: @unchecked Sendable {
     enum Phase { case idle, running, finished }
 
     let lock = FlowLock.make()
+    // @exclusivity(unchecked) on the hot lock-guarded properties: callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; their checks in
+    // record and appendLocked were 12.0 M (400 an element). Not measured one by one.
     @exclusivity(unchecked) var storedBucket: [String: Any] = [:]
     var storedIsSuccess = true
     var storedError: (any Error)?

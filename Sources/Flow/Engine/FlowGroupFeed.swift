@@ -20,6 +20,8 @@ final class FlowGroupFeed: @unchecked Sendable {
     // time): ThreadSanitizer sees through it (not through `Mutex`, whose futex it does not know),
     // and the TSan pass covers this file.
     private let lock = FlowLock.make()
+    // @exclusivity(unchecked): callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; this one's checks (next, nextWhenJudged) 4.6 M
+    // (155 an element).
     @exclusivity(unchecked) private var storage = State()
 
     private struct State {

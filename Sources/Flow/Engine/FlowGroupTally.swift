@@ -7,6 +7,8 @@ import Foundation
 final class FlowGroupTally {
     /// How many elements the group has.
     let total: Int
+    // @exclusivity(unchecked): callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; this class's checks (collect and the group's
+    // acceptor) were 11.1 M (370 an element).
     @exclusivity(unchecked) var done = 0
     @exclusivity(unchecked) var retries = 0
     @exclusivity(unchecked) var retriedElements = 0

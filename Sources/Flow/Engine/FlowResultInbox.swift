@@ -14,6 +14,8 @@ public final class FlowResultInbox: @unchecked Sendable {
     public let concurrencyLimit: Int?
 
     private let lock = FlowLock.make()
+    // @exclusivity(unchecked): callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; the checks in the group's pulling drive, on these
+    // and FlowTaskResult's fields, were 8.1 M (270 an element). Not measured one by one.
     @exclusivity(unchecked) private var results: [FlowTaskResult] = []
     @exclusivity(unchecked) private var waiting: CheckedContinuation<[FlowTaskResult], Never>?
     @exclusivity(unchecked) private var closed = false

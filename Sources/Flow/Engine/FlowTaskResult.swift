@@ -26,6 +26,7 @@ public struct FlowTaskResult: @unchecked Sendable {
     }
 
     fileprivate final class Storage: @unchecked Sendable {
+        // @exclusivity(unchecked): measured with FlowResultInbox's (see there), 270 instructions an element together.
         @exclusivity(unchecked) var fields: Fields
 
         init(_ fields: Fields) {

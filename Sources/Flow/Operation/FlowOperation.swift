@@ -46,6 +46,8 @@ open class FlowOperation: @unchecked Sendable {
             return made
         }
     }
+    // @exclusivity(unchecked) on the lock-guarded properties here and in FlowOperationContext: callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; the
+    // checks from the runner, the local executor, setData and storedValue were 20 M (670 an element). Not measured one by one.
     @exclusivity(unchecked) private var storedIdentifier: String?
     /// A display name; the type's name when `nil`.
     @exclusivity(unchecked) public var name: String?
@@ -218,6 +220,7 @@ open class FlowOperation: @unchecked Sendable {
 /// metatype `CustomStringConvertible`?) that cost more than a trivial op's own work.
 enum FlowTypeName {
     private static let lock = NSLock()
+    // @exclusivity(unchecked): callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; this one's checks 2.7 M (90 an element, one lookup per op).
     @exclusivity(unchecked) nonisolated(unsafe) private static var names: [ObjectIdentifier: String] = [:]
 
     static func of(_ type: FlowOperation.Type) -> String {

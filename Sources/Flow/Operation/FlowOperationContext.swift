@@ -3,6 +3,7 @@ import Foundation
 /// What one run of one op sees and records; guarded by the op's lock.
 /// Unchecked: every access happens under the owning op's lock.
 final class FlowOperationContext: @unchecked Sendable {
+    // @exclusivity(unchecked): measured with FlowOperation's (see there), 670 instructions an element together.
     @exclusivity(unchecked) var bucket: [String: Any]
     let groupTag: String?
     let attempt: Int
