@@ -20,6 +20,12 @@ final class ProgressReporter: @unchecked Sendable {
     private let isTerminal: Bool
     private let plainInterval: Double
     private let lock = NSLock()
+    /// `22:41:03`, for throttling notes.
+    nonisolated(unsafe) private static let clock: DateFormatter = {  // Only read after it is made: formatting is thread-safe.
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        return formatter
+    }()
     private var group: Group?
     /// The group that runs now or ran last, kept when progress is quiet too.
     private var tracked: Group?
@@ -87,7 +93,10 @@ final class ProgressReporter: @unchecked Sendable {
     /// Shows a cluster event: routine ones (a worker joined, a serial op dispatched) as notes;
     /// warnings reach stderr through the logger, and debug-level protocol noise not at all.
     func report(_ event: ClusterEvent) {
-        if case .dispatched = event {
+        if case .throttled = event {
+            // When, for the user to match against the store's side.
+            note(event.description + " at " + Self.clock.string(from: Date()))
+        } else if case .dispatched = event {
             note(event.description)
         } else if event.logLevel == .info {
             note(event.description)

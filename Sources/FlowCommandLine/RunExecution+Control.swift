@@ -15,6 +15,13 @@ extension RunExecution {
     static func startControl(run: ClusterRun, journal: RunJournal?, definition: FlowDefinition, progress: ProgressReporter) -> RunSteering? {
         let limits = RunGroupLimits(definition: definition, run: run)
         limits.start()
+        let bytes = limits.groups.filter { group in
+            group.limit?.bytesPerSecond != nil || group.limit?.schedule?.entries.contains { $0.bytes.value != nil } == true
+        }
+        if !bytes.isEmpty {
+            progress.announce("bytesPerSecond of \(bytes.map(\.name).joined(separator: ", ")) is not enforced yet in this release "
+                              + "(requestsPerSecond and adaptive back-off are)")
+        }
         return RunSteering(server: startControlServer(run: run, journal: journal, flowName: definition.name, limits: limits, progress: progress),
                            limits: limits)
     }

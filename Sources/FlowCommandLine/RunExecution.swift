@@ -105,7 +105,7 @@ enum RunExecution {
         guard let metrics = options.metrics else { return nil }
         do {
             return try await MetricsExport.start(metrics, program: "flow-coordinator") {
-                reports.coordinatorMetrics?.update(status: run.status)
+                reports.coordinatorMetrics?.update(status: run.status, budgets: run.groupBudgets)
             }
         } catch {
             CommandLineLogging.printError(error.description)

@@ -113,6 +113,7 @@ struct StatusCommand: AsyncParsableCommand {
             }
             parts.append(adaptive)
         }
+        if let backedOff = budget.backedOffRequestsPerSecond { parts.append(String(format: "backed off to %.0f starts/s", backedOff)) }
         parts.append("\(budget.started) started")
         return "limit \(budget.name): " + parts.joined(separator: ", ")
     }

@@ -49,7 +49,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
     /// Throttled answers halve the concurrency at most once a window; a window's worth of good
     /// answers adds one; it never passes `maxConcurrent` and never falls below 1.
     @Test func adaptiveConcurrencyCutsByHalfAndGrowsByOne() {
-        var adaptive = AdaptiveConcurrency(maximum: 64, window: .seconds(1))
+        var adaptive = AdaptiveConcurrency(maximum: 64, window: .seconds(1), cutWindow: .seconds(1))
         do { let changed = adaptive.throttled(now: at(0)); #expect(changed) }
         #expect(adaptive.current == 32)
         do { let changed = adaptive.throttled(now: at(0.5)); #expect(!changed, "a second cut within the window") }
@@ -72,6 +72,26 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         _ = adaptive.throttled(now: at(0))
         for _ in 0..<100 { let grew = adaptive.answered(now: at(0.9)); #expect(!grew) }
         #expect(adaptive.current == 4)
+    }
+
+    /// Starting 1000 a second, a throttled answer holds the group to 500; a second cut within the
+    /// period does nothing; each good second adds 50; past 1000 the back-off ends.
+    @Test func adaptiveRateHalvesTheObservedRateAndGrowsBack() {
+        var rate = AdaptiveRate(period: .seconds(1), cutPeriod: .seconds(1))
+        for step in 0..<2000 { rate.started(now: at(Double(step) / 1000)) }
+        do { let cut = rate.throttled(now: at(2)); #expect(cut) }
+        #expect(abs((rate.rate ?? 0) - 500) < 5)
+        do { let cut = rate.throttled(now: at(2.5)); #expect(!cut) }
+        do { let grew = rate.answered(now: at(2.5)); #expect(!grew) }
+        do { let grew = rate.answered(now: at(3)); #expect(grew) }
+        #expect(abs((rate.rate ?? 0) - 550) < 5)
+        var now = 3.0
+        while rate.rate != nil, now < 30 {
+            now += 1
+            _ = rate.answered(now: at(now))
+        }
+        #expect(rate.rate == nil)
+        #expect(now >= 12 && now <= 14)
     }
 
     @Test func throttlingAnswersAreRecognised() {
@@ -189,7 +209,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         let throttled = WireResult(taskID: first[0], attempt: 1, finishState: .withError("PUT: HTTP 503 SlowDown"),
                                    startedAt: Date(), finishedAt: Date(), elementIndex: Int(first[0]))
         let actions = machine.receive(.result([throttled]), from: peer, now: at(0.1))
-        #expect(actions.contains { if case .report(.throttled("EchoOp at f.yaml:3:5", 4, 8)) = $0 { true } else { false } })
+        #expect(actions.contains { if case .report(.throttled("EchoOp at f.yaml:3:5", 4, 8, _)) = $0 { true } else { false } })
         #expect(machine.budgets[0].snapshot.concurrency == 4)
         // 63 still run: nothing more goes until fewer than 4 do.
         #expect(send(0.2).isEmpty)

@@ -1,7 +1,8 @@
 /// A group's concurrency that backs off when the store says it is overloaded (AIMD, as TCP's
-/// congestion window): a throttled answer halves it, at most once a `window` (answers to tasks
-/// sent before the cut come back throttled too); each `current` good answers in a row after that
-/// add one, up to `maximum` (the group's `maxConcurrent`).
+/// congestion window): a throttled answer halves it, at most once a `cutWindow` (about a round
+/// trip: answers to tasks sent before the cut come back throttled too); a `window` after the
+/// last cut, each `current` good answers in a row add one, up to `maximum` (the group's
+/// `maxConcurrent`).
 struct AdaptiveConcurrency: Sendable, Equatable {
     typealias Instant = ContinuousClock.Instant
 
@@ -9,8 +10,10 @@ struct AdaptiveConcurrency: Sendable, Equatable {
     let maximum: Int
     /// How many of the group's tasks may run now.
     private(set) var current: Int
-    /// The least time between two cuts.
+    /// The least time from a cut to growth.
     let window: Duration
+    /// The least time between two cuts.
+    let cutWindow: Duration
     /// The lowest it went, and when it was last cut: for the summary.
     private(set) var lowest: Int
     private(set) var lastCut: Instant?
@@ -19,7 +22,8 @@ struct AdaptiveConcurrency: Sendable, Equatable {
     private var goodSinceChange = 0
 
     /// Starts at `maximum`.
-    init(maximum: Int, window: Duration = .seconds(1)) {
+    init(maximum: Int, window: Duration = .seconds(1), cutWindow: Duration = .milliseconds(100)) {
+        self.cutWindow = cutWindow
         self.maximum = max(1, maximum)
         current = self.maximum
         lowest = self.maximum
@@ -35,7 +39,7 @@ struct AdaptiveConcurrency: Sendable, Equatable {
     mutating func throttled(now: Instant) -> Bool {
         throttledAnswers += 1
         goodSinceChange = 0
-        if let lastCut, now - lastCut < window { return false }
+        if let lastCut, now - lastCut < cutWindow { return false }
         lastCut = now
         let cut = max(1, current / 2)
         guard cut < current else { return false }

@@ -60,9 +60,10 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     /// sent HELLO, or a client key READY.
     case roleRefused(peer: String, command: String)
     /// The store answered a group's task "slow down" (503 SlowDown, 429, Retry-After): the group
-    /// runs at most `concurrency` of its tasks at once from now on (adaptive, issue 38).
-    case throttled(step: String, concurrency: Int, maxConcurrent: Int)
-    /// A throttled group is back at its `maxConcurrent`.
+    /// runs at most `concurrency` of its tasks at once, and starts at most `perSecond` a second,
+    /// from now on (adaptive, issue 38).
+    case throttled(step: String, concurrency: Int, maxConcurrent: Int, perSecond: Double?)
+    /// A throttled group is back at its `maxConcurrent`, with no start rate of its own.
     case unthrottled(step: String, maxConcurrent: Int)
 
     /// The event as one line: every control character in it escaped, since most of its text
@@ -119,8 +120,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case .roleRefused(let peer, let command):
             return "refused \(command) from \(peer): its key is not authorised for that role "
                 + "(workers' keys go in --authorized-keys, clients' in --authorized-clients)"
-        case .throttled(let step, let concurrency, let maxConcurrent):
+        case .throttled(let step, let concurrency, let maxConcurrent, let perSecond):
             return "\(step): the store said slow down; throttled to \(concurrency) of \(maxConcurrent)"
+                + (perSecond.map { String(format: ", %.0f starts a second", $0) } ?? "")
         case .unthrottled(let step, let maxConcurrent):
             return "\(step): back to \(maxConcurrent) at once"
         case .peerRefused(let address, let key):
@@ -179,7 +181,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return ["peer": "\(address ?? "unknown")"]
         case .unknownPeer:
             return [:]
-        case .throttled(let step, let concurrency, _):
+        case .throttled(let step, let concurrency, _, _):
             return ["group": "\(step)", "group.concurrency": "\(concurrency)"]
         case .unthrottled(let step, let maxConcurrent):
             return ["group": "\(step)", "group.concurrency": "\(maxConcurrent)"]

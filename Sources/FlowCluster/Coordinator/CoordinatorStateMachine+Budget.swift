@@ -34,13 +34,14 @@ extension CoordinatorStateMachine {
     /// adaptive concurrency, good answers grow it back; a cut, and the way back to the full
     /// concurrency, are reported.
     mutating func adapt(budget: Int, to result: WireResult, now: Instant, into actions: inout [Action]) {
-        let throttled = ThrottleSignal.isThrottle(result)
-        guard let concurrency = budgets[budget].answered(throttled: throttled, now: now),
-              let maximum = budgets[budget].snapshot.maxConcurrent else { return }
-        if throttled {
-            actions.append(.report(.throttled(step: budgets[budget].name, concurrency: concurrency, maxConcurrent: maximum)))
-        } else if concurrency == maximum {
+        switch budgets[budget].answered(throttled: ThrottleSignal.isThrottle(result), now: now) {
+        case .cut(let concurrency, let maximum, let perSecond):
+            actions.append(.report(.throttled(step: budgets[budget].name, concurrency: concurrency, maxConcurrent: maximum,
+                                              perSecond: perSecond)))
+        case .recovered(let maximum):
             actions.append(.report(.unthrottled(step: budgets[budget].name, maxConcurrent: maximum)))
+        case nil:
+            break
         }
     }
 

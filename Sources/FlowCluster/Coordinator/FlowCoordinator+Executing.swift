@@ -93,13 +93,15 @@ extension FlowCoordinator {
         // Positions, not copies of the tasks: they are needed only if the loop is not running.
         var queued: [Int] = []
         queued.reserveCapacity(tasks.count)
+        // One group's elements (one inbox): its budget looked up once.
+        let budget = tasks.first.map { mailbox.budgets.id(for: $0.location) } ?? -1
         for (position, task) in tasks.enumerated() {
             switch wireTask(for: task) {
             case .success(let wire):
                 let op = task.registeredOperation.name
                 configuration.metrics?.started(op: op, attempt: task.attempt)
                 commands.append(.submit(wire, .inbox(inbox, index: task.groupIndex, metrics: configuration.metrics.map { ($0, op) }),
-                                        avoid: Set(task.previousWorkers), budget: mailbox.budgets.id(for: task.location)))
+                                        avoid: Set(task.previousWorkers), budget: budget))
                 queued.append(position)
             case .failure(let failed):
                 inbox.deliver(failed.result)

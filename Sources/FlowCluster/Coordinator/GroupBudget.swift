@@ -26,6 +26,8 @@ struct GroupBudget: Sendable {
     private var requests: RequestTokenBucket?
     /// `nil` with `adaptive: false`.
     private(set) var adaptive: AdaptiveConcurrency?
+    /// The start rate's back-off, with ``adaptive``.
+    private(set) var adaptiveRate: AdaptiveRate?
     /// The group's tasks sent to workers that are not over yet.
     private(set) var running = 0
     /// Tasks of the group started, all told.
@@ -37,12 +39,25 @@ struct GroupBudget: Sendable {
         self.rates = rates
         requests = rates.requestsPerSecond.map { RequestTokenBucket(rate: $0) }
         self.adaptive = adaptive ? AdaptiveConcurrency(maximum: maxConcurrent) : nil
+        adaptiveRate = adaptive ? AdaptiveRate() : nil
+    }
+
+    /// The start rate in force: the group's, or lower while backing off.
+    var requestsPerSecond: Double? {
+        switch (rates.requestsPerSecond, adaptiveRate?.rate) {
+        case (let fixed?, let backedOff?): return min(fixed, backedOff)
+        case (let fixed, let backedOff): return fixed ?? backedOff
+        }
     }
 
     /// Changes the rates from now on.
     mutating func setRates(_ rates: FlowLimitRates, now: Instant) {
         self.rates = rates
-        if let rate = rates.requestsPerSecond {
+        applyRequestsRate(now: now)
+    }
+
+    private mutating func applyRequestsRate(now: Instant) {
+        if let rate = requestsPerSecond {
             if requests == nil { requests = RequestTokenBucket(rate: rate) } else { requests?.setRate(rate, now: now) }
         } else {
             requests = nil
@@ -55,6 +70,7 @@ struct GroupBudget: Sendable {
         if requests != nil, !requests!.take(now: now) { return .waitUntil(requests!.nextToken(now: now)) }
         running += 1
         started += 1
+        adaptiveRate?.started(now: now)
         return .start
     }
 
@@ -66,16 +82,28 @@ struct GroupBudget: Sendable {
     /// A task of the group answered: a throttled answer backs the adaptive concurrency off, a
     /// good one lets it grow.
     ///
-    /// - Returns: the new concurrency when it changed.
-    mutating func answered(throttled: Bool, now: Instant) -> Int? {
-        guard adaptive != nil else { return nil }
+    /// - Returns: a cut, or the end of the back-off; `nil` for anything else.
+    mutating func answered(throttled: Bool, now: Instant) -> AdaptiveChange? {
+        guard adaptive != nil, adaptiveRate != nil else { return nil }
+        let rateChanged = throttled ? adaptiveRate!.throttled(now: now) : adaptiveRate!.answered(now: now)
+        if rateChanged { applyRequestsRate(now: now) }
         let changed = throttled ? adaptive!.throttled(now: now) : adaptive!.answered(now: now)
-        return changed ? adaptive!.current : nil
+        guard changed || rateChanged else { return nil }
+        if throttled { return .cut(concurrency: adaptive!.current, maxConcurrent: adaptive!.maximum, perSecond: adaptiveRate!.rate) }
+        return adaptive!.isThrottled || adaptiveRate!.rate != nil ? nil : .recovered(maxConcurrent: adaptive!.maximum)
+    }
+
+    /// What a change of the adaptive back-off says.
+    enum AdaptiveChange: Sendable, Equatable {
+        /// Cut to this concurrency and start rate.
+        case cut(concurrency: Int, maxConcurrent: Int, perSecond: Double?)
+        /// Back to `maxConcurrent`, with no rate of its own.
+        case recovered(maxConcurrent: Int)
     }
 
     /// What `status` and the metrics show.
     var snapshot: GroupBudgetStatus {
-        GroupBudgetStatus(name: name, rates: rates, concurrency: adaptive?.current, maxConcurrent: adaptive?.maximum,
+        GroupBudgetStatus(name: name, rates: rates, backedOffRequestsPerSecond: adaptiveRate?.rate, concurrency: adaptive?.current, maxConcurrent: adaptive?.maximum,
                           lowestConcurrency: adaptive?.lowest, throttledAnswers: adaptive?.throttledAnswers ?? 0, started: started)
     }
 }
@@ -84,8 +112,10 @@ struct GroupBudget: Sendable {
 public struct GroupBudgetStatus: Sendable, Hashable, Codable {
     /// The group (its op, and where it was written).
     public var name: String
-    /// The rates in force.
+    /// The rates set (the file's, its timetable's, or `limit`'s).
     public var rates: FlowLimitRates
+    /// While the group backs off: the start rate it is held to.
+    public var backedOffRequestsPerSecond: Double?
     /// The adaptive concurrency now; `nil` with `adaptive: false`.
     public var concurrency: Int?
     /// The group's `maxConcurrent`, when adaptive.

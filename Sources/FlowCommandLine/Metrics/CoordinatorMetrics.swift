@@ -6,8 +6,42 @@ import Synchronization
 /// The coordinator's gauges, read from the cluster's status and the flow's progress at each
 /// scrape: `flow_workers_connected`, `flow_cluster_slots`, `flow_tasks_in_flight` (on workers now),
 /// `flow_tasks_queued` (waiting for a slot), and `flow_group_elements` (labels `flow`, `state`:
-/// `pending`, `running`, `done`, `failed`) for the group that runs now or ran last.
+/// `pending`, `running`, `done`, `failed`) for the group that runs now or ran last; for each group
+/// with a budget (labels `flow`, `step`): `flow_group_limit` (label `rate`: `requests_per_second`,
+/// `bytes_per_second`; 0 is unlimited), `flow_group_concurrency` (the adaptive concurrency now),
+/// `flow_group_max_concurrent`, `flow_group_throttled_answers` and `flow_group_started`.
 final class CoordinatorMetrics: Sendable {
+    /// One group's budget gauges.
+    private struct BudgetGauges {
+        let requests: Gauge
+        let bytes: Gauge
+        let concurrency: Gauge
+        let maxConcurrent: Gauge
+        let throttled: Gauge
+        let started: Gauge
+
+        init(flow: String, step: String) {
+            let labels = [("flow", flow), ("step", step)]
+            requests = Gauge(label: "flow_group_limit", dimensions: labels + [("rate", "requests_per_second")])
+            bytes = Gauge(label: "flow_group_limit", dimensions: labels + [("rate", "bytes_per_second")])
+            concurrency = Gauge(label: "flow_group_concurrency", dimensions: labels)
+            maxConcurrent = Gauge(label: "flow_group_max_concurrent", dimensions: labels)
+            throttled = Gauge(label: "flow_group_throttled_answers", dimensions: labels)
+            started = Gauge(label: "flow_group_started", dimensions: labels)
+        }
+
+        func record(_ budget: GroupBudgetStatus) {
+            requests.record(budget.rates.requestsPerSecond ?? 0)
+            bytes.record(budget.rates.bytesPerSecond ?? 0)
+            if let concurrency = budget.concurrency { self.concurrency.record(concurrency) }
+            if let maximum = budget.maxConcurrent { maxConcurrent.record(maximum) }
+            throttled.record(budget.throttledAnswers)
+            started.record(budget.started)
+        }
+    }
+
+    private let flow: String
+    private let budgetGauges = Mutex<[String: BudgetGauges]>([:])
     private struct GroupCounts {
         var total = 0
         var finished = 0
@@ -26,6 +60,7 @@ final class CoordinatorMetrics: Sendable {
 
     /// Gauges for the run of the flow named `flow`.
     init(flow: String) {
+        self.flow = flow
         func elements(_ state: String) -> Gauge { Gauge(label: "flow_group_elements", dimensions: [("flow", flow), ("state", state)]) }
         (pending, running, done, failed) = (elements("pending"), elements("running"), elements("done"), elements("failed"))
         update(status: nil)
@@ -45,8 +80,15 @@ final class CoordinatorMetrics: Sendable {
         }
     }
 
-    /// Sets every gauge from the cluster's status now (`nil`: not started).
-    func update(status: FlowCoordinator.Status?) {
+    /// Sets every gauge from the cluster's status now (`nil`: not started) and the groups'
+    /// budgets.
+    func update(status: FlowCoordinator.Status?, budgets: [GroupBudgetStatus] = []) {
+        for budget in budgets {
+            budgetGauges.withLock { gauges in
+                if gauges[budget.name] == nil { gauges[budget.name] = BudgetGauges(flow: flow, step: budget.name) }
+                return gauges[budget.name]!
+            }.record(budget)
+        }
         let (connected, slotCount, onWorkers, waiting) = status.map { ($0.workers, $0.slots, $0.running, $0.queued) } ?? (0, 0, 0, 0)
         workers.record(connected)
         slots.record(slotCount)
