@@ -10,9 +10,10 @@ import Foundation
 /// The objects are the run's `manifest {…}` lines in its journal (``UploadManifestEntry``, the
 /// latest for each target), checked by a group of `VerifyObjectOp` on the same kind of workers a
 /// run uses (`--workers`, `--bind`, `--pool`). An S3 object is looked for at `--endpoint` and
-/// `--region` when given, else at the endpoint and region its entry recorded, else at the
-/// environment's (`AWS_ENDPOINT_URL_S3`, `AWS_REGION`, …), with credentials from the machine
-/// that runs each check.
+/// `--region` when given, else at the endpoint and region its entry recorded, else at those the
+/// run's flow (kept in the journal) gives its bucket's `UploadFileOp`, else at the environment's
+/// (`AWS_ENDPOINT_URL_S3`, `AWS_REGION`, …), with credentials from the machine that runs each
+/// check.
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
@@ -96,13 +97,15 @@ struct VerifyCommand: AsyncParsableCommand {
     ///
     /// - Throws: ``RunJournalError`` for a file that is not a journal this version reads.
     static func entries(journal path: String) throws -> [UploadManifestEntry] {
-        let (_, records) = try RunJournal.readRecords(at: path)
+        let (stored, records) = try RunJournal.readRecords(at: path)
+        let settings = storeSettings(stored, file: path)
         var entries: [UploadManifestEntry] = []
         var positions: [String: Int] = [:]
         for record in records {
             for event in record.result.events {
                 guard case .log(let line) = event.kind, let start = line.range(of: UploadManifestEntry.logPrefix + "{"),
-                      let entry = UploadManifestEntry(logLine: String(line[start.lowerBound...])) else { continue }
+                      let recorded = UploadManifestEntry(logLine: String(line[start.lowerBound...])) else { continue }
+                let entry = filled(recorded, from: settings)
                 if let position = positions[entry.target] {
                     entries[position] = entry
                 } else {

@@ -1,3 +1,5 @@
+import Flow
+import FlowJournal
 import FlowStandardOps
 import FlowTestSupport
 import Foundation
@@ -121,6 +123,39 @@ extension ClusterIntegrationTests.S3Uploads {
             let stored = UploadChecksum.crc64nvme.base64(of: Data(repeating: UInt8(ascii: "z"), count: 1_001)) ?? ""
             #expect(deep.stdout.contains("s3://photos/2026/photo 1.jpg: crc64nvme "), "\(deep.stdout)")
             #expect(deep.stdout.contains(" ≠ \(stored)\n"), "\(deep.stdout)")
+        }
+    }
+
+    /// A manifest line without the endpoint (as journals before it was recorded have them) is
+    /// checked at the endpoint the run's flow, kept in its journal, gave that bucket: with the
+    /// environment's default (AWS itself, unreachable here) the checks could not be made.
+    @Test func anEntryWithoutItsEndpointIsCheckedWhereTheRunsFlowSentIt() async throws {
+        try await Self.withS3 { s3, cluster in
+            let folder = try Self.makeSyncFolder(cluster)
+            let flowText = Self.flow(endpoint: s3.endpoint)
+            let flowFile = try cluster.write("s3.yaml", flowText)
+            let run = try await Self.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment, extra: ["--no-journal"])
+            #expect(run.termination == .exit(0), "\(run.transcript)")
+
+            let path = cluster.path("older.sqlite")
+            let journal = try RunJournal.create(at: path, runID: "older", flowFile: flowFile, flowText: flowText,
+                                                definition: try FlowFileLoader().load(text: flowText, file: flowFile))
+            var events: [FlowRecordedEvent] = []
+            for name in ["photo 0.jpg", "photo 1.jpg"] {
+                let bytes = try Data(contentsOf: folder.appendingPathComponent(name))
+                let entry = UploadManifestEntry(target: "s3://photos/2026/\(name)", size: Int64(bytes.count), algorithm: .crc64nvme,
+                                                checksum: UploadChecksum.crc64nvme.base64(of: bytes), etag: nil)
+                #expect(entry.endpoint == nil && !entry.json.contains("endpoint"))
+                events.append(FlowRecordedEvent(time: Date(), kind: .log(entry.logLine)))
+            }
+            let result = FlowTaskResult(operationName: "UploadFileOp", state: .successfully, events: events, bucket: [:],
+                                        startedAt: Date(), finishedAt: Date())
+            journal.accepted(FlowJournalRecord(result: result, tag: nil), at: FlowStepID(path: "1"))
+            try journal.finish(.succeeded, exitCode: 0)
+
+            let verify = try await ClusterIntegrationTests.VerifyCommand.verify(cluster, [path], environment: s3.credentialsEnvironment)
+            #expect(verify.termination == .exit(0), "\(verify.transcript)")
+            #expect(verify.stdout == "verified 2 objects: 2 ok, 0 missing, 0 changed\n", "\(verify.transcript)")
         }
     }
 }
