@@ -130,7 +130,7 @@ struct CoordinatorIOLoop {
         mailbox.status = FlowCoordinator.Status(
             workers: machine.workerCount, slots: machine.workers.values.reduce(0) { $0 + $1.slots },
             running: machine.runningCount, queued: machine.queue.count + machine.queuedOnWorkers)
-        if !machine.budgets.isEmpty { mailbox.budgets.statuses = machine.budgetStatuses }
+        if !machine.budgets.isEmpty, mailbox.budgets.isDue() { mailbox.budgets.statuses = machine.budgetStatuses }
     }
 
     private func apply(_ commands: [CoordinatorMailbox.Command], to machine: inout Machine) -> [Machine.Action] {

@@ -8,6 +8,9 @@ final class GroupBudgetTable: Sendable {
     private let any = Atomic<Bool>(false)
     private let ids = Mutex<[FlowSourceLocation: Int]>([:])
     private let shown = Mutex<[GroupBudgetStatus]>([])
+    /// When the I/O thread last showed them, in nanoseconds of the continuous clock.
+    private let shownAt = Atomic<Int64>(-1_000_000_000_000)
+    private static let origin = ContinuousClock.now
 
     /// The budget index of tasks written at `location`, -1 for none.
     @inline(__always)
@@ -34,5 +37,15 @@ final class GroupBudgetTable: Sendable {
     var statuses: [GroupBudgetStatus] {
         get { shown.withLock { $0 } }
         set { shown.withLock { $0 = newValue } }
+    }
+
+    /// Whether the I/O thread should show them again: at most every 50 ms, not at every turn of
+    /// its loop (a turn a few tasks apart in a fast group).
+    func isDue(now: ContinuousClock.Instant = .now) -> Bool {
+        let (seconds, attoseconds) = (now - Self.origin).components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        guard nanoseconds - shownAt.load(ordering: .relaxed) >= 50_000_000 else { return false }
+        shownAt.store(nanoseconds, ordering: .relaxed)
+        return true
     }
 }
