@@ -5,6 +5,7 @@ import Synchronization
 ///
 /// The context is thread-safe. Every ``ZMQSocket`` keeps its context alive, so the context is
 /// terminated in `deinit` only after its sockets are gone.
+// `@unchecked` for the raw handle: a libzmq context is thread-safe; `isOpen` guards it against `close()`.
 public final class ZMQContext: @unchecked Sendable {
     // `handle` never changes; `isOpen` guards its use against a concurrent `close()`, after
     // which libzmq has freed it.

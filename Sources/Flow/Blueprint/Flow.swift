@@ -22,6 +22,7 @@ public typealias FlowDidFinishBlock = (Flow) -> Void
 /// block, the failure handlers and the did-finish block run on the flow's own task (a thread of
 /// Swift's global concurrent pool), one after another, never at the same time. ``run()`` returns
 /// after the did-finish block has returned.
+// `@unchecked`: every mutable property is read and written under `lock`.
 public final class Flow: @unchecked Sendable {
     enum Phase { case idle, running, finished }
 

@@ -1,9 +1,12 @@
+import Synchronization
+
 /// Fans the array at `inputKey` out to one op per element and collects their outputs, in input
 /// order, at `outputKey`.
 ///
 /// Each op gets a temporary bucket holding only `[primaryInputParamKey: element]`; its value at
 /// `primaryOutputParamKey` is collected. A failed op's missing output is skipped, so with
 /// `allowFailure` the output can be shorter than the input.
+// `@unchecked`: a non-final class (the seed's); its settings are under a `Mutex`.
 public class FlowGroupDispatcher: @unchecked Sendable {
     /// The bucket key of the input array.
     public let inputKey: String
@@ -14,12 +17,29 @@ public class FlowGroupDispatcher: @unchecked Sendable {
     /// Whether the flow goes on when some ops fail.
     public let allowFailure: Bool
     /// How each element is tried again after a transient failure.
-    public var retry: FlowRetryPolicy = .none
+    public var retry: FlowRetryPolicy {
+        get { settings.withLock { $0.retry } }
+        set { settings.withLock { $0.retry = newValue } }
+    }
     /// How long one try of an element may run; `nil`: no limit.
-    public var timeout: Duration?
+    public var timeout: Duration? {
+        get { settings.withLock { $0.timeout } }
+        set { settings.withLock { $0.timeout = newValue } }
+    }
     /// How many elements may fail with the group still succeeding; `nil`: none, unless
     /// ``allowFailure``.
-    public var maxFailures: FlowFailureBudget?
+    public var maxFailures: FlowFailureBudget? {
+        get { settings.withLock { $0.maxFailures } }
+        set { settings.withLock { $0.maxFailures = newValue } }
+    }
+
+    private struct Settings {
+        var retry: FlowRetryPolicy = .none
+        var timeout: Duration?
+        var maxFailures: FlowFailureBudget?
+    }
+
+    private let settings = Mutex(Settings())
 
     /// Creates a dispatcher.
     ///
@@ -37,4 +57,5 @@ public class FlowGroupDispatcher: @unchecked Sendable {
 }
 
 /// The seed's array dispatcher.
+// `@unchecked` restated, as Swift 6 asks of a subclass: no state of its own.
 public final class FlowArrayGroupDispatcher: FlowGroupDispatcher, @unchecked Sendable {}

@@ -95,6 +95,7 @@ final class FlowDeferredText: Sendable {
 }
 
 /// Bucket values a summary line prints, carried to when it is written.
+// `@unchecked`: only settled values (``FlowSummary/isSettled(_:depth:)``: immutable texts, numbers, dates and lists of them).
 struct FlowSettledValues: @unchecked Sendable {
     // `@unchecked`: only values ``FlowSummary/isSettled(_:depth:)`` accepts are kept for later.
     let values: [Any]

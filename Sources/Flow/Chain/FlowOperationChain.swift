@@ -48,6 +48,7 @@ public struct FlowOperationChain<Input, Output> {
     }
 }
 
+// `@unchecked`: immutable; its ops are called from any thread, as JohnSundell/Flow's chains were (its API has no `Sendable` bound).
 extension FlowOperationChain: @unchecked Sendable {}
 
 extension FlowOperationChain where Output: Sendable {

@@ -16,6 +16,7 @@ public protocol FlowDryRunRehearsing: FlowOperation {
 }
 
 /// Runs a ``FlowDryRunRehearsing`` op's rehearsal under the op's name and keys.
+// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s.
 final class FlowRehearsalOperation: FlowAsyncOperation, @unchecked Sendable {
     let original: any FlowDryRunRehearsing
 

@@ -1,9 +1,10 @@
 import Foundation
 
 /// One op to run: what the engine hands an executor.
+// `@unchecked` for the bucket and element (`Any`): the seed's bucket contract shares its values across threads.
 public struct FlowTask: @unchecked Sendable {
     /// How the op is given.
-    public enum Operation: @unchecked Sendable {
+    public enum Operation: Sendable {
         /// An op instance built in this process.
         case instance(FlowOperation)
         /// A registered op name with its parameters.

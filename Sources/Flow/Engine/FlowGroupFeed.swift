@@ -6,6 +6,7 @@ import Foundation
 /// Elements an earlier life of the run finished (replayed from the journal) are skipped, and the
 /// journal is told ahead, in chunks, how far elements may have started, so a resumed run knows
 /// which unfinished ones may have run.
+// `@unchecked`: `storage` is under `lock` (a FlowLock, not a `Mutex`: see there).
 final class FlowGroupFeed: @unchecked Sendable {
     // `@unchecked`: the elements and the plan are read-only once made; everything that changes is
     // behind `lock`.

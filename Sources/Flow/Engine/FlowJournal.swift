@@ -69,7 +69,7 @@ extension FlowJournal {
 }
 
 /// One accepted result as a journal keeps it.
-public struct FlowJournalRecord: @unchecked Sendable {
+public struct FlowJournalRecord: Sendable {
     /// What the op did.
     public var result: FlowTaskResult
     /// The short id the summary shows for a group element (`[UploadFileOp 3f2a]`), `nil` for a

@@ -6,6 +6,7 @@ import Foundation
 /// through the engine, the coordinator's state machine, its I/O loop, the result inbox and the
 /// journal, and each copy of the fields retained its strings, arrays and existentials (callgrind:
 /// six copies a group element on the coordinator, about 450 instructions each with their release).
+// `@unchecked` for `Any` values and the box: fields change only through `unique` (isKnownUniquelyReferenced).
 public struct FlowTaskResult: @unchecked Sendable {
     fileprivate struct Fields {
         var operationName: String
@@ -25,7 +26,7 @@ public struct FlowTaskResult: @unchecked Sendable {
         var groupTag: String?
     }
 
-    fileprivate final class Storage: @unchecked Sendable {
+    fileprivate final class Storage {
         // @exclusivity(unchecked): measured with FlowResultInbox's (see there), 270 instructions an element together.
         @exclusivity(unchecked) var fields: Fields
 

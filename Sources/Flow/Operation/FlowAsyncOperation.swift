@@ -14,6 +14,7 @@ import Foundation
 /// A missing or mistyped ``value(_:as:)`` read throws ``FlowDataError`` and finishes the op with
 /// the seed's `withInsufficientInputData` / `withMismatchInputDataType` state. Cancelling the flow
 /// cancels the task running ``run()``.
+// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: `runningTask` is under the op's lock.
 open class FlowAsyncOperation: FlowOperation, @unchecked Sendable {
     private var runningTask: Task<Void, Never>?
 

@@ -6,6 +6,7 @@
 ///     op.log(message: "hello \(name)")
 /// })
 /// ```
+// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s (a `@Sendable` closure).
 public final class FlowClosureOperation: FlowAsyncOperation, @unchecked Sendable {
     private let body: @Sendable (FlowClosureOperation) async throws -> Void
     private let inputKey: String

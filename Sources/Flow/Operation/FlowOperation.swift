@@ -35,6 +35,7 @@ public protocol FlowOperationCreator {
 /// The class is `@unchecked Sendable` so that ops written as in the seed (capturing `self` in a
 /// `DispatchQueue.global().asyncAfter` callback) compile in Swift 6 mode; its own state is guarded by
 /// a lock.
+// `@unchecked`: an open class (the seed's); its own state is under `lock`.
 open class FlowOperation: @unchecked Sendable {
     /// A unique id for this instance, made the first time it is asked for: a UUID costs a read
     /// of /dev/urandom, which a group of a million trivial ops should not pay for ids nobody reads.

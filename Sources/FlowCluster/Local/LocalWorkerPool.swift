@@ -89,7 +89,7 @@ public final class LocalWorkerPool: Sendable {
         _ = exits.wait(timeout: .now() + .milliseconds(Int(grace.seconds * 1000)))
         for process in all {
             if process.isRunning {
-                logger.warning("worker \(process.processIdentifier) did not stop within \(grace.secondsText): killing it")
+                logger.warning("worker \(process.processIdentifier) did not stop within \(grace.shortText): killing it")
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
             }
