@@ -9,7 +9,7 @@ extension Date {
     ///
     /// Dates beyond what an Int64 of microseconds holds (about ±292,000 years) are clamped; NaN
     /// becomes 0.
-    public var wireMicroseconds: Int64 {
+    package var wireMicroseconds: Int64 {
         let interval = timeIntervalSinceReferenceDate
         guard interval.isFinite else {
             if interval.isNaN { return 0 }
@@ -32,7 +32,7 @@ extension Date {
     /// Creates the date a wire timestamp stands for.
     ///
     /// - Parameter wireMicroseconds: microseconds since 1970-01-01T00:00:00Z.
-    public init(wireMicroseconds: Int64) {
+    package init(wireMicroseconds: Int64) {
         var seconds = wireMicroseconds / 1_000_000
         var microseconds = wireMicroseconds % 1_000_000
         if microseconds < 0 {

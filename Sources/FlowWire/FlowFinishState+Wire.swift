@@ -2,7 +2,7 @@ import Flow
 
 extension FlowFinishState {
     /// The state's code byte on the wire (docs/PROTOCOL.md, "RESULT").
-    public var wireCode: UInt8 {
+    package var wireCode: UInt8 {
         switch self {
         case .successfully: return 0x00
         case .withError: return 0x01
@@ -13,7 +13,7 @@ extension FlowFinishState {
     }
 
     /// The state's text on the wire: the error text, empty for `successfully` and `cancelled`.
-    public var wireText: String {
+    package var wireText: String {
         switch self {
         case .successfully, .cancelled: return ""
         case .withError(let text), .withInsufficientInputData(let text), .withMismatchInputDataType(let text):
@@ -23,17 +23,17 @@ extension FlowFinishState {
 }
 
 /// A finish state with what a failure says about trying again (docs/PROTOCOL.md §7.3).
-public struct WireFinish: Sendable, Hashable {
+package struct WireFinish: Sendable, Hashable {
     /// How the op finished.
-    public var state: FlowFinishState
+    package var state: FlowFinishState
     /// For `withError`: whether trying again would fail the same way (code `0x05`).
-    public var isPermanent: Bool
+    package var isPermanent: Bool
     /// For a transient `withError`: how long the op asked to wait before another try, in
     /// milliseconds; 0 for no preference.
-    public var retryAfterMilliseconds: UInt64
+    package var retryAfterMilliseconds: UInt64
 
     /// Creates a finish.
-    public init(_ state: FlowFinishState, isPermanent: Bool = false, retryAfterMilliseconds: UInt64 = 0) {
+    package init(_ state: FlowFinishState, isPermanent: Bool = false, retryAfterMilliseconds: UInt64 = 0) {
         self.state = state
         let isError = { if case .withError = state { true } else { false } }()
         self.isPermanent = isError && isPermanent
@@ -44,7 +44,7 @@ public struct WireFinish: Sendable, Hashable {
 extension WireWriter {
     /// Appends a finish state: code byte, text string (empty for codes that carry none), and for a
     /// transient error the wait it asked for.
-    public mutating func writeFinish(_ finish: WireFinish) {
+    package mutating func writeFinish(_ finish: WireFinish) {
         if case .withError = finish.state, finish.isPermanent {
             writeUInt8(0x05)
             writeString(finish.state.wireText)
@@ -58,7 +58,7 @@ extension WireWriter {
 
 extension WireReader {
     /// Reads a finish state, rejecting an unknown code or text on a code that carries none.
-    public mutating func readFinish(_ field: StaticString) throws(WireDecodingError) -> WireFinish {
+    package mutating func readFinish(_ field: StaticString) throws(WireDecodingError) -> WireFinish {
         let start = offset
         let code = try readUInt8(field)
         let text = try readString(field)

@@ -7,7 +7,7 @@ extension FlowValue {
     ///
     /// A sender compares it with ``WireLimits/maximumValueDepth`` before it sends a value it did
     /// not make itself, since a receiver rejects the whole message for one value that is too deep.
-    public var wireNestingDepth: Int {
+    package var wireNestingDepth: Int {
         switch self {
         case .array(let values): return 1 + (values.lazy.map(\.wireNestingDepth).max() ?? 0)
         case .map(let values): return 1 + (values.values.lazy.map(\.wireNestingDepth).max() ?? 0)
@@ -19,14 +19,14 @@ extension FlowValue {
 extension [String: FlowValue] {
     /// The deepest `FlowValue.wireNestingDepth` among the values (the map itself is a message
     /// field, not a value, and does not count), 0 when empty.
-    public var wireNestingDepth: Int {
+    package var wireNestingDepth: Int {
         values.lazy.map(\.wireNestingDepth).max() ?? 0
     }
 }
 
 extension WireWriter {
     /// Appends a value: its ``WireValueTag`` byte, then its payload.
-    public mutating func writeValue(_ value: FlowValue) {
+    package mutating func writeValue(_ value: FlowValue) {
         switch value {
         case .null:
             writeUInt8(WireValueTag.null.rawValue)
@@ -60,7 +60,7 @@ extension WireWriter {
     }
 
     /// The last map written by ``writeValueMap(_:repeating:)`` and where its bytes are.
-    public struct WrittenMap: Sendable {
+    package struct WrittenMap: Sendable {
         let map: [String: FlowValue]
         let range: Range<Int>
     }
@@ -69,7 +69,7 @@ extension WireWriter {
     /// their op's parameters, one map in memory, which compares equal at once) is `last`'s bytes
     /// copied, not encoded again: its keys sorted, each key and value written (callgrind: about
     /// 1,100 instructions a task on the coordinator).
-    public mutating func writeValueMap(_ map: [String: FlowValue], repeating last: inout WrittenMap?) {
+    package mutating func writeValueMap(_ map: [String: FlowValue], repeating last: inout WrittenMap?) {
         if let last, last.range.upperBound <= bytes.count, last.map == map {
             appendRepeat(of: last.range)
             return
@@ -81,7 +81,7 @@ extension WireWriter {
 
     /// Appends a map without a tag byte: varint entry count, then key and value per entry, keys
     /// in increasing order of their UTF-8 bytes so equal maps always encode to equal bytes.
-    public mutating func writeValueMap(_ map: [String: FlowValue]) {
+    package mutating func writeValueMap(_ map: [String: FlowValue]) {
         writeVarint(UInt64(map.count))
         guard map.count > 1 else {
             for (key, value) in map {
@@ -115,17 +115,17 @@ extension WireReader {
     /// - Parameter field: the field, for error messages.
     /// - Throws: on truncation, an unknown tag, invalid UTF-8, a bad map, or nesting deeper than
     ///   ``WireLimits/maximumValueDepth``.
-    public mutating func readValue(_ field: StaticString) throws(WireDecodingError) -> FlowValue {
+    package mutating func readValue(_ field: StaticString) throws(WireDecodingError) -> FlowValue {
         try readValue(field, enclosing: 0)
     }
 
     /// Reads a map without a tag byte, as ``WireWriter/writeValueMap(_:)`` writes it.
-    public mutating func readValueMap(_ field: StaticString) throws(WireDecodingError) -> [String: FlowValue] {
+    package mutating func readValueMap(_ field: StaticString) throws(WireDecodingError) -> [String: FlowValue] {
         try readValueMap(field, enclosing: 0)
     }
 
     /// The last map read by ``readValueMap(_:reusing:)`` and where its bytes are in the body.
-    public struct ReadMap: Sendable {
+    package struct ReadMap: Sendable {
         let range: Range<Int>
         let map: [String: FlowValue]
     }
@@ -137,7 +137,7 @@ extension WireReader {
     ///
     /// Identical bytes decode to an identical map, and the earlier ones were checked when they
     /// were read: the shortcut accepts nothing the full read would refuse.
-    public mutating func readValueMap(_ field: StaticString, reusing last: inout ReadMap?) throws(WireDecodingError)
+    package mutating func readValueMap(_ field: StaticString, reusing last: inout ReadMap?) throws(WireDecodingError)
         -> [String: FlowValue] {
         if let last, skipRepeat(of: last.range) { return last.map }
         let start = offset

@@ -4,9 +4,9 @@ import Foundation
 ///
 /// Frames are those after the routing id: a ROUTER strips it on receive and the caller prepends
 /// it on send. There is no empty delimiter frame.
-public enum WireCodec {
+package enum WireCodec {
     /// Frame 0 of every message: `FLOW02` (``WireLimits/protocolVersion``).
-    public static let protocolFrame = Data(WireLimits.protocolSignature)
+    package static let protocolFrame = Data(WireLimits.protocolSignature)
 
     /// Encodes a message into its frames: protocol, command and, except for HEARTBEAT, body.
     ///
@@ -15,7 +15,7 @@ public enum WireCodec {
     /// deep, or the receiver drops the message.
     /// - Parameter message: the message to send.
     /// - Returns: two or three frames.
-    public static func encode(_ message: WireMessage) -> [Data] {
+    package static func encode(_ message: WireMessage) -> [Data] {
         let command = Data([message.command.rawValue])
         guard message.command.hasBody else { return [protocolFrame, command] }
         var writer = WireWriter(capacity: estimatedBodySize(of: message))
@@ -26,7 +26,7 @@ public enum WireCodec {
     /// Appends a message's body (frame 2) to a writer; nothing for HEARTBEAT.
     ///
     /// For a sender that keeps one writer and reuses its storage from message to message.
-    public static func encodeBody(of message: WireMessage, into writer: inout WireWriter) {
+    package static func encodeBody(of message: WireMessage, into writer: inout WireWriter) {
         switch message {
         case .ready(let ready):
             ready.write(to: &writer)
@@ -77,7 +77,7 @@ public enum WireCodec {
     /// - Throws: ``WireDecodingError`` saying what is wrong and where; the caller drops the
     ///   message and logs the error (and MAY answer ``WireDecodingError/Code/unsupportedVersion``
     ///   with DISCONNECT).
-    public static func decode(_ frames: [Data]) throws(WireDecodingError) -> WireMessage {
+    package static func decode(_ frames: [Data]) throws(WireDecodingError) -> WireMessage {
         var frames = frames
         return try decode(taking: &frames)
     }
@@ -88,7 +88,7 @@ public enum WireCodec {
     /// and its values, not the frame twice and its values.
     ///
     /// - Parameter frames: the frames after any routing id; the body frame is removed.
-    public static func decode(taking frames: inout [Data]) throws(WireDecodingError) -> WireMessage {
+    package static func decode(taking frames: inout [Data]) throws(WireDecodingError) -> WireMessage {
         guard let protocolFrame = frames.first else {
             throw WireDecodingError(.missingFrame, "missing protocol frame: the message has no frames")
         }

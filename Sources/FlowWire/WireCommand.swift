@@ -1,5 +1,5 @@
 /// The one-byte command in frame 1 of every message (docs/PROTOCOL.md, "Commands").
-public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// A worker announces itself and what it offers. Worker to coordinator.
     case ready = 0x01
     /// A batch of tasks to run. Coordinator to worker.
@@ -33,7 +33,7 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
     case done = 0x16
 
     /// The command's name as the spec writes it (`READY`, `TASK`, …).
-    public var description: String {
+    package var description: String {
         switch self {
         case .ready: return "READY"
         case .task: return "TASK"
@@ -54,7 +54,7 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
     }
 
     /// Whether the message carries a body frame (frame 2).
-    public var hasBody: Bool { self != .heartbeat && self != .status }
+    package var hasBody: Bool { self != .heartbeat && self != .status }
 
     /// Whether a peer in the given role may send this command.
     ///
@@ -62,7 +62,7 @@ public enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
     /// unexpected: it drops and logs it (docs/PROTOCOL.md, "Error handling").
     /// - Parameter role: the role of the sending peer.
     /// - Returns: `true` when the spec allows that role to send the command.
-    public func canBeSent(by role: WirePeerRole) -> Bool {
+    package func canBeSent(by role: WirePeerRole) -> Bool {
         switch self {
         case .ready, .result: return role == .worker
         // A worker gives back queued tasks; a pool gives back a client's tasks it still held (WITHDRAW).

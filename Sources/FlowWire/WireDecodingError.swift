@@ -4,9 +4,9 @@
 /// ``description`` says precisely what and where, for the log line the spec requires. The code is
 /// an opaque struct rather than an enum so later protocol versions can add codes without breaking
 /// callers.
-public struct WireDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct WireDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of problem.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    package struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case wrongProtocol = "wrong protocol"
             case unsupportedVersion = "unsupported version"
@@ -31,49 +31,49 @@ public struct WireDecodingError: Error, Sendable, Hashable, CustomStringConverti
         private init(_ base: Base) { self.base = base }
 
         /// Frame 0 is not a `FLOW` protocol signature at all.
-        public static let wrongProtocol = Code(.wrongProtocol)
+        package static let wrongProtocol = Code(.wrongProtocol)
         /// Frame 0 is `FLOWnn` with a version other than `01`; the peer MAY answer DISCONNECT.
-        public static let unsupportedVersion = Code(.unsupportedVersion)
+        package static let unsupportedVersion = Code(.unsupportedVersion)
         /// A required frame (protocol, command or body) is absent.
-        public static let missingFrame = Code(.missingFrame)
+        package static let missingFrame = Code(.missingFrame)
         /// The message has more frames than its command allows.
-        public static let extraFrames = Code(.extraFrames)
+        package static let extraFrames = Code(.extraFrames)
         /// Frame 1 is not exactly one byte long.
-        public static let invalidCommandFrame = Code(.invalidCommandFrame)
+        package static let invalidCommandFrame = Code(.invalidCommandFrame)
         /// Frame 1 holds a byte that is no command of this version.
-        public static let unknownCommand = Code(.unknownCommand)
+        package static let unknownCommand = Code(.unknownCommand)
         /// The body ends inside a field.
-        public static let truncated = Code(.truncated)
+        package static let truncated = Code(.truncated)
         /// The body has bytes left after its last field.
-        public static let trailingBytes = Code(.trailingBytes)
+        package static let trailingBytes = Code(.trailingBytes)
         /// A declared length or element count cannot fit in the bytes that remain.
-        public static let lengthExceedsBody = Code(.lengthExceedsBody)
+        package static let lengthExceedsBody = Code(.lengthExceedsBody)
         /// A varint is longer than 10 bytes, overflows 64 bits, or is not in its shortest form.
-        public static let invalidVarint = Code(.invalidVarint)
+        package static let invalidVarint = Code(.invalidVarint)
         /// A string's bytes are not valid UTF-8.
-        public static let invalidUTF8 = Code(.invalidUTF8)
+        package static let invalidUTF8 = Code(.invalidUTF8)
         /// A value starts with a tag byte this version does not define.
-        public static let unknownValueTag = Code(.unknownValueTag)
+        package static let unknownValueTag = Code(.unknownValueTag)
         /// Arrays and maps nest deeper than ``WireLimits/maximumValueDepth``.
-        public static let nestingTooDeep = Code(.nestingTooDeep)
+        package static let nestingTooDeep = Code(.nestingTooDeep)
         /// Map keys are not in strictly increasing byte order, or two keys are equal.
-        public static let invalidMap = Code(.invalidMap)
+        package static let invalidMap = Code(.invalidMap)
         /// A TASK or RESULT batch holds no element.
-        public static let emptyBatch = Code(.emptyBatch)
+        package static let emptyBatch = Code(.emptyBatch)
         /// A field holds a value the spec forbids (reserved bits, zero slots, unknown code, …).
-        public static let invalidField = Code(.invalidField)
+        package static let invalidField = Code(.invalidField)
         /// A string or list is longer than the protocol allows it to be (a READY's names, §7.1).
-        public static let overLimit = Code(.overLimit)
+        package static let overLimit = Code(.overLimit)
 
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The kind of problem.
-    public let code: Code
+    package let code: Code
     /// The byte offset in the body frame (frame 2) where the problem is, when it is in the body.
-    public let offset: Int?
+    package let offset: Int?
     /// What is wrong, precisely enough to act on from a log line.
-    public let description: String
+    package let description: String
 
     /// Creates an error.
     ///
@@ -81,7 +81,7 @@ public struct WireDecodingError: Error, Sendable, Hashable, CustomStringConverti
     ///   - code: the kind of problem.
     ///   - offset: where in the body frame, if the problem is in the body.
     ///   - description: what is wrong; the body offset is appended when given.
-    public init(_ code: Code, offset: Int? = nil, _ description: String) {
+    package init(_ code: Code, offset: Int? = nil, _ description: String) {
         self.code = code
         self.offset = offset
         if let offset {

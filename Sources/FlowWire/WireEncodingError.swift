@@ -3,14 +3,14 @@ import Flow
 /// Why a task or result cannot be put on the wire: a value that has no wire form, or one that
 /// nests deeper than the receiver accepts. The sender finds it before sending, so no peer ever
 /// receives a message it must drop (docs/PROTOCOL.md §6.2).
-public struct WireEncodingError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct WireEncodingError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What cannot be sent, as the user knows it: `bucket value <photos>`, `group element 3`.
-    public let subject: String
+    package let subject: String
     /// Why not.
-    public let reason: String
+    package let reason: String
 
     /// Creates an error.
-    public init(subject: String, reason: String) {
+    package init(subject: String, reason: String) {
         self.subject = subject
         self.reason = reason
     }
@@ -30,5 +30,5 @@ public struct WireEncodingError: Error, CustomStringConvertible, Sendable, Equat
         }
     }
 
-    public var description: String { "\(subject) \(reason)" }
+    package var description: String { "\(subject) \(reason)" }
 }

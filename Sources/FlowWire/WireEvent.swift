@@ -4,12 +4,12 @@ import Foundation
 /// An event as a RESULT carries it: its value in its wire form (docs/PROTOCOL.md §7.3).
 /// ``FlowTaskResult/init(wire:operationName:worker:)`` and ``WireResult/init(_:for:)`` convert
 /// between it and the in-process `FlowRecordedEvent`.
-public typealias WireEvent = FlowEvent<FlowValue>
+package typealias WireEvent = FlowEvent<FlowValue>
 
 extension WireWriter {
     /// Appends an event: timestamp, kind byte (0x00 log, 0x01 set), then the log line, or the key
     /// and value.
-    public mutating func writeEvent(_ event: WireEvent) {
+    package mutating func writeEvent(_ event: WireEvent) {
         writeDate(event.time)
         switch event.kind {
         case .log(let line):
@@ -28,7 +28,7 @@ extension WireReader {
     static let minimumEventSize = 10
 
     /// Reads an event, rejecting an unknown kind byte.
-    public mutating func readEvent(_ field: StaticString) throws(WireDecodingError) -> WireEvent {
+    package mutating func readEvent(_ field: StaticString) throws(WireDecodingError) -> WireEvent {
         let time = try readDate(field)
         let kindStart = offset
         let kind = try readUInt8(field)

@@ -1,5 +1,5 @@
 /// One protocol message, as the frames after any routing id carry it (docs/PROTOCOL.md).
-public enum WireMessage: Sendable, Hashable {
+package enum WireMessage: Sendable, Hashable {
     /// A worker announces itself. Worker to coordinator; the first message a worker sends.
     case ready(WireReady)
     /// One or more tasks to run. Coordinator to worker; never an empty batch.
@@ -35,7 +35,7 @@ public enum WireMessage: Sendable, Hashable {
     case done([WirePoolResult])
 
     /// The message's command byte.
-    public var command: WireCommand {
+    package var command: WireCommand {
         switch self {
         case .ready: return .ready
         case .task: return .task
@@ -58,7 +58,7 @@ public enum WireMessage: Sendable, Hashable {
 
 extension WireMessage: CustomStringConvertible {
     /// A one-line summary for logs: the command and its size, never the payload.
-    public var description: String {
+    package var description: String {
         switch self {
         case .ready(let ready):
             return "READY \(ready.workerName) slots=\(ready.slotCount) ops=\(ready.ops.count)"
@@ -81,14 +81,14 @@ extension WireMessage: CustomStringConvertible {
 }
 
 /// One dispatch of a task: its id and attempt, as a RETURNED names the tasks it gives back.
-public struct WireTaskReference: Sendable, Hashable {
+package struct WireTaskReference: Sendable, Hashable {
     /// The task's id, from its TASK.
-    public var taskID: UInt64
+    package var taskID: UInt64
     /// The attempt, from its TASK.
-    public var attempt: UInt32
+    package var attempt: UInt32
 
     /// Creates a reference.
-    public init(taskID: UInt64, attempt: UInt32) {
+    package init(taskID: UInt64, attempt: UInt32) {
         self.taskID = taskID
         self.attempt = attempt
     }

@@ -1,22 +1,22 @@
 /// The body of HELLO: a client (a coordinator running one flow with `--pool`) registers its run
 /// with a pool (docs/PROTOCOL.md §14.2).
-public struct WireHello: Sendable, Hashable {
+package struct WireHello: Sendable, Hashable {
     /// The client's name, for the pool's log and `status --pool`. At most 255 bytes.
-    public var clientName: String
+    package var clientName: String
     /// The run's id, as the client's journal names it. At most 255 bytes.
-    public var runID: String
+    package var runID: String
     /// The flow's name. At most 255 bytes.
-    public var flowName: String
+    package var flowName: String
     /// Where the run was started from (`user@host`). At most 255 bytes.
-    public var origin: String
+    package var origin: String
     /// The run's weight in the pool's fair share (`run --share`). At least 1.
-    public var share: UInt32
+    package var share: UInt32
     /// How often the client heartbeats, in milliseconds: the pool heartbeats the client at this
     /// interval and judges its liveness by it, as a coordinator does a worker's. At least 1.
-    public var heartbeatIntervalMilliseconds: UInt32
+    package var heartbeatIntervalMilliseconds: UInt32
 
     /// Creates a HELLO body.
-    public init(clientName: String, runID: String, flowName: String, origin: String, share: UInt32 = 1,
+    package init(clientName: String, runID: String, flowName: String, origin: String, share: UInt32 = 1,
                 heartbeatIntervalMilliseconds: UInt32 = 1000) {
         self.clientName = clientName
         self.runID = runID
@@ -27,7 +27,7 @@ public struct WireHello: Sendable, Hashable {
     }
 
     /// Appends the body fields in spec order.
-    public func write(to writer: inout WireWriter) {
+    package func write(to writer: inout WireWriter) {
         writer.writeString(clientName)
         writer.writeString(runID)
         writer.writeString(flowName)
@@ -40,7 +40,7 @@ public struct WireHello: Sendable, Hashable {
     ///
     /// - Throws: on truncation or invalid UTF-8, a text over 255 bytes, a share or heartbeat
     ///   interval of 0.
-    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+    package init(reading reader: inout WireReader) throws(WireDecodingError) {
         let limit = WireLimits.maximumReadyNameBytes
         clientName = try reader.readString("client name", maximumBytes: limit)
         runID = try reader.readString("run id", maximumBytes: limit)
@@ -58,19 +58,19 @@ public struct WireHello: Sendable, Hashable {
 }
 
 /// The body of WELCOME: a pool accepts a client's HELLO (docs/PROTOCOL.md §14.2).
-public struct WireWelcome: Sendable, Hashable {
+package struct WireWelcome: Sendable, Hashable {
     /// The pool's name (its host and endpoint), for the client's log. At most 255 bytes.
-    public var poolName: String
+    package var poolName: String
     /// Feature flags of the pool; none are defined, all 0.
-    public var features: UInt32
+    package var features: UInt32
     /// The client's credit: how many of its tasks it may have submitted and not yet answered.
     /// At least 1.
-    public var slotCount: UInt32
+    package var slotCount: UInt32
     /// How often the pool heartbeats the client, in milliseconds (the client's own interval).
-    public var heartbeatIntervalMilliseconds: UInt32
+    package var heartbeatIntervalMilliseconds: UInt32
 
     /// Creates a WELCOME body.
-    public init(poolName: String, features: UInt32 = 0, slotCount: UInt32, heartbeatIntervalMilliseconds: UInt32) {
+    package init(poolName: String, features: UInt32 = 0, slotCount: UInt32, heartbeatIntervalMilliseconds: UInt32) {
         self.poolName = poolName
         self.features = features
         self.slotCount = slotCount
@@ -78,7 +78,7 @@ public struct WireWelcome: Sendable, Hashable {
     }
 
     /// Appends the body fields in spec order.
-    public func write(to writer: inout WireWriter) {
+    package func write(to writer: inout WireWriter) {
         writer.writeString(poolName)
         writer.writeUInt32(features)
         writer.writeUInt32(slotCount)
@@ -86,7 +86,7 @@ public struct WireWelcome: Sendable, Hashable {
     }
 
     /// Reads the body fields in spec order.
-    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+    package init(reading reader: inout WireReader) throws(WireDecodingError) {
         poolName = try reader.readString("pool name", maximumBytes: WireLimits.maximumReadyNameBytes)
         features = try reader.readUInt32("features")
         let slotStart = reader.offset
@@ -102,14 +102,14 @@ public struct WireWelcome: Sendable, Hashable {
 
 /// One result a pool hands back to the client that submitted its task: the worker's RESULT
 /// (with the client's task id and attempt) and the name of the worker that ran it (DONE, §14.2).
-public struct WirePoolResult: Sendable, Hashable {
+package struct WirePoolResult: Sendable, Hashable {
     /// The worker that ran the task, as the pool names it. At most 255 bytes.
-    public var worker: String
+    package var worker: String
     /// The result, with the client's task id and attempt.
-    public var result: WireResult
+    package var result: WireResult
 
     /// Creates a pool result.
-    public init(worker: String, result: WireResult) {
+    package init(worker: String, result: WireResult) {
         self.worker = worker
         self.result = result
     }

@@ -5,31 +5,31 @@ import Foundation
 /// Each read names the field it reads, so an error says which field was cut short or invalid and
 /// at which byte offset. Lengths and counts are checked against the bytes that remain before
 /// anything is allocated for them, so a forged length cannot make the reader reserve gigabytes.
-public struct WireReader: Sendable {
+package struct WireReader: Sendable {
     /// The whole body being read.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// The offset of the next byte to read.
-    public private(set) var offset: Int
+    package private(set) var offset: Int
 
     /// Creates a reader at the start of `bytes`.
-    public init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
         self.offset = 0
     }
 
     /// Creates a reader at the start of a frame's bytes.
-    public init(_ data: Data) {
+    package init(_ data: Data) {
         self.init([UInt8](data))
     }
 
     /// The number of bytes not yet read.
-    public var remaining: Int { bytes.count - offset }
+    package var remaining: Int { bytes.count - offset }
 
     /// Whether every byte has been read.
-    public var isAtEnd: Bool { offset == bytes.count }
+    package var isAtEnd: Bool { offset == bytes.count }
 
     /// Throws ``WireDecodingError/Code/trailingBytes`` unless every byte has been read.
-    public func expectEnd() throws(WireDecodingError) {
+    package func expectEnd() throws(WireDecodingError) {
         guard isAtEnd else {
             throw WireDecodingError(.trailingBytes, offset: offset, "\(remaining) trailing byte(s) after the last field")
         }
@@ -62,13 +62,13 @@ public struct WireReader: Sendable {
     }
 
     /// Reads one byte.
-    public mutating func readUInt8(_ field: StaticString) throws(WireDecodingError) -> UInt8 {
+    package mutating func readUInt8(_ field: StaticString) throws(WireDecodingError) -> UInt8 {
         let start = try take(1, field)
         return bytes[start]
     }
 
     /// Reads a 4-byte little-endian unsigned integer.
-    public mutating func readUInt32(_ field: StaticString) throws(WireDecodingError) -> UInt32 {
+    package mutating func readUInt32(_ field: StaticString) throws(WireDecodingError) -> UInt32 {
         let start = try take(4, field)
         return UInt32(bytes[start])
             | UInt32(bytes[start + 1]) << 8
@@ -77,7 +77,7 @@ public struct WireReader: Sendable {
     }
 
     /// Reads an 8-byte little-endian unsigned integer.
-    public mutating func readUInt64(_ field: StaticString) throws(WireDecodingError) -> UInt64 {
+    package mutating func readUInt64(_ field: StaticString) throws(WireDecodingError) -> UInt64 {
         let start = try take(8, field)
         var value: UInt64 = 0
         for index in (start..<start + 8).reversed() {
@@ -87,18 +87,18 @@ public struct WireReader: Sendable {
     }
 
     /// Reads an 8-byte little-endian two's-complement integer.
-    public mutating func readInt64(_ field: StaticString) throws(WireDecodingError) -> Int64 {
+    package mutating func readInt64(_ field: StaticString) throws(WireDecodingError) -> Int64 {
         Int64(bitPattern: try readUInt64(field))
     }
 
     /// Reads an 8-byte little-endian IEEE 754 binary64.
-    public mutating func readFloat64(_ field: StaticString) throws(WireDecodingError) -> Double {
+    package mutating func readFloat64(_ field: StaticString) throws(WireDecodingError) -> Double {
         Double(bitPattern: try readUInt64(field))
     }
 
     /// Reads an unsigned LEB128 varint, rejecting one that is over 10 bytes, overflows 64 bits or
     /// is not in its shortest form (so every value has exactly one encoding).
-    public mutating func readVarint(_ field: StaticString) throws(WireDecodingError) -> UInt64 {
+    package mutating func readVarint(_ field: StaticString) throws(WireDecodingError) -> UInt64 {
         let start = offset
         var value: UInt64 = 0
         var shift: UInt64 = 0
@@ -123,7 +123,7 @@ public struct WireReader: Sendable {
     }
 
     /// Reads a varint that indexes an array, rejecting one that does not fit an `Int`.
-    public mutating func readIndex(_ field: StaticString) throws(WireDecodingError) -> Int {
+    package mutating func readIndex(_ field: StaticString) throws(WireDecodingError) -> Int {
         let start = offset
         let value = try readVarint(field)
         guard value <= UInt64(Int.max) else {
@@ -133,7 +133,7 @@ public struct WireReader: Sendable {
     }
 
     /// Reads a zig-zag varint as a signed integer.
-    public mutating func readZigZag(_ field: StaticString) throws(WireDecodingError) -> Int64 {
+    package mutating func readZigZag(_ field: StaticString) throws(WireDecodingError) -> Int64 {
         let raw = try readVarint(field)
         return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
     }
@@ -157,7 +157,7 @@ public struct WireReader: Sendable {
     ///   - minimumElementSize: the fewest bytes one element can take, at least 1.
     ///   - field: the field, for error messages.
     /// - Returns: the count, safe to pass to `reserveCapacity`.
-    public mutating func readCount(minimumElementSize: Int, _ field: StaticString) throws(WireDecodingError) -> Int {
+    package mutating func readCount(minimumElementSize: Int, _ field: StaticString) throws(WireDecodingError) -> Int {
         let start = offset
         let count = try readVarint(field)
         let fitting = UInt64(remaining / max(minimumElementSize, 1))
@@ -171,7 +171,7 @@ public struct WireReader: Sendable {
     }
 
     /// Reads a string: varint byte count, then that many bytes of valid UTF-8.
-    public mutating func readString(_ field: StaticString) throws(WireDecodingError) -> String {
+    package mutating func readString(_ field: StaticString) throws(WireDecodingError) -> String {
         try readString(field, maximumBytes: .max)
     }
 
@@ -180,7 +180,7 @@ public struct WireReader: Sendable {
     ///
     /// - Throws: ``WireDecodingError/Code/overLimit`` for a longer string, and what
     ///   ``readString(_:)`` throws.
-    public mutating func readString(_ field: StaticString, maximumBytes: Int) throws(WireDecodingError) -> String {
+    package mutating func readString(_ field: StaticString, maximumBytes: Int) throws(WireDecodingError) -> String {
         let lengthStart = offset
         let length = try readLength(field)
         guard length <= maximumBytes else {
@@ -204,7 +204,7 @@ public struct WireReader: Sendable {
     }
 
     /// Reads raw bytes: varint byte count, then the bytes.
-    public mutating func readBytes(_ field: StaticString) throws(WireDecodingError) -> Data {
+    package mutating func readBytes(_ field: StaticString) throws(WireDecodingError) -> Data {
         let length = try readLength(field)
         let start = offset
         offset += length
@@ -212,12 +212,12 @@ public struct WireReader: Sendable {
     }
 
     /// Reads a timestamp: Int64 microseconds since 1970-01-01T00:00:00Z.
-    public mutating func readDate(_ field: StaticString) throws(WireDecodingError) -> Date {
+    package mutating func readDate(_ field: StaticString) throws(WireDecodingError) -> Date {
         Date(wireMicroseconds: try readInt64(field))
     }
 
     /// Reads a list of strings: varint count, then each string.
-    public mutating func readStrings(_ field: StaticString) throws(WireDecodingError) -> [String] {
+    package mutating func readStrings(_ field: StaticString) throws(WireDecodingError) -> [String] {
         try readStrings(field, maximumCount: .max, maximumBytes: .max)
     }
 
@@ -226,7 +226,7 @@ public struct WireReader: Sendable {
     ///
     /// - Throws: ``WireDecodingError/Code/overLimit`` for a longer list or string, and what
     ///   ``readStrings(_:)`` throws.
-    public mutating func readStrings(_ field: StaticString, maximumCount: Int, maximumBytes: Int) throws(WireDecodingError) -> [String] {
+    package mutating func readStrings(_ field: StaticString, maximumCount: Int, maximumBytes: Int) throws(WireDecodingError) -> [String] {
         let countStart = offset
         let count = try readCount(minimumElementSize: 1, field)
         guard count <= maximumCount else {

@@ -1,27 +1,27 @@
 /// The body of READY: a worker announces itself, its capacity and the ops it offers.
-public struct WireReady: Sendable, Hashable {
+package struct WireReady: Sendable, Hashable {
     /// The worker's name, as the summary shows it (unique per cluster by convention, not by rule).
     /// At most ``WireLimits/maximumReadyNameBytes`` bytes.
-    public var workerName: String
+    package var workerName: String
     /// Protocol feature flags the worker supports (``Feature``); unknown bits are ignored.
-    public var features: UInt32
+    package var features: UInt32
     /// How many tasks the worker runs at once: the coordinator's credit for it. At least 1.
-    public var slotCount: UInt32
+    package var slotCount: UInt32
     /// The registered op names the worker can run: at most ``WireLimits/maximumReadyOperations``,
     /// each at most ``WireLimits/maximumOperationNameBytes`` bytes.
-    public var ops: [String]
+    package var ops: [String]
     /// The worker machine's host name, for the summary and diagnostics. At most
     /// ``WireLimits/maximumReadyNameBytes`` bytes.
-    public var hostname: String
+    package var hostname: String
     /// The worker's process id, for diagnostics.
-    public var processID: UInt32
+    package var processID: UInt32
     /// How often the worker heartbeats, in milliseconds: the coordinator heartbeats this worker at
     /// the same interval and declares it dead after `LIVENESS` such intervals of silence, so the
     /// two sides never disagree about liveness. At least 1.
-    public var heartbeatIntervalMilliseconds: UInt32
+    package var heartbeatIntervalMilliseconds: UInt32
 
     /// Creates a READY body.
-    public init(workerName: String, features: UInt32 = 0, slotCount: UInt32, ops: [String], hostname: String, processID: UInt32,
+    package init(workerName: String, features: UInt32 = 0, slotCount: UInt32, ops: [String], hostname: String, processID: UInt32,
                 heartbeatIntervalMilliseconds: UInt32 = 1000) {
         self.workerName = workerName
         self.features = features
@@ -35,22 +35,22 @@ public struct WireReady: Sendable, Hashable {
 
 extension WireReady {
     /// The feature bits of READY (PROTOCOL.md §7.1).
-    public enum Feature {
+    package enum Feature {
         /// Bit 0: the worker reads a TASK's op attempt (flags bit 1) and gives it to the op.
-        public static let operationAttempt: UInt32 = 1 << 0
+        package static let operationAttempt: UInt32 = 1 << 0
         /// Bit 1: the worker reads a TASK's retry policy (flags bit 2) and gives it to the op.
-        public static let retryPolicy: UInt32 = 1 << 1
+        package static let retryPolicy: UInt32 = 1 << 1
         /// Bit 2: the worker queues up to its slot count of tasks beyond its free slots, starts
         /// them in arrival order as slots free, gives them back unrun (RETURNED) when one of its
         /// tasks fails or the coordinator sends RECALL.
-        public static let queue: UInt32 = 1 << 2
+        package static let queue: UInt32 = 1 << 2
         /// Bit 3: the worker takes CANCEL (a pool's): it stops the named tasks, running or queued,
         /// and answers each with a `cancelled` RESULT (§7.8).
-        public static let cancel: UInt32 = 1 << 3
+        package static let cancel: UInt32 = 1 << 3
     }
 
     /// Appends the body fields in spec order.
-    public func write(to writer: inout WireWriter) {
+    package func write(to writer: inout WireWriter) {
         writer.writeString(workerName)
         writer.writeUInt32(features)
         writer.writeUInt32(slotCount)
@@ -65,7 +65,7 @@ extension WireReady {
     /// - Throws: on truncation or invalid UTF-8, when the slot count is 0 or no op is named, and
     ///   (``WireDecodingError/Code/overLimit``) when a name or the op list is longer than
     ///   ``WireLimits`` allows: a list too long is refused at its count, before any array is made.
-    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+    package init(reading reader: inout WireReader) throws(WireDecodingError) {
         workerName = try reader.readString("worker name", maximumBytes: WireLimits.maximumReadyNameBytes)
         features = try reader.readUInt32("features")
         let slotStart = reader.offset

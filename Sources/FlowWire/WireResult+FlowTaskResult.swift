@@ -12,7 +12,7 @@ extension WireResult {
     /// - Parameters:
     ///   - result: what the executor returned.
     ///   - task: the TASK it answers.
-    public init(_ result: FlowTaskResult, for task: WireTask) {
+    package init(_ result: FlowTaskResult, for task: WireTask) {
         var state = result.state
         var permanent = result.isPermanentFailure
         var events: [WireEvent] = []
@@ -61,7 +61,7 @@ extension FlowTaskResult {
     ///
     /// The texts a worker sent that are printed (its error, its log lines) have their control
     /// characters escaped (`String.escapingControlCharacters`): they come from a peer.
-    public init(wire: WireResult, operationName: String, worker: String) {
+    package init(wire: WireResult, operationName: String, worker: String) {
         let events = wire.events.map { event -> FlowRecordedEvent in
             switch event.kind {
             case .log(let text): return FlowRecordedEvent(time: event.time, kind: .log(text.escapingControlCharacters))

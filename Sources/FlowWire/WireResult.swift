@@ -2,32 +2,32 @@ import Flow
 import Foundation
 
 /// One finished task in a RESULT batch.
-public struct WireResult: Sendable, Hashable {
+package struct WireResult: Sendable, Hashable {
     /// The task id from the TASK.
-    public var taskID: UInt64
+    package var taskID: UInt64
     /// The attempt from the TASK; a coordinator discards a result for any other attempt.
-    public var attempt: UInt32
+    package var attempt: UInt32
     /// How the op finished.
-    public var finishState: FlowFinishState
+    package var finishState: FlowFinishState
     /// For a failure: whether trying again would fail the same way.
-    public var isPermanent: Bool
+    package var isPermanent: Bool
     /// For a transient failure: how long the op asked to wait before another try; 0 for none.
-    public var retryAfterMilliseconds: UInt64
+    package var retryAfterMilliseconds: UInt64
     /// When the op started, on the worker's clock (microsecond resolution on the wire).
-    public var startedAt: Date
+    package var startedAt: Date
     /// When the op finished, on the worker's clock (microsecond resolution on the wire).
-    public var finishedAt: Date
+    package var finishedAt: Date
     /// What the op did, in the order it did it: log lines and bucket writes.
-    public var events: [WireEvent]
+    package var events: [WireEvent]
     /// For a group element, its index in the group, from the TASK; `nil` for a serial op.
-    public var elementIndex: Int?
+    package var elementIndex: Int?
     /// For a group element, the value the op left at its `primaryOutputParamKey`; `nil` when it
     /// left none. Only a group element's result carries one: it is not encoded without an
     /// ``elementIndex``.
-    public var output: FlowValue?
+    package var output: FlowValue?
 
     /// Creates a result.
-    public init(
+    package init(
         taskID: UInt64,
         attempt: UInt32,
         finishState: FlowFinishState,
@@ -58,7 +58,7 @@ extension WireResult {
     static let minimumEncodedSize = 8 + 4 + 1 + 1 + 8 + 8 + 1 + 1
 
     /// Appends the result's fields in spec order.
-    public func write(to writer: inout WireWriter) {
+    package func write(to writer: inout WireWriter) {
         writer.writeUInt64(taskID)
         writer.writeUInt32(attempt)
         writer.writeFinish(WireFinish(finishState, isPermanent: isPermanent, retryAfterMilliseconds: retryAfterMilliseconds))
@@ -84,7 +84,7 @@ extension WireResult {
     /// Reads the result's fields in spec order.
     ///
     /// - Throws: on any malformed field.
-    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+    package init(reading reader: inout WireReader) throws(WireDecodingError) {
         taskID = try reader.readUInt64("task id")
         attempt = try reader.readUInt32("attempt")
         let finish = try reader.readFinish("finish state")

@@ -2,20 +2,20 @@ import Flow
 
 /// A step's `retry:` as a TASK carries it (flags bit 2, PROTOCOL.md §7.2), for ops that retry
 /// parts of their work alone.
-public struct WireRetryPolicy: Sendable, Hashable {
+package struct WireRetryPolicy: Sendable, Hashable {
     /// Tries in all, at least 2 (a policy of one try is not sent).
-    public var attempts: UInt32
+    package var attempts: UInt32
     /// The wait before the second try, in milliseconds.
-    public var delayMilliseconds: UInt32
+    package var delayMilliseconds: UInt32
     /// The factor each further wait grows by, at least 1.
-    public var backoff: Double
+    package var backoff: Double
     /// The longest wait, in milliseconds.
-    public var maxDelayMilliseconds: UInt32
+    package var maxDelayMilliseconds: UInt32
     /// Whether waits are jittered.
-    public var jitter: Bool
+    package var jitter: Bool
 
     /// The policy's wire form, or `nil` for a policy of one try.
-    public init?(_ policy: FlowRetryPolicy) {
+    package init?(_ policy: FlowRetryPolicy) {
         guard policy.attempts > 1 else { return nil }
         attempts = UInt32(clamping: policy.attempts)
         delayMilliseconds = UInt32(clamping: Int64((policy.delay.seconds * 1000).rounded()))
@@ -25,13 +25,13 @@ public struct WireRetryPolicy: Sendable, Hashable {
     }
 
     /// The policy the op sees.
-    public var policy: FlowRetryPolicy {
+    package var policy: FlowRetryPolicy {
         FlowRetryPolicy(attempts: Int(attempts), delay: .milliseconds(Int64(delayMilliseconds)), backoff: backoff,
                         maxDelay: .milliseconds(Int64(maxDelayMilliseconds)), jitter: jitter)
     }
 
     /// Appends the fields in spec order.
-    public func write(to writer: inout WireWriter) {
+    package func write(to writer: inout WireWriter) {
         writer.writeUInt32(attempts)
         writer.writeUInt32(delayMilliseconds)
         writer.writeFloat64(backoff)
@@ -43,7 +43,7 @@ public struct WireRetryPolicy: Sendable, Hashable {
     ///
     /// - Throws: on fewer than 2 attempts, a backoff below 1 or not finite, or a jitter byte
     ///   other than 0 or 1.
-    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+    package init(reading reader: inout WireReader) throws(WireDecodingError) {
         let start = reader.offset
         attempts = try reader.readUInt32("retry attempts")
         guard attempts >= 2 else {

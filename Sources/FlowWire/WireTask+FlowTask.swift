@@ -11,7 +11,7 @@ extension WireTask {
     ///   - taskID: the coordinator's id for it.
     /// - Throws: ``WireEncodingError`` naming the parameter, bucket key or element that has no wire
     ///   form or nests too deep.
-    public init(_ task: FlowTask, taskID: UInt64) throws(WireEncodingError) {
+    package init(_ task: FlowTask, taskID: UInt64) throws(WireEncodingError) {
         let (name, parameters) = task.registeredOperation
         for (key, value) in parameters { try WireEncodingError.checkDepth(value, "parameter <\(key)> of \(name)") }
         if let index = task.groupIndex {
@@ -45,7 +45,7 @@ extension FlowTask {
     /// protocol state machine, which stops the op and answers for it.
     ///
     /// - Parameter wire: the TASK.
-    public init(wire: WireTask) {
+    package init(wire: WireTask) {
         if let element = wire.groupElement {
             self.init(operation: .named(wire.op, parameters: wire.parameters), bucket: [:], groupTag: wire.displayTag,
                       groupIndex: wire.elementIndex, groupElement: element.anyValue, operationName: wire.op)
@@ -63,7 +63,7 @@ extension FlowTask {
     /// it with: an op instance from a Swift blueprint runs as the op registered under its
     /// ``FlowOperation/operationName`` (with ``FlowRemoteOperation/remoteParameters`` when it has
     /// them).
-    public var registeredOperation: (name: String, parameters: [String: FlowValue]) {
+    package var registeredOperation: (name: String, parameters: [String: FlowValue]) {
         switch operation {
         case .named(let name, let parameters):
             return (name, parameters)

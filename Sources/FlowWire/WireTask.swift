@@ -6,7 +6,7 @@ import Flow
 /// task is copied from the coordinator's queue into a batch, and on a worker from the batch into
 /// a run, an action and the task that runs it, and a copy of the fields themselves retained each
 /// string, map and element (perf: 5% of a worker's time).
-public struct WireTask: Sendable, Hashable {
+package struct WireTask: Sendable, Hashable {
     fileprivate struct Fields: Sendable, Hashable {
         var taskID: UInt64
         var attempt: UInt32
@@ -39,33 +39,33 @@ public struct WireTask: Sendable, Hashable {
     }
 
     /// Identifies the task for the whole run; the RESULT carries it back.
-    public var taskID: UInt64 {
+    package var taskID: UInt64 {
         get { storage.fields.taskID }
         set { change { $0.taskID = newValue } }
     }
     /// 1 for the first dispatch, one more for each re-dispatch after a worker was lost.
-    public var attempt: UInt32 {
+    package var attempt: UInt32 {
         get { storage.fields.attempt }
         set { change { $0.attempt = newValue } }
     }
     /// The registered op name to run.
-    public var op: String {
+    package var op: String {
         get { storage.fields.op }
         set { change { $0.op = newValue } }
     }
     /// A short tag shown in the summary beside the op (e.g. `3f2a` for a group element), empty for
     /// a serial op.
-    public var displayTag: String {
+    package var displayTag: String {
         get { storage.fields.displayTag }
         set { change { $0.displayTag = newValue } }
     }
     /// The op's parameters.
-    public var parameters: [String: FlowValue] {
+    package var parameters: [String: FlowValue] {
         get { storage.fields.parameters }
         set { change { $0.parameters = newValue } }
     }
     /// The op's input bucket for a serial op; empty for a group element.
-    public var bucket: [String: FlowValue] {
+    package var bucket: [String: FlowValue] {
         get { storage.fields.bucket }
         set { change { $0.bucket = newValue } }
     }
@@ -73,45 +73,45 @@ public struct WireTask: Sendable, Hashable {
     ///
     /// The worker runs the op with `[primaryInputParamKey: element]` as its bucket: the op, which
     /// only the worker instantiates, is the one that knows that key.
-    public var groupElement: FlowValue? {
+    package var groupElement: FlowValue? {
         get { storage.fields.groupElement }
         set { change { $0.groupElement = newValue } }
     }
     /// The element's index in its group (0 for a serial op); it travels with the task and comes
     /// back in the RESULT, so the coordinator puts the output in its place without a lookup.
-    public var elementIndex: Int {
+    package var elementIndex: Int {
         get { storage.fields.elementIndex }
         set { change { $0.elementIndex = newValue } }
     }
     /// How long the op may run, in milliseconds; 0 means no limit.
-    public var timeLimitMilliseconds: UInt32 {
+    package var timeLimitMilliseconds: UInt32 {
         get { storage.fields.timeLimitMilliseconds }
         set { change { $0.timeLimitMilliseconds = newValue } }
     }
     /// Which try of the op this is, as the op sees it (``FlowOperation/attempt``): more than 1 for
     /// a retry, or for an element of a resumed run that may have run before the run stopped. Sent
     /// (flags bit 1) only to workers that announced ``WireReady/Feature/operationAttempt``.
-    public var operationAttempt: UInt32 {
+    package var operationAttempt: UInt32 {
         get { storage.fields.operationAttempt }
         set { change { $0.operationAttempt = newValue } }
     }
     /// The step's `retry:`, for ops that retry parts of their work alone
     /// (``FlowOperation/retryPolicy``); `nil` for no retry. Sent (flags bit 2) only to workers
     /// that announced ``WireReady/Feature/retryPolicy``.
-    public var retry: WireRetryPolicy? {
+    package var retry: WireRetryPolicy? {
         get { storage.fields.retry }
         set { change { $0.retry = newValue } }
     }
 
     /// Whether the task is one element of a group.
-    public var isGroupElement: Bool {
+    package var isGroupElement: Bool {
         // Pattern-matched: `FlowValue` is `ExpressibleByNilLiteral`, so `!= nil` is ambiguous.
         if case .some = storage.fields.groupElement { return true }
         return false
     }
 
     /// Creates a task.
-    public init(
+    package init(
         taskID: UInt64,
         attempt: UInt32 = 1,
         op: String,
@@ -127,11 +127,11 @@ public struct WireTask: Sendable, Hashable {
                                  timeLimitMilliseconds: timeLimitMilliseconds))
     }
 
-    public static func == (lhs: WireTask, rhs: WireTask) -> Bool {
+    package static func == (lhs: WireTask, rhs: WireTask) -> Bool {
         lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(storage.fields)
     }
 }
@@ -145,7 +145,7 @@ extension WireTask {
     static let minimumEncodedSize = 8 + 4 + 1 + 1 + 1 + 1 + 1 + 4
 
     /// Appends the task's fields in spec order.
-    public func write(to writer: inout WireWriter) {
+    package func write(to writer: inout WireWriter) {
         var parameters: WireWriter.WrittenMap? = nil
         var bucket: WireWriter.WrittenMap? = nil
         write(to: &writer, parameters: &parameters, bucket: &bucket)
@@ -153,7 +153,7 @@ extension WireTask {
 
     /// Writes one task of a batch, copying the bytes of the batch's task before it for a
     /// parameter map or bucket equal to its own (``WireWriter/writeValueMap(_:repeating:)``).
-    public func write(to writer: inout WireWriter, parameters lastParameters: inout WireWriter.WrittenMap?,
+    package func write(to writer: inout WireWriter, parameters lastParameters: inout WireWriter.WrittenMap?,
                       bucket lastBucket: inout WireWriter.WrittenMap?) {
         writer.writeUInt64(taskID)
         writer.writeUInt32(attempt)
@@ -176,7 +176,7 @@ extension WireTask {
     /// Reads the task's fields in spec order.
     ///
     /// - Throws: on any malformed field, including reserved flag bits that are set.
-    public init(reading reader: inout WireReader) throws(WireDecodingError) {
+    package init(reading reader: inout WireReader) throws(WireDecodingError) {
         var parameters: WireReader.ReadMap? = nil
         var bucket: WireReader.ReadMap? = nil
         try self.init(reading: &reader, parameters: &parameters, bucket: &bucket)
@@ -184,7 +184,7 @@ extension WireTask {
 
     /// Reads one task of a batch, sharing the parameters and bucket of the batch's task before
     /// it when their bytes are the same (``WireReader/readValueMap(_:reusing:)``).
-    public init(reading reader: inout WireReader, parameters lastParameters: inout WireReader.ReadMap?,
+    package init(reading reader: inout WireReader, parameters lastParameters: inout WireReader.ReadMap?,
                 bucket lastBucket: inout WireReader.ReadMap?) throws(WireDecodingError) {
         let taskID = try reader.readUInt64("task id")
         let attempt = try reader.readUInt32("attempt")

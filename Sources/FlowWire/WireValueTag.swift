@@ -1,5 +1,5 @@
 /// The first byte of an encoded `FlowValue`: which case follows (docs/PROTOCOL.md, "Values").
-public enum WireValueTag: UInt8, Sendable, Hashable, CaseIterable {
+package enum WireValueTag: UInt8, Sendable, Hashable, CaseIterable {
     /// `null`; no payload.
     case null = 0x00
     /// Boolean `false`; no payload.

@@ -6,31 +6,31 @@ import Foundation
 /// (docs/PROTOCOL.md, "Primitive types"). Nothing here allocates beyond the buffer itself, so
 /// reserve a realistic capacity up front and a whole task batch is written with few or no
 /// reallocations.
-public struct WireWriter: Sendable {
+package struct WireWriter: Sendable {
     /// The bytes written so far.
-    public private(set) var bytes: [UInt8]
+    package private(set) var bytes: [UInt8]
 
     /// Creates an empty writer.
     ///
     /// - Parameter capacity: bytes to reserve before the first write.
-    public init(capacity: Int = 256) {
+    package init(capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
     /// The number of bytes written so far.
-    public var count: Int { bytes.count }
+    package var count: Int { bytes.count }
 
     /// The bytes written so far, as one ZeroMQ frame.
-    public var data: Data { Data(bytes) }
+    package var data: Data { Data(bytes) }
 
     /// Makes room for at least `additional` more bytes without reallocating.
-    public mutating func reserveCapacity(additional: Int) {
+    package mutating func reserveCapacity(additional: Int) {
         bytes.reserveCapacity(bytes.count + additional)
     }
 
     /// Forgets what was written but keeps the storage, to reuse the writer for the next message.
-    public mutating func removeAll() {
+    package mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
     }
 
@@ -44,12 +44,12 @@ public struct WireWriter: Sendable {
     }
 
     /// Appends one byte.
-    public mutating func writeUInt8(_ value: UInt8) {
+    package mutating func writeUInt8(_ value: UInt8) {
         bytes.append(value)
     }
 
     /// Appends a 4-byte little-endian unsigned integer.
-    public mutating func writeUInt32(_ value: UInt32) {
+    package mutating func writeUInt32(_ value: UInt32) {
         bytes.append(UInt8(truncatingIfNeeded: value))
         bytes.append(UInt8(truncatingIfNeeded: value &>> 8))
         bytes.append(UInt8(truncatingIfNeeded: value &>> 16))
@@ -57,23 +57,23 @@ public struct WireWriter: Sendable {
     }
 
     /// Appends an 8-byte little-endian unsigned integer.
-    public mutating func writeUInt64(_ value: UInt64) {
+    package mutating func writeUInt64(_ value: UInt64) {
         writeUInt32(UInt32(truncatingIfNeeded: value))
         writeUInt32(UInt32(truncatingIfNeeded: value &>> 32))
     }
 
     /// Appends an 8-byte little-endian two's-complement integer.
-    public mutating func writeInt64(_ value: Int64) {
+    package mutating func writeInt64(_ value: Int64) {
         writeUInt64(UInt64(bitPattern: value))
     }
 
     /// Appends an 8-byte little-endian IEEE 754 binary64, bit for bit (NaN payloads included).
-    public mutating func writeFloat64(_ value: Double) {
+    package mutating func writeFloat64(_ value: Double) {
         writeUInt64(value.bitPattern)
     }
 
     /// Appends an unsigned LEB128 varint in its shortest form (1 to 10 bytes).
-    public mutating func writeVarint(_ value: UInt64) {
+    package mutating func writeVarint(_ value: UInt64) {
         var rest = value
         while rest >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
@@ -83,30 +83,30 @@ public struct WireWriter: Sendable {
     }
 
     /// Appends a signed integer as a zig-zag varint, so small magnitudes of either sign stay short.
-    public mutating func writeZigZag(_ value: Int64) {
+    package mutating func writeZigZag(_ value: Int64) {
         writeVarint(UInt64(bitPattern: (value &<< 1) ^ (value &>> 63)))
     }
 
     /// Appends a string: varint byte count, then its UTF-8 bytes.
-    public mutating func writeString(_ value: String) {
+    package mutating func writeString(_ value: String) {
         let utf8 = value.utf8
         writeVarint(UInt64(utf8.count))
         bytes.append(contentsOf: utf8)
     }
 
     /// Appends raw bytes: varint byte count, then the bytes.
-    public mutating func writeBytes(_ value: Data) {
+    package mutating func writeBytes(_ value: Data) {
         writeVarint(UInt64(value.count))
         bytes.append(contentsOf: value)
     }
 
     /// Appends a timestamp: Int64 microseconds since 1970-01-01T00:00:00Z (`Date.wireMicroseconds`).
-    public mutating func writeDate(_ value: Date) {
+    package mutating func writeDate(_ value: Date) {
         writeInt64(value.wireMicroseconds)
     }
 
     /// Appends a list of strings: varint count, then each string.
-    public mutating func writeStrings(_ values: [String]) {
+    package mutating func writeStrings(_ values: [String]) {
         writeVarint(UInt64(values.count))
         for value in values {
             writeString(value)

@@ -51,7 +51,7 @@ extension FlowCoordinator {
         /// The pool's endpoint, for example `tcp://pool.example:5555`.
         public var endpoint: String
         /// The run: its id, flow, origin, share and heartbeat interval.
-        public var hello: WireHello
+        package var hello: WireHello
         /// CURVE: this coordinator's key pair and the pool's public key (40 Z85 characters).
         public var curve: (keyPair: ZMQCurveKeyPair, poolKey: String)?
         /// The largest SUBMIT the pool takes (its frame limit, §10): a task over it fails at once
@@ -59,7 +59,7 @@ extension FlowCoordinator {
         public var maximumSubmitSize = WireLimits.maximumInboundFrameSize
 
         /// Creates the settings.
-        public init(endpoint: String, hello: WireHello, curve: (keyPair: ZMQCurveKeyPair, poolKey: String)? = nil) {
+        package init(endpoint: String, hello: WireHello, curve: (keyPair: ZMQCurveKeyPair, poolKey: String)? = nil) {
             self.endpoint = endpoint
             self.hello = hello
             self.curve = curve
