@@ -52,6 +52,16 @@ extension S3Upload {
                     + "expired, or aborted by a lifecycle rule or another client); starting the upload again")
                 unfinished = nil
                 startedAgain = true
+            } catch let error as FlowStandardOpError
+                        where error.serviceCode == "InvalidPart" && !stored.isEmpty && !startedAgain && !Task.isCancelled {
+                // A continued upload whose completion names a part the store holds otherwise: a
+                // part the lost try still had on its way landed after the listing (moto answered
+                // the second of two such PUTs with an ETag of neither). Start afresh, once.
+                log("multipart upload \(uploadID) of \(objectURI) cannot be completed as continued (InvalidPart: a part sent by the "
+                    + "earlier try arrived meanwhile); aborting it and starting the upload again")
+                await abort(uploadID: uploadID)
+                unfinished = nil
+                startedAgain = true
             } catch {
                 if abortsAfter(error) {
                     await abort(uploadID: uploadID)
