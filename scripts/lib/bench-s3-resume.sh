@@ -63,7 +63,7 @@ YAML
       "$bin/flow-worker" --connect "tcp://127.0.0.1:$port" --name w2 ${fast[@]+"${fast[@]}"} --log-level warning > "$work/w2-$mode.log" 2>&1 &
       w2=$!
     fi
-    wait "$coordinator" || { cat "$work/run-$mode.log" >&2; exit 1; }
+    wait "$coordinator" || { cat "$work/run-$mode.log" >&2; kill -TERM "$w1" $w2 2>/dev/null; exit 1; }
     end=$(stamp)
     kill -TERM "$w1" $w2 2>/dev/null || true
     wait "$w1" $w2 2>/dev/null || true
