@@ -62,11 +62,9 @@ struct PoolCommand: AsyncParsableCommand {
                 throw ValidationError("a CURVE pool needs --curve-key FILE, --authorized-keys FILE (its workers) and --authorized-clients FILE (its runs)")
             }
         } else if !CurveOptions.isLocal(bind), !insecure {
-            throw ValidationError("""
-                --bind \(bind) listens beyond this machine in plaintext: anyone who reaches it could join as a worker, \
-                submit runs and read their data. Give --curve-key FILE, --authorized-keys FILE and --authorized-clients FILE \
-                (make keys with flow-coordinator keygen and flow-worker keygen), or --insecure to allow it anyway
-                """)
+            throw ValidationError("--bind \(bind) listens beyond this machine in plaintext: anyone who reaches it could join as a worker, "
+                + "submit runs and read their data. Give --curve-key FILE, --authorized-keys FILE and --authorized-clients FILE "
+                + "(make keys with flow-coordinator keygen and flow-worker keygen), or --insecure to allow it anyway")
         }
     }
 
@@ -102,19 +100,35 @@ struct PoolCommand: AsyncParsableCommand {
             CommandLineLogging.printError(String(describing: error))
             throw ExitCode(3)
         }
-        var metricsServer: MetricsServer?
-        if let metrics {
-            MetricsExport.bootstrap()
-            let gauges = PoolMetrics()
-            do {
-                metricsServer = try await MetricsExport.start(metrics, program: "flow-coordinator pool") { gauges.update(pool.status) }
-            } catch {
-                pool.stop()
-                CommandLineLogging.printError(error.description)
-                throw ExitCode(2)
-            }
+        let metricsServer = try await startMetrics(for: pool)
+        let reloader = configuration.curve == nil ? nil : keyReloader(for: pool)
+        announce(endpoint, curve: configuration.curve?.keyPair.publicKey)
+        // The pool, its metrics server and its key reloader end together.
+        var services: [any Service] = [pool]
+        if let metricsServer { services.append(MetricsService(server: metricsServer)) }
+        if let reloader { services.append(reloader) }
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        try await group.run()
+    }
+
+    /// Serves `--metrics` with the pool's gauges; a server that cannot start stops the pool and
+    /// exits with code 2.
+    private func startMetrics(for pool: FlowPool) async throws -> MetricsServer? {
+        guard let metrics else { return nil }
+        MetricsExport.bootstrap()
+        let gauges = PoolMetrics()
+        do {
+            return try await MetricsExport.start(metrics, program: "flow-coordinator pool") { gauges.update(pool.status) }
+        } catch {
+            pool.stop()
+            CommandLineLogging.printError(error.description)
+            throw ExitCode(2)
         }
-        let reloader = configuration.curve == nil ? nil : HangupReloader { [self] in
+    }
+
+    /// Re-reads both key lists on SIGHUP.
+    private func keyReloader(for pool: FlowPool) -> HangupReloader {
+        HangupReloader { [self] in
             do {
                 if let keys = try readKeys() {
                     pool.reloadKeys(keys)
@@ -124,20 +138,18 @@ struct PoolCommand: AsyncParsableCommand {
                 CommandLineLogging.printError("SIGHUP: kept the keys as they were: \(error)")
             }
         }
+    }
+
+    /// Says where the pool listens and how workers and runs reach it.
+    private func announce(_ endpoint: String, curve publicKey: String?) {
         let connect = WorkerEndpoint.toConnect(bound: endpoint)
         // The key last on its line: Z85 has `)` and `;`, so nothing may follow it.
-        let key = configuration.curve.map { " with CURVE; the pool's public key: \($0.keyPair.publicKey)" } ?? ""
+        let key = publicKey.map { " with CURVE; the pool's public key: \($0)" } ?? ""
         CommandLineLogging.printDiagnostic("""
             pool listening on \(endpoint)\(key)
-              workers: flow-worker --connect \(connect)\(configuration.curve == nil ? "" : " --curve-key WORKER.key --coordinator-key KEY")
-              runs:    flow-coordinator run FLOW --pool \(connect)\(configuration.curve == nil ? "" : " --curve-key CLIENT.key --pool-key KEY")
+              workers: flow-worker --connect \(connect)\(publicKey == nil ? "" : " --curve-key WORKER.key --coordinator-key KEY")
+              runs:    flow-coordinator run FLOW --pool \(connect)\(publicKey == nil ? "" : " --curve-key CLIENT.key --pool-key KEY")
             """)
-        // The pool, its metrics server and its key reloader end together.
-        var services: [any Service] = [pool]
-        if let metricsServer { services.append(MetricsService(server: metricsServer)) }
-        if let reloader { services.append(reloader) }
-        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await group.run()
     }
 }
 

@@ -139,13 +139,9 @@ package enum WireCodec {
             }
             return command == .task ? .task(tasks) : .submit(tasks)
         case .result:
-            let count = try readBatchCount(minimumElementSize: WireResult.minimumEncodedSize, "result count", &reader)
-            var results: [WireResult] = []
-            results.reserveCapacity(count)
-            for _ in 0..<count {
-                results.append(try WireResult(reading: &reader))
-            }
-            return .result(results)
+            return .result(try readBatch(minimumElementSize: WireResult.minimumEncodedSize, "result count", &reader) { reader throws(WireDecodingError) in
+                try WireResult(reading: &reader)
+            })
         case .heartbeat:
             return .heartbeat
         case .status:
@@ -153,10 +149,7 @@ package enum WireCodec {
         case .disconnect:
             return .disconnect(reason: try reader.readString("reason"))
         case .recall, .cancel, .withdraw:
-            let count = try readBatchCount(minimumElementSize: 8, "task id count", &reader)
-            var ids: [UInt64] = []
-            ids.reserveCapacity(count)
-            for _ in 0..<count { ids.append(try reader.readUInt64("task id")) }
+            let ids = try readBatch(minimumElementSize: 8, "task id count", &reader) { reader throws(WireDecodingError) in try reader.readUInt64("task id") }
             switch command {
             case .recall: return .recall(ids)
             case .cancel: return .cancel(ids)
@@ -169,24 +162,28 @@ package enum WireCodec {
         case .statusReply:
             return .statusReply(try reader.readString("status"))
         case .done:
-            let count = try readBatchCount(minimumElementSize: 1 + WireResult.minimumEncodedSize, "result count", &reader)
-            var results: [WirePoolResult] = []
-            results.reserveCapacity(count)
-            for _ in 0..<count {
+            return .done(try readBatch(minimumElementSize: 1 + WireResult.minimumEncodedSize, "result count", &reader) { reader throws(WireDecodingError) in
                 let worker = try reader.readString("worker name", maximumBytes: WireLimits.maximumReadyNameBytes)
-                results.append(WirePoolResult(worker: worker, result: try WireResult(reading: &reader)))
-            }
-            return .done(results)
+                return WirePoolResult(worker: worker, result: try WireResult(reading: &reader))
+            })
         case .returned:
-            let count = try readBatchCount(minimumElementSize: WireTaskReference.encodedSize, "returned count", &reader)
-            var tasks: [WireTaskReference] = []
-            tasks.reserveCapacity(count)
-            for _ in 0..<count {
+            return .returned(try readBatch(minimumElementSize: WireTaskReference.encodedSize, "returned count", &reader) { reader throws(WireDecodingError) in
                 let id = try reader.readUInt64("task id")
-                tasks.append(WireTaskReference(taskID: id, attempt: try reader.readUInt32("attempt")))
-            }
-            return .returned(tasks)
+                return WireTaskReference(taskID: id, attempt: try reader.readUInt32("attempt"))
+            })
         }
+    }
+
+    /// A batch: its count (checked against the bytes left), then each element as `element` reads it.
+    private static func readBatch<Element>(
+        minimumElementSize: Int, _ field: StaticString, _ reader: inout WireReader,
+        element: (inout WireReader) throws(WireDecodingError) -> Element
+    ) throws(WireDecodingError) -> [Element] {
+        let count = try readBatchCount(minimumElementSize: minimumElementSize, field, &reader)
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        for _ in 0..<count { elements.append(try element(&reader)) }
+        return elements
     }
 
     private static func readBatchCount(
