@@ -74,24 +74,24 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         #expect(adaptive.current == 4)
     }
 
-    /// Starting 1000 a second, a throttled answer holds the group to 500; a second cut within the
-    /// period does nothing; each good second adds 50; past 1000 the back-off ends.
+    /// Starting 1000 a second, a throttled answer holds the group to 700; a second cut within the
+    /// period does nothing; each good second adds 25; past 1000 the back-off ends.
     @Test func adaptiveRateHalvesTheObservedRateAndGrowsBack() {
         var rate = AdaptiveRate(period: .seconds(1), cutPeriod: .seconds(1))
         for step in 0..<2000 { rate.started(now: at(Double(step) / 1000)) }
         do { let cut = rate.throttled(now: at(2)); #expect(cut) }
-        #expect(abs((rate.rate ?? 0) - 500) < 5)
+        #expect(abs((rate.rate ?? 0) - 700) < 7)
         do { let cut = rate.throttled(now: at(2.5)); #expect(!cut) }
         do { let grew = rate.answered(now: at(2.5)); #expect(!grew) }
         do { let grew = rate.answered(now: at(3)); #expect(grew) }
-        #expect(abs((rate.rate ?? 0) - 550) < 5)
+        #expect(abs((rate.rate ?? 0) - 725) < 7)
         var now = 3.0
         while rate.rate != nil, now < 30 {
             now += 1
             _ = rate.answered(now: at(now))
         }
         #expect(rate.rate == nil)
-        #expect(now >= 12 && now <= 14)
+        #expect(now >= 14 && now <= 16)
     }
 
     @Test func throttlingAnswersAreRecognised() {

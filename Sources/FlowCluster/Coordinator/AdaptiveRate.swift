@@ -1,8 +1,9 @@
 /// A group's start rate that backs off when the store says it is overloaded: concurrency alone
 /// cannot, where a try takes a millisecond (one at a time is then a thousand a second). A cut
-/// halves the rate the group started at over the last second; each second without one adds a
-/// tenth of the rate after the first cut; once it passes the rate before the first cut, the
-/// group is unlimited again. Cuts come at most once a `cutPeriod` (about a round trip: answers
+/// takes the rate to 0.7 of the rate the group started at (or was held to); each second without
+/// one adds a fortieth of the rate before the first cut, so it climbs back within 40 s and
+/// oscillates just under the store's limit (0.7 to 1 of it, most of it near the top); once it
+/// passes the rate before the first cut, the group is unlimited again. Cuts come at most once a `cutPeriod` (about a round trip: answers
 /// to tries sent before a cut come back refused too), growth once a `period`.
 struct AdaptiveRate: Sendable {
     typealias Instant = ContinuousClock.Instant
@@ -55,8 +56,8 @@ struct AdaptiveRate: Sendable {
         if rate == nil {
             before = base
         }
-        rate = max(0.5, base / 2)
-        step = max(0.5, rate! / 10)
+        rate = max(0.5, base * 0.7)
+        step = max(0.5, before / 40)
         changedAt = now
         return true
     }
