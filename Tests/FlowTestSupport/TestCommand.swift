@@ -79,6 +79,11 @@ public enum TestCommand {
         posix_spawnattr_setsigmask(&attributes, &nothingBlocked)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
 
+        // posix_spawn execs from this process's memory: Linux carries its high-water mark into the
+        // child's ru_maxrss. A ru_maxrss at or under it is this process's, not the child's; then the
+        // child's own VmHWM, sampled while it runs, is its peak.
+        let ownPeak = ProcessMemory.peakResidentBytes() ?? 0
+        var sampledPeak = 0
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
@@ -92,6 +97,7 @@ public enum TestCommand {
         while true {
             let waited = wait4(pid, &status, WNOHANG, &usage)
             if waited == pid || (waited == -1 && errno != EINTR) { break }
+            sampledPeak = max(sampledPeak, statusBytes(of: pid, "VmHWM:") ?? 0)
             if !killed, (residentBytes(of: pid) ?? 0) > memoryCap || Date() > deadline {
                 kill(pid, SIGKILL)
                 killed = true
@@ -103,8 +109,17 @@ public enum TestCommand {
             status: exited ? (status >> 8) & 0xff : nil,
             output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
             errors: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "",
-            peakResidentBytes: usage.ru_maxrss * 1024,
+            peakResidentBytes: usage.ru_maxrss * 1024 > ownPeak + (1 << 20) ? usage.ru_maxrss * 1024 : sampledPeak,
             killed: killed)
+    }
+
+    /// A field of `/proc/PID/status` given in kB (`VmHWM:`), in bytes.
+    private static func statusBytes(of pid: pid_t, _ field: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(field) {
+            return line.dropFirst(field.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }.map { $0 * 1024 }
+        }
+        return nil
     }
 
     /// A running process's resident size (`VmRSS` of `/proc/PID/status`), in bytes.
