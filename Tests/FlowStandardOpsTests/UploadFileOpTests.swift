@@ -300,7 +300,9 @@ struct UploadFileOpTests {
             return
         }
         #expect(text.contains("time limit of 0.5 s exceeded"), "\(text)")
-        #expect(elapsed < 15, "took \(elapsed) s")
+        // The server never answers: without the limit this would not end at all. 120 s leaves room
+        // for a machine whose cooperative threads a whole suite keeps busy (20 s was seen).
+        #expect(elapsed < 120, "took \(elapsed) s")
     }
 
     @Test func badParametersAreRejectedByTheFactory() throws {
