@@ -132,7 +132,7 @@ private final class RecordingBatchExecutor: FlowBatchExecutor, @unchecked Sendab
 
     @Test func cancellingTheFlowEndsAWaitingGroupAndCancelsItsTasks() async {
         let probe = ConcurrencyProbe()
-        let registry = probeRegistry(probe) { _ in 10_000 }
+        let registry = probeRegistry(probe) { _ in 60_000 }
         let executor = RecordingBatchExecutor(registry: registry)
         let flow = groupFlow(items: ["a", "b", "c"], registry: registry, maxConcurrent: 3).setExecutor(executor)
         let run = Task { await flow.run() }
@@ -140,7 +140,8 @@ private final class RecordingBatchExecutor: FlowBatchExecutor, @unchecked Sendab
         let start = ContinuousClock.now
         flow.cancel()
         await run.value
-        #expect(ContinuousClock.now - start < .seconds(5), "the group waited for its tasks")
+        // Far under the tasks' 60 s (5.9 s seen on a machine loaded by the whole suite).
+        #expect(ContinuousClock.now - start < .seconds(30), "the group waited for its tasks")
         #expect(!flow.isSuccess)
         #expect(executor.cancelled == 1)
     }
