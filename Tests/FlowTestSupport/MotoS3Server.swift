@@ -116,7 +116,8 @@ public final class MotoS3Server: @unchecked Sendable {
 
     /// Starts `moto_s3.py ARGUMENTS` and waits until it accepts connections on `port`; `nil`
     /// (and the process reaped) when it does not within `seconds`.
-    static func startScript(_ arguments: [String], listeningOn port: Int, stdin: Pipe, within seconds: Double) throws -> Process? {
+    static func startScript(_ arguments: [String], script: String = MotoS3Server.script, listeningOn port: Int, stdin: Pipe,
+                            within seconds: Double) throws -> Process? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script] + arguments

@@ -47,18 +47,8 @@ public final class S3ResumeProxy: @unchecked Sendable {
     public init(in server: MotoS3Server) throws {
         self.server = server
         let port = try LoopbackPort.free()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, "proxy", String(port), server.endpoint]
-        process.standardInput = stdinPipe
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, process.isRunning, !LoopbackPort.accepts(port) { usleep(20_000) }
-        guard process.isRunning, LoopbackPort.accepts(port) else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+        guard let process = try MotoS3Server.startScript(["proxy", String(port), server.endpoint], script: Self.script, listeningOn: port, stdin: stdinPipe,
+                                                          within: 10) else {
             throw TestSupportError("the S3 resume proxy did not start on port \(port)")
         }
         self.process = process
