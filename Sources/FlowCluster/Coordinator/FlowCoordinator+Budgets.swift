@@ -6,7 +6,7 @@ extension FlowCoordinator {
     /// rates from now on (within one turn of the I/O thread).
     ///
     /// - Parameters:
-    ///   - location: where the group step was written (its tasks' ``Flow/FlowTask/location``).
+    ///   - location: where the group step was written (its tasks' `FlowTask.location`).
     ///   - name: the group as `status` names it.
     ///   - rates: the rates in force; unlimited rates with `adaptive` still back off.
     ///   - maxConcurrent: the group's `maxConcurrent`, which adaptive concurrency never exceeds.
