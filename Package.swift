@@ -120,7 +120,7 @@ let package = Package(
                           path: "examples/blueprint-on-cluster"),
 
         // Benchmarks: run through scripts/bench, release builds only.
-        .executableTarget(name: "flow-bench", dependencies: ["Flow", "ZeroMQ"], path: "Benchmarks/flow-bench"),
+        .executableTarget(name: "flow-bench", dependencies: ["Flow", "ZeroMQ", "FlowStandardOps", "FlowWire"], path: "Benchmarks/flow-bench"),
 
         // Fuzz targets: built with libFuzzer by scripts/fuzz (-sanitize=fuzzer,address -DFUZZING);
         // built plainly, they replay inputs (scripts/test replays the committed corpus).

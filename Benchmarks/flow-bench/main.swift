@@ -45,6 +45,10 @@ case "zmq-latency":
     let rate = try ZMQBaseline.median { try ZMQBaseline.measure(messages: messages, peers: 1, window: 1) }
     print(String(format: "raw ZeroMQ round trip: %.3f ms  (ROUTER -> 1 DEALER peer process over ipc and back, 96 B, one in flight; median of 3)", 1000 / rate))
     exit(0)
+case "list-files":
+    // `flow-bench list-files TREE [REPEATS]`: ListFilesOp over a tree (ListingBench).
+    try await ListingBench.run(Array(arguments.dropFirst()))
+    exit(0)
 case "zmq-latency-tcp":
     let messages = arguments.dropFirst().first.flatMap(Int.init) ?? 20_000
     let rate = try ZMQBaseline.median { try ZMQBaseline.measure(messages: messages, peers: 1, window: 1, tcp: true) }
