@@ -9,138 +9,119 @@ extension CoordinatorStateMachine {
     /// engine submits the tasks that replace them, so a burst of freed slots is refilled with one
     /// TASK instead of one per task.
     mutating func dispatch(now: Instant) -> [Action] {
-        if expectedSubmissions > 0 {
-            if holdUntil == nil { holdUntil = now + configuration.batchWindow }
-            if let holdUntil, now < holdUntil { return [] }
-        }
-        expectedSubmissions = 0
-        holdUntil = nil
+        guard !holdsForSubmissions(now: now) else { return [] }
         budgetWake = nil
         guard !paused else { return [] }
         guard !queue.isEmpty, !workers.isEmpty else { return steal(now: now) }
-        var peers = workers.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        let shift = rotation % peers.count
-        peers = Array(peers[shift...] + peers[..<shift])
-        rotation &+= 1
-        // The workers by position in `peers`, each looked up and read once a turn: a task looks at
-        // every worker, and reading a field through `workers.values[i]` copies the whole worker
-        // (its sets and names retained and released), twelve copies a task (callgrind: most of
-        // dispatch's cost). What a task taken changes, its count in flight, is kept here too.
-        var places = peers.map { Place(index: workers.index(forKey: $0)!, worker: workers[$0]!) }
-        var batches = [[WireTask]](repeating: [], count: peers.count)
-        var order: [Int] = []
-        var offers = (op: "", by: [Bool]())
+        var turn = dispatchPlaces()
         var kept: [UInt64] = []
-        // Once every worker is full (its slots and its queue), the rest of the queue waits without
-        // a look: a group of 100,000 on 2 workers of 4 slots otherwise had each turn look at all of
-        // its up to `maxConcurrent` waiting tasks to place a few (126 µs of coordinator CPU a task).
-        var capacity = places.reduce(0) { $0 + ($1.takesTasks ? max(0, $1.slots + $1.queueDepth - $1.inFlight) : 0) }
+        var capacity = turn.capacity
         var next = queue.startIndex
         while next < queue.endIndex, capacity > 0 {
             let taskID = queue[next]
             next += 1
-            guard let slot = tasks.index(forKey: taskID) else { continue }
-            // Read in place, for the same reason as the workers.
-            let (group, op, avoid, budget) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid, $0.budget) }
-            if let group, pausedGroups.contains(group.id) {
-                kept.append(taskID)
-                continue
+            switch place(taskID, in: &turn, now: now) {
+            case .sent: capacity -= 1
+            case .kept: kept.append(taskID)
+            case .gone: break
             }
-            if op != offers.op || offers.by.isEmpty { offers = (op, places.map { withWorker(at: $0.index) { $0.offers(op) } }) }
-            // The worker that offers the op with the most free slots, preferring one that has not
-            // failed this task before; rotation breaks ties. With no free slot anywhere, a task
-            // of a group may wait in the queue of a worker that keeps one (§8.2), the shortest.
-            var best: Int?
-            var bestScore = (fresh: 0, free: 0, room: 0)
-            for position in places.indices where offers.by[position] {
-                let place = places[position]
-                guard place.takesTasks else { continue }
-                let free = place.inFlight < place.slots
-                if !free, group == nil || max(0, place.inFlight - place.slots) >= place.queueDepth { continue }
-                // The group's bound must stay within its limit: a free slot would raise it, and so
-                // would a queue place on a worker with fewer of the group's tasks than slots.
-                if let group, groupBound[group.id, default: 0] >= group.limit,
-                   free || withWorker(at: place.index, { $0.groupTasks[group.id, default: 0] }) < place.slots {
-                    continue
-                }
-                let avoided = !avoid.isEmpty && avoid.contains(place.name)
-                let score = (fresh: avoided ? 0 : 1, free: free ? 1 : 0,
-                             room: free ? place.slots - place.inFlight : place.queueDepth - max(0, place.inFlight - place.slots))
-                if best == nil || score > bestScore {
-                    best = position
-                    bestScore = score
-                }
-            }
-            guard let position = best, budget < 0 || mayStart(budget: budget, now: now) else {
-                kept.append(taskID)
-                continue
-            }
-            capacity -= 1
-            let index = places[position].index
-            // Negative on a free slot, else how many wait in the worker's queue before this one.
-            let queuedAhead = places[position].inFlight - places[position].slots
-            let freed = places[position].freed
-            places[position].inFlight += 1
-            // In place: a copy of the worker taken out and put back would copy its in-flight set.
-            if workers.values[index].take(taskID, group: group?.id), let group {
-                groupBound[group.id, default: 0] += 1
-            }
-            if batches[position].isEmpty { order.append(position) }
-            // A pool keeps the time limits of what it is sent itself (§14): it may hold a task
-            // before a worker starts it.
-            let timed = !places[position].isPool
-            var task = withTask(at: slot) { record in
-                record.worker = peers[position]
-                record.sentAt = now
-                record.unofferedSince = nil
-                if timed, record.task.timeLimitMilliseconds > 0 { record.startClock(now: now, queuedAhead: queuedAhead, freed: freed) }
-                return record.task
-            }
-            if timed, task.timeLimitMilliseconds > 0 { timedTasks.insert(taskID) }
-            // A worker that did not announce it gets no op attempt (§7.1): its op sees 1.
-            let features = places[position].features
-            if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
-            if task.retry != nil, features & WireReady.Feature.retryPolicy == 0 { task.retry = nil }
-            batches[position].append(task)
         }
         kept.append(contentsOf: queue[next...])
         queue = kept
-        var actions: [Action] = []
-        for position in order {
-            workers.values[places[position].index].lastSent = now
-            let batch = batches[position]
-            actions.append(.send(to: peers[position], .task(batch)))
-            let name = places[position].name
-            for task in batch where !task.isGroupElement {
-                actions.append(.report(.dispatched(op: task.op, worker: name)))
-            }
-        }
-        return actions + steal(now: now)
+        return taskMessages(turn, now: now) + steal(now: now)
     }
 
-    /// What ``dispatch(now:)`` reads of a worker, once a turn.
-    private struct Place {
-        let index: Dictionary<Data, Worker>.Index
-        let name: String
-        let slots: Int
-        var inFlight: Int
-        let queueDepth: Int
-        let takesTasks: Bool
-        let features: UInt32
-        let freed: UInt64
-        let isPool: Bool
-
-        init(index: Dictionary<Data, Worker>.Index, worker: Worker) {
-            self.index = index
-            name = worker.name
-            slots = worker.slots
-            inFlight = worker.inFlight.count
-            queueDepth = worker.queueDepth
-            takesTasks = worker.takesTasks
-            features = worker.features
-            freed = worker.freed
-            isPool = worker.isPool
+    /// Whether dispatch waits, up to `batchWindow` after results were handed back, for the tasks
+    /// the engine submits in their place; once they came or the window is over it does not.
+    private mutating func holdsForSubmissions(now: Instant) -> Bool {
+        if expectedSubmissions > 0 {
+            if holdUntil == nil { holdUntil = now + configuration.batchWindow }
+            if let holdUntil, now < holdUntil { return true }
         }
+        expectedSubmissions = 0
+        holdUntil = nil
+        return false
+    }
+
+    /// What became of a queued task in a dispatch turn.
+    private enum Placement {
+        /// Put in a worker's TASK.
+        case sent
+        /// It stays queued: its group is paused, no worker may take it, or its budget holds it.
+        case kept
+        /// It is no longer a task (finished or cancelled meanwhile): it leaves the queue.
+        case gone
+    }
+
+    /// Puts a queued task in the TASK of its ``bestPlace(group:avoid:in:)``, if any.
+    @inline(__always)
+    private mutating func place(_ taskID: UInt64, in turn: inout DispatchTurn, now: Instant) -> Placement {
+        guard let slot = tasks.index(forKey: taskID) else { return .gone }
+        // Read in place, for the same reason as the workers (``DispatchTurn``).
+        let (group, op, avoid, budget) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid, $0.budget) }
+        if let group, pausedGroups.contains(group.id) { return .kept }
+        askOffers(op, in: &turn)
+        guard let position = bestPlace(group: group, avoid: avoid, in: turn),
+              budget < 0 || mayStart(budget: budget, now: now) else { return .kept }
+        let task = assign(taskID, at: slot, group: group, to: position, in: &turn, now: now)
+        if turn.batches[position].isEmpty { turn.order.append(position) }
+        turn.batches[position].append(prepared(task, for: turn.places[position].features))
+        return .sent
+    }
+
+    /// Records a task as sent to the place at `position` now and returns its TASK: the worker's
+    /// in-flight set, its group's bound, the task's worker and send time, and for a timed try its
+    /// clock (§8.9).
+    @inline(__always)
+    private mutating func assign(_ taskID: UInt64, at slot: Dictionary<UInt64, TaskRecord>.Index, group: TaskGroupLimit?,
+                                 to position: Int, in turn: inout DispatchTurn, now: Instant) -> WireTask {
+        let place = turn.places[position]
+        turn.places[position].inFlight += 1
+        // In place: a copy of the worker taken out and put back would copy its in-flight set.
+        if workers.values[place.index].take(taskID, group: group?.id), let group {
+            groupBound[group.id, default: 0] += 1
+        }
+        // A pool keeps the time limits of what it is sent itself (§14): it may hold a task
+        // before a worker starts it.
+        let timed = !place.isPool
+        let peer = turn.peers[position]
+        let task = withTask(at: slot) { record in
+            record.worker = peer
+            record.sentAt = now
+            record.unofferedSince = nil
+            if timed, record.task.timeLimitMilliseconds > 0 {
+                record.startClock(now: now, queuedAhead: place.queuedAhead, freed: place.freed)
+            }
+            return record.task
+        }
+        if timed, task.timeLimitMilliseconds > 0 { timedTasks.insert(taskID) }
+        return task
+    }
+
+    /// The TASK entry as a worker with `features` reads it: one that did not announce op attempts
+    /// (§7.1) sees attempt 1, one that did not announce retry policies gets none.
+    @inline(__always)
+    private func prepared(_ task: WireTask, for features: UInt32) -> WireTask {
+        var task = task
+        if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
+        if task.retry != nil, features & WireReady.Feature.retryPolicy == 0 { task.retry = nil }
+        return task
+    }
+
+    /// One TASK to each worker that got tasks this turn, in the order they got their first, and
+    /// a dispatched report for each task that is not a group's element.
+    private mutating func taskMessages(_ turn: DispatchTurn, now: Instant) -> [Action] {
+        var actions: [Action] = []
+        for position in turn.order {
+            let place = turn.places[position]
+            workers.values[place.index].lastSent = now
+            let batch = turn.batches[position]
+            actions.append(.send(to: turn.peers[position], .task(batch)))
+            for task in batch where !task.isGroupElement {
+                actions.append(.report(.dispatched(op: task.op, worker: place.name)))
+            }
+        }
+        return actions
     }
 
     /// Work stealing (§8.2): when a slot has been free for `stealAfter` with nothing to dispatch,
