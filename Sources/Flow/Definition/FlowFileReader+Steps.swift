@@ -29,7 +29,8 @@ extension FlowFileReader {
         return step
     }
 
-    /// `- group:` with `op`, `input`, `output` and optional `maxConcurrent`, `allowFailure`, `with`.
+    /// `- group:` with `op`, `input`, `output` and optional `maxConcurrent`, `allowFailure`, `with`,
+    /// `retry`, `timeout`, `maxFailures`, `limit` and `adaptive`.
     ///
     /// - Parameters:
     ///   - node: the value of `group:`.
@@ -41,8 +42,20 @@ extension FlowFileReader {
             return nil
         }
         let fields = fields(of: mapping, allowed: Self.groupKeys, in: "group")
-        var failed = false
+        // Every part is read, so that one file shows every mistake at once.
+        let target = readGroupTarget(fields, key: key)
+        var step = FlowGroupStep(op: target.op ?? "", input: target.input ?? "", output: target.output ?? "", location: location)
+        let concurrencyRead = readGroupConcurrency(fields, op: target.op, into: &step)
+        let failuresRead = readGroupFailurePolicy(fields, into: &step)
+        let budgetRead = readGroupBudget(fields, into: &step)
+        guard target.op != nil, target.input != nil, target.output != nil,
+              concurrencyRead, failuresRead, budgetRead else { return nil }
+        return step
+    }
 
+    /// The fields a group cannot do without: `op`, `input` and `output`, each `nil` when missing
+    /// (reported at `key`) or wrong.
+    private mutating func readGroupTarget(_ fields: FlowFileFields, key: Yams.Node) -> (op: String?, input: String?, output: String?) {
         var op: String?
         if let value = fields["op"] {
             op = readOpName(value)
@@ -61,59 +74,64 @@ extension FlowFileReader {
         } else {
             report("group has no output: add 'output: <bucket key for the results>'", at: key)
         }
+        return (op, input, output)
+    }
 
-        var maxConcurrent = 3
+    /// How the group's elements run: `maxConcurrent`, `allowFailure` and the op's `with:`
+    /// parameters (checked against `op`'s parameter names when it is known); `false` when one is wrong.
+    private mutating func readGroupConcurrency(_ fields: FlowFileFields, op: String?, into step: inout FlowGroupStep) -> Bool {
+        var read = true
         if let value = fields["maxConcurrent"] {
-            if let number = readPositiveInteger("maxConcurrent", value) { maxConcurrent = number } else { failed = true }
+            if let number = readPositiveInteger("maxConcurrent", value) { step.maxConcurrent = number } else { read = false }
         }
-        var allowFailure = false
         if let value = fields["allowFailure"] {
-            if let flag = readBool("allowFailure", value) { allowFailure = flag } else { failed = true }
+            if let flag = readBool("allowFailure", value) { step.allowFailure = flag } else { read = false }
         }
-        var parameters: [String: FlowValue] = [:]
         if let value = fields["with"] {
             checkParameterKeys(value, of: op, stepKeys: Self.groupKeysBesideWith, inGroup: true)
             if let map = readValueMap("with", value, meaning: "parameters for every op in the group") {
-                parameters = map
+                step.parameters = map
             } else {
-                failed = true
+                read = false
             }
         }
-        var retry: FlowRetryPolicy?
+        return read
+    }
+
+    /// What an element's failure does: `retry`, `timeout` and `maxFailures`, which `allowFailure:
+    /// true` (read before) leaves without effect and so refuses; `false` when one is wrong.
+    private mutating func readGroupFailurePolicy(_ fields: FlowFileFields, into step: inout FlowGroupStep) -> Bool {
+        var read = true
         if let value = fields["retry"] {
-            retry = readRetry(value)
-            failed = failed || retry == nil
+            step.retry = readRetry(value)
+            read = read && step.retry != nil
         }
-        var timeout: Duration?
         if let value = fields["timeout"] {
-            timeout = readTimeout(value)
-            failed = failed || timeout == nil
+            step.timeout = readTimeout(value)
+            read = read && step.timeout != nil
         }
-        var maxFailures: FlowFailureBudget?
         if let value = fields["maxFailures"] {
-            maxFailures = readMaxFailures(value)
-            failed = failed || maxFailures == nil
-            if allowFailure, let key = fields.key("maxFailures") {
+            step.maxFailures = readMaxFailures(value)
+            read = read && step.maxFailures != nil
+            if step.allowFailure, let key = fields.key("maxFailures") {
                 report("maxFailures has no effect with allowFailure: true, which lets any number fail: keep one of them", at: key)
-                failed = true
+                read = false
             }
         }
+        return read
+    }
 
-        var limit: FlowGroupLimit?
+    /// The group's share of the store across the run: `limit` and `adaptive`; `false` when one is wrong.
+    private mutating func readGroupBudget(_ fields: FlowFileFields, into step: inout FlowGroupStep) -> Bool {
+        var read = true
         if let value = fields["limit"] {
-            limit = readLimit(value)
-            failed = failed || limit == nil
+            step.limit = readLimit(value)
+            read = read && step.limit != nil
         }
-        var adaptive = true
         if let value = fields["adaptive"] {
-            if let flag = readBool("adaptive", value) { adaptive = flag } else { failed = true }
+            if let flag = readBool("adaptive", value) { step.adaptive = flag } else { read = false }
         }
-
-        guard let op, let input, let output, !failed else { return nil }
-        return FlowGroupStep(
-            op: op, input: input, output: output, maxConcurrent: maxConcurrent, allowFailure: allowFailure,
-            parameters: parameters, location: location, retry: retry, timeout: timeout, maxFailures: maxFailures,
-            limit: limit, adaptive: adaptive)
+        return read
     }
 
     /// `- cases:` with `key`, `branches` and optional `default`.
