@@ -178,8 +178,8 @@ private let policyErrors: [FlowFileErrorCase] = [
     .init("zero timeout", "flow: x\nsteps:\n  - op: A\n    timeout: 0\n", [
         "f.yaml:4:14: timeout must be a number of seconds above 0 (at most a year), found the integer 0",
     ]),
-    .init("timeout as text", "flow: x\nsteps:\n  - op: A\n    timeout: 5m\n", [
-        "f.yaml:4:14: timeout must be a number (seconds), found the text '5m'",
+    .init("timeout as text that is no duration", "flow: x\nsteps:\n  - op: A\n    timeout: soon\n", [
+        "f.yaml:4:14: timeout must be a duration like 30m, 24h, 7d, 1h30m, 90s, 500ms or 1.5 (a bare number is seconds), found the text 'soon'",
     ]),
     .init("bad maxFailures", "flow: x\nsteps:\n  - group: {op: A, input: i, output: o, maxFailures: lots}\n", [
         "f.yaml:3:54: maxFailures must be a count of elements (an integer of at least 0) or a percentage such as \"2%\", found the text 'lots'",
@@ -197,7 +197,7 @@ private let policyErrors: [FlowFileErrorCase] = [
         "f.yaml:2:12: unknown key 'retries' in defaults; expected one of 'retry', 'timeout'",
     ]),
     .init("defaults with a bad timeout", "flow: x\ndefaults: {timeout: never}\nsteps: [{op: A}]\n", [
-        "f.yaml:2:21: timeout must be a number (seconds), found the text 'never'",
+        "f.yaml:2:21: timeout must be a duration like 30m, 24h, 7d, 1h30m, 90s, 500ms or 1.5 (a bare number is seconds), found the text 'never'",
     ]),
 ]
 

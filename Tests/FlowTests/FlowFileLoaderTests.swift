@@ -457,7 +457,7 @@ struct FlowFileLoaderTests {
                 """)
         }
         #expect(error.diagnostics.map(\.description) == [
-            "f.yaml:4:14: timeout must be a number (seconds), found the text '1:30'",
+            "f.yaml:4:14: timeout must be a duration like 30m, 24h, 7d, 1h30m, 90s, 500ms or 1.5 (a bare number is seconds), found the text '1:30'",
             "f.yaml:5:34: jitter must be true or false, found the text 'yes'",
         ])
     }

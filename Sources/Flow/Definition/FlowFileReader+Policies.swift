@@ -98,9 +98,18 @@ extension FlowFileReader {
         return failed ? nil : defaults
     }
 
-    /// A number of seconds: an integer or a decimal, at least 0 (or above 0).
+    /// A number of seconds (an integer or a decimal) or a duration with units (`30s`, `5m`,
+    /// `1h30m`, `FlowDurationText.seconds(_:)`), at least 0 (or above 0) and at most a year.
     private mutating func readSeconds(_ name: String, _ node: Yams.Node, allowZero: Bool) -> Double? {
-        guard let seconds = readNumber(name, node, meaning: "seconds") else { return nil }
+        let seconds: Double
+        if let number = readNumberQuietly(node) {
+            seconds = number
+        } else if case .scalar(let scalar) = node, Self.tagName(of: node) == .str, let text = FlowDurationText.seconds(scalar.string) {
+            seconds = text
+        } else {
+            report("\(name) must be \(FlowDurationText.expected), found \(Self.describe(node))", at: node)
+            return nil
+        }
         guard seconds.isFinite, allowZero ? seconds >= 0 : seconds > 0, seconds <= 31_536_000 else {
             report("\(name) must be a number of seconds \(allowZero ? "of at least 0" : "above 0") (at most a year), "
                    + "found \(Self.describe(node))", at: node)

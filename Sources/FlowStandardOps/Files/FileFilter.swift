@@ -98,7 +98,7 @@ struct FileFilter {
         }
         if let value = parameters["newerThan"] {
             guard let age = Self.age(value) else {
-                throw parameters.error("newerThan", "must be a duration like 30m, 24h, 7d, 1h30m or a date like 2026-01-31 or "
+                throw parameters.error("newerThan", "must be \(FlowDurationText.expected) or a date like 2026-01-31 or "
                                        + "2026-01-31T08:00:00Z, not \(value)")
             }
             newerThan = age
@@ -141,8 +141,9 @@ struct FileFilter {
     }
 
     /// An age: a duration (`90s`, `30m`, `24h`, `7d`, `2w`, or several, `1h30m`; a bare number is
-    /// seconds) or a date (`2026-01-31`, midnight UTC, or ISO 8601 with a time and zone,
-    /// `2026-01-31T08:00:00Z`, `2026-01-31T08:00:00+01:00`). `nil` for anything else.
+    /// seconds; `FlowDurationText.seconds(_:)`) or a date (`2026-01-31`, midnight UTC, or ISO 8601
+    /// with a time and zone, `2026-01-31T08:00:00Z`, `2026-01-31T08:00:00+01:00`). `nil` for
+    /// anything else.
     static func age(_ value: FlowValue) -> Age? {
         switch value {
         case .integer(let seconds): return seconds >= 0 ? .within(seconds: Double(seconds)) : nil
@@ -156,30 +157,9 @@ struct FileFilter {
     /// ``age(_:)`` of text.
     static func age(_ text: String) -> Age? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let seconds = duration(trimmed) { return .within(seconds: seconds) }
+        if let seconds = FlowDurationText.seconds(trimmed) { return .within(seconds: seconds) }
         if let date = date(trimmed) { return .after(date) }
         return nil
-    }
-
-    /// Seconds in `30m`, `1h30m`, `7d`, `1.5h`, `45` (seconds); `nil` when it is not one.
-    static func duration(_ text: String) -> Double? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
-        if let plain = Double(text), plain >= 0, text.allSatisfy({ $0.isNumber || $0 == "." }) { return plain }
-        var total = 0.0
-        var number = ""
-        var sawUnit = false
-        for character in text {
-            if character.isASCII && (character.isNumber || character == ".") {
-                number.append(character)
-            } else if let factor = units[character], let amount = Double(number) {
-                total += amount * factor
-                number = ""
-                sawUnit = true
-            } else {
-                return nil
-            }
-        }
-        return sawUnit && number.isEmpty ? total : nil
     }
 
     /// A date `2026-01-31` (midnight UTC) or an ISO 8601 date and time with a zone; `nil` otherwise.
