@@ -1,10 +1,11 @@
 import Flow
 import FlowCluster
 import Foundation
+import Synchronization
 
 /// Progress on stderr: a live line redrawn in place while a group runs when stderr is a terminal,
 /// plain lines every few seconds otherwise; which worker runs each serial op; cluster events.
-final class ProgressReporter: @unchecked Sendable {
+final class ProgressReporter: Sendable {
     private struct Group {
         var operation: String
         var total: Int
@@ -19,20 +20,35 @@ final class ProgressReporter: @unchecked Sendable {
     private let pool: String?
     private let isTerminal: Bool
     private let plainInterval: Double
-    private let lock = NSLock()
     /// `22:41:03`, for throttling notes.
     nonisolated(unsafe) private static let clock: DateFormatter = {  // Only read after it is made: formatting is thread-safe.
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm:ss"
         return formatter
     }()
-    private var group: Group?
-    /// The group that runs now or ran last, kept when progress is quiet too.
-    private var tracked: Group?
-    private var lineIsOpen = false
-    private var status: (@Sendable () -> FlowCoordinator.Status?)?
-    private var timer: (any DispatchSourceTimer)?
-    private var stopped = false
+    /// What changes while a run goes on, changed by the engine's, the cluster's and the timer's
+    /// threads.
+    private struct State {
+        var group: Group?
+        /// The group that runs now or ran last, kept when progress is quiet too.
+        var tracked: Group?
+        var lineIsOpen = false
+        var status: (@Sendable () -> FlowCoordinator.Status?)?
+        var timer: (any DispatchSourceTimer)?
+        var stopped = false
+
+        /// Prints a whole line, above the live progress line if one is open.
+        mutating func emit(_ text: String) {
+            guard !stopped else { return }
+            if lineIsOpen {
+                ProgressReporter.write("\r\u{1B}[K")
+                lineIsOpen = false
+            }
+            ProgressReporter.write(text + "\n")
+        }
+    }
+
+    private let state = Mutex(State())
 
     /// - Parameters:
     ///   - quiet: no progress at all (diagnostics still print).
@@ -49,18 +65,18 @@ final class ProgressReporter: @unchecked Sendable {
     /// The group that runs now (or ran last): its op, elements done, failed and in all, and when
     /// it started; `nil` before the first group.
     var groupSnapshot: (operation: String, done: Int, failed: Int, total: Int, startedAt: Date)? {
-        lock.withLock { tracked.map { ($0.operation, $0.done, $0.failed, $0.total, $0.startedAt) } }
+        state.withLock { $0.tracked.map { ($0.operation, $0.done, $0.failed, $0.total, $0.startedAt) } }
     }
 
     /// Follows the groups for ``groupSnapshot``, quiet or not (`status RUN_ID` asks).
     private func track(_ event: FlowProgressEvent) {
-        lock.withLock {
+        state.withLock { state in
             switch event {
             case .groupStarted(let operation, let total, _):
-                tracked = Group(operation: operation, total: total)
+                state.tracked = Group(operation: operation, total: total)
             case .groupElementFinished(_, let done, let failed, _), .groupFinished(_, let done, let failed, _):
-                tracked?.done = done
-                tracked?.failed = failed
+                state.tracked?.done = done
+                state.tracked?.failed = failed
             case .operationStarted, .operationFinished:
                 break
             }
@@ -70,23 +86,27 @@ final class ProgressReporter: @unchecked Sendable {
     /// Starts redrawing every half second, reading the cluster's busy slots from `status`.
     func start(status: @escaping @Sendable () -> FlowCoordinator.Status?) {
         guard !quiet else { return }
-        lock.withLock { self.status = status }
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + 0.5, repeating: 0.5)
-        timer.setEventHandler { [weak self] in self?.refresh(force: false) }
-        timer.resume()
-        lock.withLock { self.timer = timer }
+        // Made under the lock, where it is kept: the timer is not Sendable. Its handler takes the
+        // lock on the timer's queue, later.
+        state.withLock { state in
+            state.status = status
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + 0.5, repeating: 0.5)
+            timer.setEventHandler { [weak self] in self?.refresh(force: false) }
+            timer.resume()
+            state.timer = timer
+        }
     }
 
     /// Ends progress output: the timer, and every note and event after it (the run's end, where
     /// its own workers leaving is not news and would cut into the summary on a terminal).
     func stop() {
-        let timer = lock.withLock { self.timer }
-        timer?.cancel()
-        lock.withLock {
-            if lineIsOpen { write("\n") }
-            lineIsOpen = false
-            stopped = true
+        state.withLock { state in
+            // Cancelling does not wait for a running handler, which would need the lock.
+            state.timer?.cancel()
+            if state.lineIsOpen { Self.write("\n") }
+            state.lineIsOpen = false
+            state.stopped = true
         }
     }
 
@@ -105,14 +125,14 @@ final class ProgressReporter: @unchecked Sendable {
 
     func note(_ text: String) {
         guard !quiet else { return }
-        lock.withLock { emit("[cluster] \(text)") }
+        state.withLock { $0.emit("[cluster] \(text)") }
     }
 
     /// A line the user must see even with `--quiet` (the run was steered from elsewhere): above
     /// the live line when there is one.
     func announce(_ text: String) {
         guard !quiet else { return CommandLineLogging.printDiagnostic("[run] \(text)") }
-        lock.withLock { emit("[run] \(text)") }
+        state.withLock { $0.emit("[run] \(text)") }
     }
 
     func report(_ event: FlowProgressEvent) {
@@ -120,25 +140,25 @@ final class ProgressReporter: @unchecked Sendable {
         guard !quiet else { return }
         switch event {
         case .groupStarted(let operation, let total, let limit):
-            lock.withLock {
-                group = Group(operation: operation, total: total)
-                emit("group \(operation): \(total) element(s), at most \(limit) at once")
+            state.withLock { state in
+                state.group = Group(operation: operation, total: total)
+                state.emit("group \(operation): \(total) element(s), at most \(limit) at once")
             }
         case .groupElementFinished(_, let done, let failed, _):
-            lock.withLock {
-                group?.done = done
-                group?.failed = failed
+            state.withLock { state in
+                state.group?.done = done
+                state.group?.failed = failed
             }
             refresh(force: false)
         case .groupFinished(let operation, let done, let failed, let total):
             if !isTerminal { refresh(force: true) }
-            lock.withLock {
+            state.withLock { state in
                 // The live line gives way to the group's closing line.
-                if lineIsOpen { write("\r\u{1B}[K") }
-                lineIsOpen = false
-                let seconds = group.map { Date().timeIntervalSince($0.startedAt) } ?? 0
-                emit("group \(operation): \(done)/\(total) done, \(failed) failed in \(String(format: "%.1f", seconds)) s")
-                group = nil
+                if state.lineIsOpen { Self.write("\r\u{1B}[K") }
+                state.lineIsOpen = false
+                let seconds = state.group.map { Date().timeIntervalSince($0.startedAt) } ?? 0
+                state.emit("group \(operation): \(done)/\(total) done, \(failed) failed in \(FlowDurationText.tenths(.seconds(seconds)))")
+                state.group = nil
             }
         case .operationStarted, .operationFinished:
             break
@@ -147,19 +167,19 @@ final class ProgressReporter: @unchecked Sendable {
 
     private func refresh(force: Bool) {
         guard !quiet else { return }
-        let statusReader = lock.withLock { status }
+        let statusReader = state.withLock { $0.status }
         let cluster = statusReader?()
-        lock.withLock {
-            guard var current = group, !stopped else { return }
+        state.withLock { state in
+            guard var current = state.group, !state.stopped else { return }
             let now = Date()
             if !isTerminal && !force && now.timeIntervalSince(current.lastPrinted) < plainInterval { return }
             if isTerminal && !force && now.timeIntervalSince(current.lastPrinted) < 0.1 { return }
             current.lastPrinted = now
-            group = current
+            state.group = current
             let elapsed = max(0.001, now.timeIntervalSince(current.startedAt))
             let rate = Double(current.done) / elapsed
             let remaining = current.total - current.done
-            let eta = rate > 0 ? Self.duration(Double(remaining) / rate) : "?"
+            let eta = rate > 0 ? FlowDurationText.compact(seconds: Double(remaining) / rate) : "?"
             var line = "\(current.operation): \(current.done)/\(current.total) done"
             line += ", \(current.failed) failed, \(String(format: "%.1f", rate))/s, ETA \(eta)"
             if let cluster, let pool {
@@ -168,31 +188,15 @@ final class ProgressReporter: @unchecked Sendable {
                 line += ", workers busy \(cluster.running)/\(cluster.slots) slots on \(cluster.workers)"
             }
             if isTerminal {
-                write("\r\u{1B}[K" + line)
-                lineIsOpen = true
+                Self.write("\r\u{1B}[K" + line)
+                state.lineIsOpen = true
             } else {
-                write("progress: " + line + "\n")
+                Self.write("progress: " + line + "\n")
             }
         }
     }
 
-    /// Prints a whole line, above the live progress line if one is open. Call under the lock.
-    private func emit(_ text: String) {
-        guard !stopped else { return }
-        if lineIsOpen {
-            write("\r\u{1B}[K")
-            lineIsOpen = false
-        }
-        write(text + "\n")
-    }
-
-    private func write(_ text: String) {
+    private static func write(_ text: String) {
         FileHandle.standardError.write(Data(text.utf8))
-    }
-
-    static func duration(_ seconds: Double) -> String {
-        if seconds < 60 { return String(format: "%.0fs", seconds.rounded(.up)) }
-        if seconds < 3600 { return "\(Int(seconds) / 60)m\(Int(seconds) % 60)s" }
-        return "\(Int(seconds) / 3600)h\((Int(seconds) % 3600) / 60)m"
     }
 }

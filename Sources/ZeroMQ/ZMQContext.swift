@@ -5,12 +5,10 @@ import Synchronization
 ///
 /// The context is thread-safe. Every ``ZMQSocket`` keeps its context alive, so the context is
 /// terminated in `deinit` only after its sockets are gone.
-// `@unchecked` for the raw handle: a libzmq context is thread-safe; `isOpen` guards it against `close()`.
-public final class ZMQContext: @unchecked Sendable {
-    // `handle` never changes; `isOpen` guards its use against a concurrent `close()`, after
-    // which libzmq has freed it.
-    private let handle: UnsafeMutableRawPointer
-    private let isOpen = Mutex(true)
+public final class ZMQContext: Sendable {
+    /// The libzmq context, `nil` once ``close()`` took it: every use holds the lock, so that a
+    /// concurrent `close()` cannot free it in between.
+    private let handle: Mutex<UnsafeMutableRawPointer?>
 
     /// Creates a context.
     ///
@@ -26,7 +24,7 @@ public final class ZMQContext: @unchecked Sendable {
             zmq_ctx_term(handle)
             throw error
         }
-        self.handle = handle
+        self.handle = Mutex(handle)
     }
 
     deinit {
@@ -35,7 +33,7 @@ public final class ZMQContext: @unchecked Sendable {
 
     /// Whether ``close()`` has been called.
     public var isClosed: Bool {
-        isOpen.withLock { !$0 }
+        handle.withLock { $0 == nil }
     }
 
     /// Makes blocking calls on this context's sockets, on any thread, fail with `ETERM`.
@@ -43,8 +41,8 @@ public final class ZMQContext: @unchecked Sendable {
     /// Use it to stop an I/O thread blocked in a receive or a poll; the sockets still have to be
     /// closed before ``close()`` returns. Does nothing once the context is closed.
     public func shutdown() {
-        isOpen.withLock { open in
-            if open { _ = zmq_ctx_shutdown(handle) }
+        handle.withLock { handle in
+            if let handle { _ = zmq_ctx_shutdown(handle) }
         }
     }
 
@@ -53,12 +51,14 @@ public final class ZMQContext: @unchecked Sendable {
     /// It blocks until every socket of the context is closed, and each closes at once because
     /// sockets are created with a linger of zero: close your sockets first.
     public func close() {
-        let wasOpen = isOpen.withLock { open in
-            defer { open = false }
-            return open
+        // Taken out under the lock, terminated outside it: `zmq_ctx_term` waits for the sockets
+        // to close, and `shutdown()` from another thread must not wait behind it.
+        let taken = handle.withLock { handle -> UnsafeMutableRawPointer? in
+            defer { handle = nil }
+            return handle
         }
-        guard wasOpen else { return }
-        while zmq_ctx_term(handle) != 0, zmq_errno() == ZMQError.interrupted {}
+        guard let taken else { return }
+        while zmq_ctx_term(taken) != 0, zmq_errno() == ZMQError.interrupted {}
     }
 
     /// Creates a socket of this context.
@@ -74,8 +74,8 @@ public final class ZMQContext: @unchecked Sendable {
     func makeSocketHandle(_ type: ZMQSocketType) throws -> UnsafeMutableRawPointer {
         // The socket and errno are read under the lock, so that a concurrent close() cannot
         // free the context in between.
-        let (socket, code): (UnsafeMutableRawPointer?, Int32) = isOpen.withLock { open in
-            guard open else { return (nil, ZMQError.terminated) }
+        let (socket, code): (UnsafeMutableRawPointer?, Int32) = handle.withLock { handle in
+            guard let handle else { return (nil, ZMQError.terminated) }
             let socket = zmq_socket(handle, type.cValue)
             return (socket, socket == nil ? zmq_errno() : 0)
         }

@@ -4,7 +4,7 @@ import Foundation
 
 /// The seed's demo profile load: reads `accessToken` and after a simulated delay sets
 /// `profileRefreshDate` to now. Parameters: `delay` (seconds, default 1).
-// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
 public final class MockAsyncLoadProfileOp: FlowOperation, @unchecked Sendable {
     /// The simulated network delay.
     public let delay: Double

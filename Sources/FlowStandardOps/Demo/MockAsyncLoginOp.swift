@@ -5,7 +5,7 @@ import Foundation
 /// The seed's demo login: reads `email` and `password`, and after a simulated delay sets
 /// `accessToken` for `test@gmail.com` / `123456`, or fails with `No such account` (404).
 /// Parameters: `delay` (seconds, default 1).
-// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
 public final class MockAsyncLoginOp: FlowOperation, @unchecked Sendable {
     /// The simulated network delay.
     public let delay: Double

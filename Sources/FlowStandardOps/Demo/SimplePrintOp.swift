@@ -1,7 +1,7 @@
 import Flow
 
 /// The seed's demo op: logs its message. Parameters: `message` (string).
-// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
 public final class SimplePrintOp: FlowOperation, @unchecked Sendable {
     /// The line it logs.
     public let message: String

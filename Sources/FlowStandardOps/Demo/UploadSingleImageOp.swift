@@ -4,7 +4,7 @@ import Flow
 /// The seed's demo group op: after a simulated delay turns image `x` into `url_of_x`.
 /// Primary input `targetImageForUpload`, primary output `uploadedImageUrl`.
 /// Parameters: `delay` (seconds, default 1).
-// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
 public final class UploadSingleImageOp: FlowOperation, FlowOperationCreator, @unchecked Sendable {
     /// The simulated upload time.
     public let delay: Double

@@ -13,7 +13,7 @@ import Foundation
 ///
 /// A missing or unreadable file fails the op with an error naming the path. A serial step reads
 /// and writes the same keys in the flow's bucket.
-// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
 public final class HashFileOp: FlowAsyncOperation, FlowOperationCreator, @unchecked Sendable {
     /// Creates the op.
     public override init() {}

@@ -45,7 +45,7 @@ import Foundation
 ///
 /// An empty folder gives an empty list. A missing or unreadable folder (`path` itself) fails the
 /// op with an error naming the folder.
-// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
 public final class ListFilesOp: FlowOperation, @unchecked Sendable {
     /// It only lists: a dry run runs it.
     public override var dryRunRole: FlowDryRunRole { .readsOnly }

@@ -28,7 +28,7 @@ import Foundation
 /// A non-zero exit (or death by a signal) fails the op; its error and log give the status and the
 /// last 20 lines of standard error. Standard input is `/dev/null`. The program is always waited
 /// for and reaped, also when the flow is cancelled.
-// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
 public final class ShellOp: FlowAsyncOperation, @unchecked Sendable {
     /// Lines of standard error a failure reports.
     static let errorTailLines = 20

@@ -10,7 +10,7 @@ import Flow
 ///
 /// The wait is `Task.sleep`: cancelling the flow ends it at once. As a serial step it only waits
 /// and leaves the bucket alone.
-// `@unchecked` restated, as Swift 6 asks of FlowOperation's subclasses: no state of its own beyond `let`s.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
 public final class SleepOp: FlowAsyncOperation, @unchecked Sendable {
     /// How long the op waits, in milliseconds.
     public let milliseconds: Double

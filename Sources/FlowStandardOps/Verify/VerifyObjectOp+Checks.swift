@@ -55,6 +55,6 @@ extension VerifyObjectOp {
     /// composite checksum of parts.
     private func deepChecksum(_ entry: UploadManifestEntry, _ hash: StreamedHash) -> String? {
         guard Self.isWholeObjectChecksum(entry) else { return nil }
-        return hash.hasher?.base64
+        return hash.base64
     }
 }

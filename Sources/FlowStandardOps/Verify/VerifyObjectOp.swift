@@ -2,6 +2,7 @@ import Flow
 import Foundation
 import NIOCore
 import NIOSSL
+import Synchronization
 
 /// Checks one object a run uploaded against the store: the group op of `flow-coordinator
 /// verify`, one element per `manifest {…}` line of the run's journal.
@@ -27,6 +28,7 @@ import NIOSSL
 /// the answer have one. A 404 is `missing`; any other status outside 2xx, and a connection that
 /// fails, fail the element (5xx and transport failures as transient, for the step's `retry`).
 /// Credentials for S3 come from the machine running the op (``S3CredentialChain``).
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
 public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
     /// Whether the object is read back and hashed.
     public let deep: Bool
@@ -37,7 +39,7 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
     /// A PEM file of certificate authorities trusted besides the machine's own.
     public let caFile: String?
     /// The S3 parameters given (`endpoint`, `region`, `pathStyle`), sent to workers as they are.
-    private(set) var s3Parameters: [String: FlowValue]
+    let s3Parameters: [String: FlowValue]
 
     /// Creates the op.
     ///
@@ -48,8 +50,13 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
     ///   - headers: extra request headers for HTTP targets.
     ///   - timeout: the most one check may take, in seconds.
     ///   - caFile: a PEM file of certificate authorities to trust besides the machine's own.
-    public init(deep: Bool = false, endpoint: String? = nil, region: String? = nil, headers: [String: String] = [:], timeout: Double = 300,
-                caFile: String? = nil) {
+    public convenience init(deep: Bool = false, endpoint: String? = nil, region: String? = nil, headers: [String: String] = [:],
+                            timeout: Double = 300, caFile: String? = nil) {
+        self.init(deep: deep, endpoint: endpoint, region: region, headers: headers, timeout: timeout, caFile: caFile, pathStyle: nil)
+    }
+
+    /// Creates the op, with `pathStyle` as given (`nil`: the S3 client's choice).
+    init(deep: Bool, endpoint: String?, region: String?, headers: [String: String], timeout: Double, caFile: String?, pathStyle: Bool?) {
         self.deep = deep
         self.timeout = timeout
         self.headers = headers
@@ -57,6 +64,7 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
         var s3: [String: FlowValue] = [:]
         s3["endpoint"] = endpoint.map(FlowValue.string)
         s3["region"] = region.map(FlowValue.string)
+        s3["pathStyle"] = pathStyle.map(FlowValue.bool)
         s3Parameters = s3
     }
 
@@ -66,8 +74,8 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
     public convenience init(parameters: FlowParameters) throws {
         self.init(deep: try parameters.bool("deep", default: false), endpoint: try parameters.optionalString("endpoint"),
                   region: try parameters.optionalString("region"), headers: try parameters.stringMap("headers"),
-                  timeout: try parameters.duration("timeout", default: 300), caFile: try parameters.optionalString("caFile"))
-        if parameters["pathStyle"] != nil { s3Parameters["pathStyle"] = .bool(try parameters.bool("pathStyle")) }
+                  timeout: try parameters.duration("timeout", default: 300), caFile: try parameters.optionalString("caFile"),
+                  pathStyle: parameters["pathStyle"] != nil ? try parameters.bool("pathStyle") : nil)
     }
 
     public override var primaryInputParamKey: String { "object" }
@@ -132,19 +140,28 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
     }
 
     /// A running hash of the entry's algorithm fed by a streamed body, and its byte count.
-    final class StreamedHash: @unchecked Sendable {
-        // Used by one task at a time, from the body's loop: no sharing.
-        var hasher: UploadChecksumHasher?
-        var count: Int64 = 0
+    ///
+    /// Fed by one task at a time, from the body's loop; the lock makes that the compiler's
+    /// knowledge rather than a promise (uncontended, once a chunk).
+    final class StreamedHash: Sendable {
+        private let state: Mutex<(hasher: UploadChecksumHasher?, count: Int64)>
 
         init(_ algorithm: UploadChecksum) {
-            hasher = algorithm.makeHasher()
+            state = Mutex((algorithm.makeHasher(), 0))
         }
 
         func consume(_ buffer: ByteBuffer) {
-            count += Int64(buffer.readableBytes)
-            buffer.withUnsafeReadableBytes { hasher?.update($0) }
+            state.withLock { state in
+                state.count += Int64(buffer.readableBytes)
+                buffer.withUnsafeReadableBytes { state.hasher?.update($0) }
+            }
         }
+
+        /// The bytes consumed so far.
+        var count: Int64 { state.withLock { $0.count } }
+
+        /// The hash of what was consumed, base64; `nil` for an entry without an algorithm.
+        var base64: String? { state.withLock { $0.hasher?.base64 } }
     }
 }
 
