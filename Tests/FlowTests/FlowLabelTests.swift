@@ -23,8 +23,9 @@ import Testing
                                     events: [FlowRecordedEvent(time: Date(), kind: .log("slept"))], bucket: [:],
                                     startedAt: Date(), finishedAt: Date(), worker: "worker-1")
         result.groupIndex = 0
-        flow.record(result, tag: "beef", appliesBucketChanges: false, group: (number: 1, size: 1))
-        let texts = flow.lock.withLock { flow.entries.map(\.text) }
+        _ = flow.runState.record(result, tag: "beef", appliesBucketChanges: false, groupOutputKey: nil, location: nil,
+                                 group: (number: 1, size: 1))
+        let texts = flow.runState.entries.map(\.text)
         #expect(texts == ["[SleepOp beef @ worker-1] WillStart", "[SleepOp beef @ worker-1] slept",
                           "[SleepOp beef @ worker-1] DidFinish: successfully"])
     }

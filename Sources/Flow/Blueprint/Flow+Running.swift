@@ -11,29 +11,20 @@ extension Flow {
     /// Calling it on a flow that is already running or finished waits for that run instead of
     /// starting another.
     public func run() async {
-        let startsNow = lock.withLock {
-            guard phase == .idle else { return false }
-            phase = .running
-            return true
-        }
-        guard startsNow else {
+        guard runState.begin() else {
             await waitUntilFinished()
             return
         }
 
-        logBucketDump(title: "[DataBucket] start with:")
-        let (willStart, nodes, executor, journal) = lock.withLock {
-            (willStartBlock, definitionNodes ?? blueprint.nodes, self.executor, self.journal)
+        runState.logBucketDump(title: "[DataBucket] start with:")
+        let (willStart, nodes, executor, journal) = setup.withLock {
+            ($0.willStartBlock, $0.definitionNodes ?? $0.blueprint.nodes, $0.executor, $0.journal)
         }
         willStart?(self)
 
-        let engine = FlowEngine(flow: self, executor: executor, journal: journal)
+        let engine = FlowEngine(run: runState, executor: executor, journal: journal)
         let task = Task(executorPreference: executor.preferredTaskExecutor) { await engine.run(nodes) }
-        let cancelledBefore = lock.withLock {
-            engineTask = task
-            return cancelRequested
-        }
-        if cancelledBefore { task.cancel() }
+        if runState.attach(task) { task.cancel() }
         let outcome = await task.value
         await finish(with: outcome)
     }
@@ -41,23 +32,12 @@ extension Flow {
     /// Cancels the flow: no further op starts, running ops see ``FlowOperation/isCancelled``, the
     /// summary says the flow was cancelled, and ``isSuccess`` is false.
     public func cancel() {
-        let task = lock.withLock {
-            cancelRequested = true
-            return engineTask
-        }
-        task?.cancel()
+        runState.cancel()
     }
 
     /// Waits until the flow has finished and its did-finish block has returned.
     public func waitUntilFinished() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = lock.withLock {
-                if phase == .finished { return true }
-                finishWaiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
+        await runState.waitUntilFinished()
     }
 
     private func finish(with outcome: FlowEngine.Outcome) async {
@@ -65,24 +45,16 @@ extension Flow {
         case .completed, .endedEarly:
             break
         case .failed(let failure):
-            lock.withLock {
-                storedIsSuccess = false
-                // As in the seed, `error` stays nil when input data was missing or mistyped (or a
-                // group had no input); it holds the op's error when an op failed with one.
-                if storedError == nil, !Self.isInputFailure(failure) {
-                    storedError = failure
-                }
-            }
+            // As in the seed, `error` stays nil when input data was missing or mistyped (or a
+            // group had no input); it holds the op's error when an op failed with one.
+            runState.fail(with: failure, keepsError: !Self.isInputFailure(failure))
         case .cancelled:
-            log("[Flow] cancelled", at: Date())
-            lock.withLock {
-                storedIsSuccess = false
-                if storedError == nil { storedError = FlowError.cancelled }
-            }
+            runState.log("[Flow] cancelled", at: Date())
+            runState.fail(with: FlowError.cancelled, keepsError: true)
         }
-        logBucketDump(title: "[DataBucket] end with:")
+        runState.logBucketDump(title: "[DataBucket] end with:")
 
-        let (handlers, didFinish) = lock.withLock { (failureHandlers, didFinishBlock) }
+        let (handlers, didFinish) = setup.withLock { ($0.failureHandlers, $0.didFinishBlock) }
         switch outcome {
         case .completed, .endedEarly: break
         case .failed(let failure): for handler in handlers { handler(failure) }
@@ -90,13 +62,7 @@ extension Flow {
         }
         didFinish?(self)
 
-        let waiters = lock.withLock {
-            phase = .finished
-            storedOutcome = outcome
-            defer { finishWaiters = [] }
-            return finishWaiters
-        }
-        for waiter in waiters { waiter.resume() }
+        runState.end(with: outcome)
     }
 
     private static func isInputFailure(_ failure: any Error) -> Bool {

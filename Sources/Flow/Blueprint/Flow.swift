@@ -22,35 +22,21 @@ public typealias FlowDidFinishBlock = (Flow) -> Void
 /// block, the failure handlers and the did-finish block run on the flow's own task (a thread of
 /// Swift's global concurrent pool), one after another, never at the same time. ``run()`` returns
 /// after the did-finish block has returned.
-// `@unchecked`: every mutable property is read and written under `lock`.
-public final class Flow: @unchecked Sendable {
-    enum Phase { case idle, running, finished }
+public final class Flow: Sendable {
+    /// What the blueprint's `set…` and `add…` calls set up before the run.
+    struct Setup {
+        var blueprint = FlowBlueprint()
+        var definitionNodes: [FlowPlanNode]?
+        var willStartBlock: FlowWillStartBlock?
+        var didFinishBlock: FlowDidFinishBlock?
+        var failureHandlers: [(any Error) -> Void] = []
+        var executor: any FlowExecutor = FlowLocalExecutor()
+        var journal: (any FlowJournal)?
+    }
 
-    let lock = FlowLock.make()
-    // @exclusivity(unchecked) on the hot lock-guarded properties: callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; their checks in
-    // record and appendLocked were 12.0 M (400 an element). Not measured one by one.
-    @exclusivity(unchecked) var storedBucket: [String: Any] = [:]
-    var storedIsSuccess = true
-    var storedError: (any Error)?
-    @exclusivity(unchecked) var entries: [FlowLogEntry] = []
-    var blueprint = FlowBlueprint()
-    var definitionNodes: [FlowPlanNode]?
-    var willStartBlock: FlowWillStartBlock?
-    var didFinishBlock: FlowDidFinishBlock?
-    var failureHandlers: [(any Error) -> Void] = []
-    var executor: any FlowExecutor = FlowLocalExecutor()
-    var journal: (any FlowJournal)?
-    var groupsStarted = 0
-    var phase = Phase.idle
-    var engineTask: Task<FlowEngine.Outcome, Never>?
-    var cancelRequested = false
-    var finishWaiters: [CheckedContinuation<Void, Never>] = []
-    var storedOutcome: FlowEngine.Outcome?
-    @exclusivity(unchecked) var records: [FlowOperationRecord] = []
-    @exclusivity(unchecked) var progressHandler: (@Sendable (FlowProgressEvent) -> Void)?
-    @exclusivity(unchecked) var retention: FlowElementRetention?
-    @exclusivity(unchecked) var summaryStream: (@Sendable (FlowLogEntry) -> Void)?
-    @exclusivity(unchecked) var leftOut: FlowLeftOutElements?
+    let setup: FlowLocked<Setup>
+    /// The run's state: the flow's getters read it, the engine writes it.
+    let runState: FlowRunState
 
     /// The flow's name, shown by tools; the flow file's `flow:` for a loaded flow.
     public let name: String?
@@ -58,6 +44,8 @@ public final class Flow: @unchecked Sendable {
     /// Creates an empty flow.
     public init() {
         name = nil
+        setup = .make(Setup())
+        runState = FlowRunState()
     }
 
     /// Creates a flow from a flow file's definition; its ops are built by name.
@@ -67,42 +55,42 @@ public final class Flow: @unchecked Sendable {
     ///   - registry: builds the named ops when the flow runs in this process.
     public init(definition: FlowDefinition, registry: FlowOperationRegistry = FlowOperationRegistry()) {
         name = definition.name
-        storedBucket = definition.bucket.mapValues(\.anyValue)
-        definitionNodes = FlowPlanNode.nodes(from: definition.steps, defaults: definition.defaults)
-        executor = FlowLocalExecutor(registry: registry)
+        setup = .make(Setup(definitionNodes: FlowPlanNode.nodes(from: definition.steps, defaults: definition.defaults),
+                            executor: FlowLocalExecutor(registry: registry)))
+        runState = FlowRunState(bucket: definition.bucket.mapValues(\.anyValue))
     }
 
     // MARK: State
 
     /// The shared data bucket.
     public var dataBucket: [String: Any] {
-        get { lock.withLock { storedBucket } }
-        set { lock.withLock { storedBucket = newValue } }
+        get { runState.bucket }
+        set { runState.bucket = newValue }
     }
 
     /// Whether every op so far succeeded; `true` before the flow runs and when it ends early at an
     /// unmatched case.
     public var isSuccess: Bool {
-        get { lock.withLock { storedIsSuccess } }
-        set { lock.withLock { storedIsSuccess = newValue } }
+        get { runState.isSuccess }
+        set { runState.isSuccess = newValue }
     }
 
     /// The error that stopped the flow: the op's error for `withError`, a ``FlowDataError`` for
     /// missing or mistyped input, a ``FlowError`` otherwise; `nil` while it succeeds.
     public var error: (any Error)? {
-        get { lock.withLock { storedError } }
-        set { lock.withLock { storedError = newValue } }
+        get { runState.error }
+        set { runState.error = newValue }
     }
 
     /// Whether ``cancel()`` was called.
-    public var isCancelled: Bool { lock.withLock { cancelRequested } }
+    public var isCancelled: Bool { runState.isCancelled }
 
     /// Every summary line so far, in order (without the elements a retention left out).
-    public var logEntries: [FlowLogEntry] { lock.withLock { entries } }
+    public var logEntries: [FlowLogEntry] { runState.entries }
 
     /// Every op run so far (serial ops and group elements), in the order they finished (without
     /// the elements a retention left out).
-    public var operationRecords: [FlowOperationRecord] { lock.withLock { records } }
+    public var operationRecords: [FlowOperationRecord] { runState.records }
 
     // MARK: Blueprint
 
@@ -116,14 +104,14 @@ public final class Flow: @unchecked Sendable {
     /// Sets the block called before the first op.
     @discardableResult
     public func setWillStartBlock(block: @escaping FlowWillStartBlock) -> Flow {
-        lock.withLock { willStartBlock = block }
+        setup.withLock { $0.willStartBlock = block }
         return self
     }
 
     /// Sets the block called when the flow has finished.
     @discardableResult
     public func setDidFinishBlock(block: @escaping FlowDidFinishBlock) -> Flow {
-        lock.withLock { didFinishBlock = block }
+        setup.withLock { $0.didFinishBlock = block }
         return self
     }
 
@@ -137,7 +125,7 @@ public final class Flow: @unchecked Sendable {
     @discardableResult
     public func add(operation: FlowOperation, flowCase: FlowCase? = nil, retry: FlowRetryPolicy = .none, timeout: Duration? = nil) -> Flow {
         let policy = FlowTaskPolicy(retry: retry, timeout: timeout)
-        lock.withLock { blueprint.add(.operation(.instance(operation), location: nil, policy: policy), flowCase: flowCase) }
+        setup.withLock { $0.blueprint.add(.operation(.instance(operation), location: nil, policy: policy), flowCase: flowCase) }
         return self
     }
 
@@ -149,21 +137,21 @@ public final class Flow: @unchecked Sendable {
             maxConcurrent: dispatcher.maxConcurrentOperationCount, allowFailure: dispatcher.allowFailure, location: nil,
             policy: FlowTaskPolicy(retry: dispatcher.retry, timeout: dispatcher.timeout), maxFailures: dispatcher.maxFailures
         )
-        lock.withLock { blueprint.add(.group(plan), flowCase: nil) }
+        setup.withLock { $0.blueprint.add(.group(plan), flowCase: nil) }
         return self
     }
 
     /// Joins all open case branches: the next step runs after whichever branch ran.
     @discardableResult
     public func combine() -> Flow {
-        lock.withLock { blueprint.combine() }
+        setup.withLock { $0.blueprint.combine() }
         return self
     }
 
     /// Adds a handler called with the error when the flow fails (before the did-finish block).
     @discardableResult
     public func onFailure(_ handler: @escaping (any Error) -> Void) -> Flow {
-        lock.withLock { failureHandlers.append(handler) }
+        setup.withLock { $0.failureHandlers.append(handler) }
         return self
     }
 
@@ -179,14 +167,14 @@ public final class Flow: @unchecked Sendable {
     /// flow runs. It is called on the flow's task: keep it short.
     @discardableResult
     public func setProgressHandler(_ handler: @escaping @Sendable (FlowProgressEvent) -> Void) -> Flow {
-        lock.withLock { progressHandler = handler }
+        runState.setProgressHandler(handler)
         return self
     }
 
     /// Runs the ops with another executor, for example a cluster's.
     @discardableResult
     public func setExecutor(_ executor: any FlowExecutor) -> Flow {
-        lock.withLock { self.executor = executor }
+        setup.withLock { $0.executor = executor }
         return self
     }
 
@@ -195,7 +183,7 @@ public final class Flow: @unchecked Sendable {
     /// finished is taken as it was and only the rest runs. See ``FlowJournal``.
     @discardableResult
     public func setJournal(_ journal: any FlowJournal) -> Flow {
-        lock.withLock { self.journal = journal }
+        setup.withLock { $0.journal = journal }
         return self
     }
 
@@ -203,33 +191,13 @@ public final class Flow: @unchecked Sendable {
 
     /// Adds a line to the summary.
     public func log(message: String) {
-        log(message, at: Date())
+        runState.log(message, at: Date())
     }
 
-    func log(_ text: String, at time: Date) {
-        lock.withLock { appendLocked(FlowLogEntry(time: time, text: text)) }
-    }
 
     /// The summary in the seed's format: every line with its time, then `Flow isSuccess:`.
     public func generateSummary() -> String {
-        let (lines, success) = lock.withLock {
-            closeLeftOutLocked()
-            return (entries, storedIsSuccess)
-        }
+        let (lines, success) = runState.summaryLines()
         return FlowSummary.render(entries: lines, isSuccess: success)
     }
-}
-
-/// Which group element a summary line belongs to, so a long group can be shown condensed.
-struct FlowElementMark: Sendable, Hashable {
-    /// The group's number in this run (groups counted as they start).
-    var group: Int
-    /// The element's index.
-    var index: Int
-    /// How many elements the group has.
-    var groupSize: Int
-    /// Whether the element failed.
-    var failed: Bool
-    /// For the line that stands for elements a retention left out of memory: how many.
-    var leftOut: Int?
 }

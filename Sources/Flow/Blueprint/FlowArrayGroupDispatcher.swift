@@ -6,8 +6,9 @@ import Synchronization
 /// Each op gets a temporary bucket holding only `[primaryInputParamKey: element]`; its value at
 /// `primaryOutputParamKey` is collected. A failed op's missing output is skipped, so with
 /// `allowFailure` the output can be shorter than the input.
-// `@unchecked`: a non-final class (the seed's); its settings are under a `Mutex`.
-public class FlowGroupDispatcher: @unchecked Sendable {
+///
+/// A final class, its settings under a `Mutex`: `Sendable` as the compiler checks it.
+public final class FlowArrayGroupDispatcher: Sendable {
     /// The bucket key of the input array.
     public let inputKey: String
     /// The bucket key the outputs are collected at.
@@ -56,6 +57,6 @@ public class FlowGroupDispatcher: @unchecked Sendable {
     }
 }
 
-/// The seed's array dispatcher.
-// `@unchecked` restated, as Swift 6 asks of a subclass: no state of its own.
-public final class FlowArrayGroupDispatcher: FlowGroupDispatcher, @unchecked Sendable {}
+/// The dispatcher ``Flow/addGrouped(operationCreator:dispatcher:)`` takes: the seed's
+/// ``FlowArrayGroupDispatcher``, the only kind there is.
+public typealias FlowGroupDispatcher = FlowArrayGroupDispatcher

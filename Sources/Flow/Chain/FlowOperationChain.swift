@@ -12,6 +12,9 @@ public protocol FlowChainableOperation {
 
 /// A chain of typed ops, each receiving the previous one's output.
 ///
+/// Not `Sendable`, as JohnSundell/Flow's chains were not: its ops have no `Sendable` bound. Build
+/// it where it runs.
+///
 /// ```swift
 /// FlowOperationChain(rootOperation: ParseOp())
 ///     .append(FetchOp())
@@ -47,9 +50,6 @@ public struct FlowOperationChain<Input, Output> {
         perform(input, completionHandler)
     }
 }
-
-// `@unchecked`: immutable; its ops are called from any thread, as JohnSundell/Flow's chains were (its API has no `Sendable` bound).
-extension FlowOperationChain: @unchecked Sendable {}
 
 extension FlowOperationChain where Output: Sendable {
     /// Runs the chain and returns the last op's output.

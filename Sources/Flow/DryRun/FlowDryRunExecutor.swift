@@ -85,8 +85,6 @@ public final class FlowDryRunExecutor: FlowExecutor {
                                     events: [FlowRecordedEvent(time: now, kind: .log("not run: dry run (\(why))"))],
                                     bucket: [:], startedAt: now, finishedAt: now)
         result.groupIndex = task.groupIndex
-        result.groupTag = task.groupTag
-        result.attempt = task.operationAttempt
         return result
     }
 

@@ -14,9 +14,7 @@ extension FlowEngine {
         // Tried once, the step's limit already on the task (a group's feed puts it there): no
         // copy of the task to change (about 230 instructions an element, callgrind).
         if policy.retry.attempts <= 1, task.timeLimit == policy.timeout, task.retry == policy.retry {
-            var result = await executor.execute(task)
-            result.attempt = task.operationAttempt
-            return result
+            return await tryOnce(task)
         }
         var task = task
         task.timeLimit = policy.timeout
@@ -31,14 +29,13 @@ extension FlowEngine {
                     operation.prepareForRetry()
                 }
             }
-            var result = await executor.execute(task)
-            result.attempt = task.operationAttempt
+            let result = await tryOnce(task)
             let cancelled = { if case .cancelled = result.state { true } else { false } }()
             return .init(value: result, mayRetry: !result.state.isSuccess && !cancelled && !result.isPermanentFailure,
                          retryAfter: result.retryAfter)
         } beforeWait: { result, attempt, wait in
             let label = FlowLabel.make(name: result.operationName, tag: task.groupTag, worker: result.worker)
-            flow.log(message: "\(label) attempt \(attempt) of \(policy.retry.attempts) failed: \(result.state.failureText); "
+            run.log("\(label) attempt \(attempt) of \(policy.retry.attempts) failed: \(result.state.failureText); "
                 + "retrying in \(wait.shortText)")
             earlier.append(FlowAttemptRecord(result: result, retryWait: wait))
             if let worker = result.worker { task.previousWorkers.append(worker) }
@@ -49,6 +46,15 @@ extension FlowEngine {
         case .interrupted: result = FlowTaskResult.cancelled(task)
         }
         result.earlierAttempts = earlier
+        return result
+    }
+
+    /// One try of `task` by the executor: the one place a result learns which try its op saw
+    /// (``FlowTask/operationAttempt``), except the batched drive's results, whose tasks were tried
+    /// once (``FlowGroupFeed/firstAttempt(ofElement:)``).
+    private func tryOnce(_ task: FlowTask) async -> FlowTaskResult {
+        var result = await executor.execute(task)
+        result.attempt = task.operationAttempt
         return result
     }
 }

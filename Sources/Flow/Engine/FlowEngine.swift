@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 
 /// Walks a flow tree: serial ops one after another, groups fanned out under their concurrency
-/// limit, cases decided on the bucket. Ops run through an executor; the engine applies their
-/// bucket changes and writes their summary lines.
+/// limit, cases decided on the bucket. Ops run through an executor; the engine writes their
+/// results, bucket changes and summary lines to the run (``FlowRunRecorder``).
 struct FlowEngine: Sendable {
     /// How a walk ended.
     enum Outcome: Sendable {
@@ -14,7 +14,8 @@ struct FlowEngine: Sendable {
         case cancelled
     }
 
-    let flow: Flow
+    /// The run the engine writes to.
+    let run: any FlowRunRecorder
     let executor: any FlowExecutor
     /// Where accepted results go, and where a resumed run finds the earlier ones.
     var journal: (any FlowJournal)?
@@ -53,17 +54,17 @@ struct FlowEngine: Sendable {
                            id: FlowStepID) async -> Outcome? {
         if let replayed = journal?.recordedResults(at: id).first?.result {
             // Done in an earlier life of this run: its lines and bucket writes, as they were.
-            flow.progress(.operationStarted(name: replayed.operationName))
-            flow.progress(.operationFinished(flow.record(replayed, tag: nil, appliesBucketChanges: true, location: location)))
+            run.progress(.operationStarted(name: replayed.operationName))
+            run.progress(.operationFinished(run.record(replayed, appliesBucketChanges: true, location: location)))
             return replayed.state.isSuccess ? nil : .failed(replayed.failure)
         }
         var task: FlowTask
         switch reference {
         case .instance(let operation):
-            task = FlowTask(operation: .instance(operation), bucket: flow.dataBucket,
+            task = FlowTask(operation: .instance(operation), bucket: run.bucket,
                             operationName: operation.operationName, location: location)
         case .named(let name, let parameters):
-            let bucket = flow.dataBucket
+            let bucket = run.bucket
             do {
                 let resolved = try executor.resolveParameters(of: name, parameters, bucket: bucket)
                 task = FlowTask(operation: .named(name, parameters: resolved), bucket: bucket, operationName: name, location: location)
@@ -75,9 +76,9 @@ struct FlowEngine: Sendable {
             task.mayHaveRunBefore = journal.startedThrough(at: id) != nil
             guard journal.mayStart(at: id, through: 0) else { return journalRefused() }
         }
-        flow.progress(.operationStarted(name: task.operationName))
+        run.progress(.operationStarted(name: task.operationName))
         let result = await execute(task, policy: policy)
-        flow.progress(.operationFinished(flow.record(result, tag: nil, appliesBucketChanges: true, location: location)))
+        run.progress(.operationFinished(run.record(result, appliesBucketChanges: true, location: location)))
         journalAccepted(result, tag: nil, at: id)
         if case .cancelled = result.state { return .cancelled }
         guard result.state.isSuccess else { return .failed(result.failure) }
@@ -88,7 +89,7 @@ struct FlowEngine: Sendable {
     /// the run stops as a cancelled one does, for a resume to go on with once the journal can be
     /// written again.
     func journalRefused() -> Outcome {
-        flow.cancel()
+        run.stop()
         return .cancelled
     }
 
@@ -99,37 +100,17 @@ struct FlowEngine: Sendable {
         let result = FlowTaskResult(operationName: operation, state: .withInsufficientInputData(message),
                                     error: FlowDataError.insufficientInputData(message), events: [], bucket: [:],
                                     startedAt: now, finishedAt: now)
-        flow.progress(.operationFinished(flow.record(result, tag: nil, appliesBucketChanges: false, location: location)))
+        run.progress(.operationFinished(run.record(result, appliesBucketChanges: false, location: location)))
         return .failed(result.failure)
     }
 
     private func runCases(branches: [(FlowCase, [FlowPlanNode])], defaultSteps: [FlowPlanNode]?, id: FlowStepID) async -> Outcome? {
-        let bucket = flow.dataBucket
+        let bucket = run.bucket
         for (branch, (flowCase, steps)) in branches.enumerated() where (bucket[flowCase.key] as? String) == flowCase.value {
             return await runList(steps, in: id, branch: String(branch))
         }
         if let defaultSteps { return await runList(defaultSteps, in: id, branch: "d") }
-        flow.log(message: "[Cases] no case is matached. finished in early.")
+        run.log("[Cases] no case is matached. finished in early.")
         return .endedEarly
-    }
-}
-
-/// Short random ids that tell a group's ops apart in the summary (`[UploadOp 3f2a]`).
-///
-/// SplitMix64 over an atomic counter seeded once from the system: as unpredictable as a summary
-/// needs, without a `getrandom` system call per element.
-enum FlowGroupTag {
-    private static let counter = Atomic<UInt64>(UInt64.random(in: .min ... .max))
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    static func make() -> String {
-        var z = counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        let value = UInt16(truncatingIfNeeded: z ^ (z >> 31))
-        return String(unsafeUninitializedCapacity: 4) { buffer in
-            for index in 0..<4 { buffer[index] = digits[Int(value >> (12 - 4 * index)) & 0xF] }
-            return 4
-        }
     }
 }

@@ -140,18 +140,15 @@ public struct FlowLocalExecutor: FlowExecutor {
                 return .failure(error, for: task)
             }
         }
-        var result: FlowTaskResult
         if let index = task.groupIndex {
             // The element itself: `groupElement as Any` would hand the op an `Optional` around it.
             let element: Any = task.groupElement ?? (Optional<Any>.none as Any)
-            result = await FlowOperationRunner.runGroupElement(
+            return await FlowOperationRunner.runGroupElement(
                 operation, element: element, index: index, groupTag: task.groupTag ?? "", attempt: task.operationAttempt,
                 retry: task.retry)
         } else {
-            result = await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag, attempt: task.operationAttempt,
+            return await FlowOperationRunner.run(operation, bucket: task.bucket, groupTag: task.groupTag, attempt: task.operationAttempt,
                                                    retry: task.retry)
         }
-        result.attempt = task.operationAttempt
-        return result
     }
 }

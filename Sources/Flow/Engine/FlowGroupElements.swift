@@ -3,9 +3,8 @@
 /// A list of integers, strings or numbers (what a flow file's bucket and most Swift callers give)
 /// is kept as it is: casting it to `[Any]` first boxed each element through a dynamic cast, 4% of
 /// an in-process group's time (perf, `flow-bench 20000 1`). Any other array is read as `[Any]`.
-// `@unchecked` for an `[Any]` input list: immutable, and shared across threads by the seed's bucket contract.
-struct FlowGroupElements: @unchecked Sendable {
-    // `@unchecked`: read-only once made; `[Any]` holds what the bucket held, as before.
+/// Not `Sendable` (an `[Any]` list): the group's feed holds it under its lock.
+struct FlowGroupElements {
     private enum Storage {
         case integers([Int])
         case strings([String])

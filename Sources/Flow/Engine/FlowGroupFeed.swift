@@ -6,26 +6,25 @@ import Foundation
 /// Elements an earlier life of the run finished (replayed from the journal) are skipped, and the
 /// journal is told ahead, in chunks, how far elements may have started, so a resumed run knows
 /// which unfinished ones may have run.
-// `@unchecked`: `storage` is under `lock` (a FlowLock, not a `Mutex`: see there).
-final class FlowGroupFeed: @unchecked Sendable {
-    // `@unchecked`: the elements and the plan are read-only once made; everything that changes is
-    // behind `lock`.
+final class FlowGroupFeed: Sendable {
     private let plan: FlowGroupPlan
-    private let elements: FlowGroupElements
+    private let tags: FlowGroupTags
+    /// How many elements there are (``State/elements`` has them).
+    private let total: Int
     private let replayed: [Bool]
     private let journal: (any FlowJournal)?
     private let id: FlowStepID
     private let startedBefore: Int
     private let whenRefused: @Sendable () -> Void
-    // A pthread mutex (FlowLock, adaptive: the child tasks and the engine take it in turn all the
-    // time): ThreadSanitizer sees through it (not through `Mutex`, whose futex it does not know),
-    // and the TSan pass covers this file.
-    private let lock = FlowLock.make()
-    // @exclusivity(unchecked): callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; this one's checks (next, nextWhenJudged) 4.6 M
-    // (155 an element).
-    @exclusivity(unchecked) private var storage = State()
+    // A pthread mutex (FlowLocked, adaptive: the child tasks and the engine take it in turn all
+    // the time): ThreadSanitizer sees through it (not through `Mutex`, whose futex it does not
+    // know), and the TSan pass covers this file. Its value is reached through a pointer, with no
+    // exclusivity check (those were 155 instructions an element as a class's `var`, callgrind).
+    private let state: FlowLocked<State>
 
     private struct State {
+        /// The input list, read-only: in the state, where its `[Any]` is read under the lock.
+        let elements: FlowGroupElements
         var next = 0
         var mayStartThrough = -1
         var closed = false
@@ -45,11 +44,13 @@ final class FlowGroupFeed: @unchecked Sendable {
     ///   - id: the group's step.
     ///   - whenRefused: called once when the journal refuses (``wasRefused``), outside the lock:
     ///     stops the run, so that the engine stops waiting for elements that will not come.
-    init(plan: FlowGroupPlan, elements: FlowGroupElements, replayed: [Bool], journal: (any FlowJournal)?, id: FlowStepID,
-         whenRefused: @escaping @Sendable () -> Void = {}) {
+    init(plan: FlowGroupPlan, elements: FlowGroupElements, tags: FlowGroupTags, replayed: [Bool], journal: (any FlowJournal)?,
+         id: FlowStepID, whenRefused: @escaping @Sendable () -> Void = {}) {
         self.whenRefused = whenRefused
         self.plan = plan
-        self.elements = elements
+        self.tags = tags
+        total = elements.count
+        state = .make(State(elements: elements))
         self.replayed = replayed
         self.journal = journal
         self.id = id
@@ -62,13 +63,13 @@ final class FlowGroupFeed: @unchecked Sendable {
     var wasRefused: Bool { withState { $0.refused } }
 
     /// How many elements there are to run: those not replayed.
-    var count: Int { replayed.isEmpty ? elements.count : replayed.lazy.filter { !$0 }.count }
+    var count: Int { replayed.isEmpty ? total : replayed.lazy.filter { !$0 }.count }
 
     /// The next element's task, or `nil` when none is left or the feed is closed (the engine's
     /// side, which judges failures itself).
     func next() -> FlowTask? {
         switch take(waitingForJudgement: false) {
-        case .element(let index, let mayHaveRunBefore): return makeTask(index, mayHaveRunBefore: mayHaveRunBefore)
+        case .element(let index, let element): return makeTask(index, element: element)
         case .refused:
             close()
             whenRefused()
@@ -83,7 +84,7 @@ final class FlowGroupFeed: @unchecked Sendable {
     func nextWhenJudged() async -> FlowTask? {
         while true {
             switch take(waitingForJudgement: true) {
-            case .element(let index, let mayHaveRunBefore): return makeTask(index, mayHaveRunBefore: mayHaveRunBefore)
+            case .element(let index, let element): return makeTask(index, element: element)
             case .none: return nil
             case .refused:
                 close()
@@ -103,12 +104,12 @@ final class FlowGroupFeed: @unchecked Sendable {
     }
 
     private func withState<T>(_ body: (inout State) -> T) -> T {
-        lock.withLock { body(&storage) }
+        state.withLock(body)
     }
 
     /// Where the next element stands, decided under the lock; its task is made outside it.
     private enum Slot {
-        case element(index: Int, mayHaveRunBefore: Bool)
+        case element(index: Int, element: Any)
         case wait
         case none
         /// The journal refused: the feed is closed now.
@@ -119,12 +120,12 @@ final class FlowGroupFeed: @unchecked Sendable {
         withState { state in
             guard !state.closed else { return .none }
             if waitingForJudgement, state.judging > 0 { return .wait }
-            while state.next < elements.count, !replayed.isEmpty, replayed[state.next] { state.next += 1 }
-            guard state.next < elements.count else { return .none }
+            while state.next < total, !replayed.isEmpty, replayed[state.next] { state.next += 1 }
+            guard state.next < total else { return .none }
             let index = state.next
             if let journal, index > state.mayStartThrough {
                 // Under the lock: no element starts before the journal has it.
-                let through = min(elements.count - 1, index + max(256, 4 * plan.maxConcurrent))
+                let through = min(total - 1, index + max(256, 4 * plan.maxConcurrent))
                 guard journal.mayStart(at: id, through: through) else {
                     // Nothing more starts; the child tasks waiting for a judgement find nothing
                     // either (``close()`` lets them go).
@@ -135,14 +136,20 @@ final class FlowGroupFeed: @unchecked Sendable {
                 state.mayStartThrough = through
             }
             state.next += 1
-            return .element(index: index, mayHaveRunBefore: index <= startedBefore)
+            return .element(index: index, element: state.elements[index])
         }
     }
 
-    private func makeTask(_ index: Int, mayHaveRunBefore: Bool) -> FlowTask {
-        var task = Self.task(plan, index: index, element: elements[index])
-        task.mayHaveRunBefore = mayHaveRunBefore
+    private func makeTask(_ index: Int, element: Any) -> FlowTask {
+        var task = Self.task(plan, tags: tags, index: index, element: element)
+        task.mayHaveRunBefore = index <= startedBefore
         return task
+    }
+
+    /// The try element `index`'s op sees the first time this run starts it
+    /// (``FlowTask/operationAttempt``): 1, or 2 when an earlier life of the run may have run it.
+    func firstAttempt(ofElement index: Int) -> Int {
+        index <= startedBefore ? 2 : 1
     }
 
     /// Hands a failed element's result over (`deliver`): until the engine has judged it
@@ -174,7 +181,7 @@ final class FlowGroupFeed: @unchecked Sendable {
     }
 
     /// The task of element `index`: a fresh op instance for an op given by its type.
-    static func task(_ plan: FlowGroupPlan, index: Int, element: Any) -> FlowTask {
+    static func task(_ plan: FlowGroupPlan, tags: FlowGroupTags, index: Int, element: Any) -> FlowTask {
         let operation: FlowTask.Operation
         let name: String
         switch plan.source {
@@ -184,7 +191,7 @@ final class FlowGroupFeed: @unchecked Sendable {
         case .named(let opName, let parameters):
             (operation, name) = (.named(opName, parameters: parameters), opName)
         }
-        var task = FlowTask(operation: operation, bucket: [:], groupTag: FlowGroupTag.make(), groupIndex: index,
+        var task = FlowTask(operation: operation, bucket: [:], groupTag: tags.tag(for: index), groupIndex: index,
                             groupElement: element, operationName: name, location: plan.location)
         task.timeLimit = plan.policy.timeout
         task.retry = plan.policy.retry

@@ -17,9 +17,8 @@ enum FlowOperationReference: Sendable {
 }
 
 /// A grouped step ready to run.
-// `@unchecked` for `Source.creator`: the seed's `FlowOperationCreator` does not refine `SendableMetatype`.
-struct FlowGroupPlan: @unchecked Sendable {
-    enum Source {
+struct FlowGroupPlan: Sendable {
+    enum Source: Sendable {
         case creator(any FlowOperationCreator.Type)
         case named(String, parameters: [String: FlowValue])
     }

@@ -3,8 +3,7 @@ import Synchronization
 
 /// Where a ``FlowBatchExecutor`` puts the results of the tasks it was handed, from any thread, and
 /// where the engine takes them in batches: one wake-up for however many arrived meanwhile.
-// `@unchecked`: its `var`s are under `lock` (an adaptive FlowLock, faster here than `Mutex`).
-public final class FlowResultInbox: @unchecked Sendable {
+public final class FlowResultInbox: Sendable {
     private static let ids = Atomic<UInt64>(0)
 
     /// This inbox's number, unique in the process: an executor can key its own state on it.
@@ -14,12 +13,16 @@ public final class FlowResultInbox: @unchecked Sendable {
     /// tasks than that anyway.
     public let concurrencyLimit: Int?
 
-    private let lock = FlowLock.make()
-    // @exclusivity(unchecked): callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; the checks in the group's pulling drive, on these
-    // and FlowTaskResult's fields, were 8.1 M (270 an element). Not measured one by one.
-    @exclusivity(unchecked) private var results: [FlowTaskResult] = []
-    @exclusivity(unchecked) private var waiting: CheckedContinuation<[FlowTaskResult], Never>?
-    @exclusivity(unchecked) private var closed = false
+    // An adaptive FlowLocked, faster here than `Mutex`; its value is reached through a pointer,
+    // with no exclusivity check (those, on these as a class's `var`s and on FlowTaskResult's
+    // fields, were 270 instructions an element in the group's pulling drive, callgrind).
+    private let state = FlowLocked.make(State())
+
+    private struct State {
+        var results: [FlowTaskResult] = []
+        var waiting: CheckedContinuation<[FlowTaskResult], Never>?
+        var closed = false
+    }
 
     /// An empty inbox.
     ///
@@ -32,15 +35,15 @@ public final class FlowResultInbox: @unchecked Sendable {
 
     /// Hands over one task's result.
     public func deliver(_ result: FlowTaskResult) {
-        let waiter: CheckedContinuation<[FlowTaskResult], Never>? = lock.withLock {
-            guard let waiter = waiting else {
+        let waiter: CheckedContinuation<[FlowTaskResult], Never>? = state.withLock { state in
+            guard let waiter = state.waiting else {
                 // Room for a burst at once, not grown by doubling (each doubling copied every
                 // result so far).
-                if results.capacity == 0 { results.reserveCapacity(32) }
-                results.append(result)
+                if state.results.capacity == 0 { state.results.reserveCapacity(32) }
+                state.results.append(result)
                 return nil
             }
-            waiting = nil
+            state.waiting = nil
             return waiter
         }
         waiter?.resume(returning: [result])
@@ -51,22 +54,22 @@ public final class FlowResultInbox: @unchecked Sendable {
     func next() async -> [FlowTaskResult] {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[FlowTaskResult], Never>) in
-                let ready: [FlowTaskResult]? = lock.withLock {
-                    if !results.isEmpty {
-                        defer { results = [] }
-                        return results
+                let ready: [FlowTaskResult]? = state.withLock { state in
+                    if !state.results.isEmpty {
+                        defer { state.results = [] }
+                        return state.results
                     }
-                    if closed { return [] }
-                    waiting = continuation
+                    if state.closed { return [] }
+                    state.waiting = continuation
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
-            let waiter: CheckedContinuation<[FlowTaskResult], Never>? = lock.withLock {
-                closed = true
-                defer { waiting = nil }
-                return waiting
+            let waiter: CheckedContinuation<[FlowTaskResult], Never>? = state.withLock { state in
+                state.closed = true
+                defer { state.waiting = nil }
+                return state.waiting
             }
             waiter?.resume(returning: [])
         }

@@ -92,7 +92,7 @@ public enum FlowOperationRunner {
                 operation.mainLogic()
                 // One look under the lock for the usual end: finished, with what it left.
                 if let finished = finishedRun(operation, context: context) { return result(of: operation, context: context, finished) }
-                failIfUnfinished(operation, context: context)
+                failIfUnfinished(operation)
                 if let finished = finishedRun(operation, context: context) { return result(of: operation, context: context, finished) }
             }
         }
@@ -118,9 +118,9 @@ public enum FlowOperationRunner {
                     return
                 }
                 if operation.runsMainLogicInline {
-                    runMainLogic(operation, context: context)
+                    runMainLogic(operation)
                 } else {
-                    DispatchQueue.global().async { runMainLogic(operation, context: context) }
+                    DispatchQueue.global().async { runMainLogic(operation) }
                 }
             }
         } onCancel: {
@@ -175,15 +175,16 @@ public enum FlowOperationRunner {
 
     /// Calls the op's mainLogic, and fails the run when mainLogic neither finished it nor said it
     /// goes on asynchronously.
-    private static func runMainLogic(_ operation: FlowOperation, context: FlowOperationContext) {
+    private static func runMainLogic(_ operation: FlowOperation) {
         operation.mainLogic()
-        failIfUnfinished(operation, context: context)
+        failIfUnfinished(operation)
     }
 
     /// Fails the run when mainLogic returned without finishing it or saying it goes on
     /// asynchronously.
-    private static func failIfUnfinished(_ operation: FlowOperation, context: FlowOperationContext) {
-        let unfinished = operation.lock.withLock { !context.isFinished && !context.isAsynchronous }
+    private static func failIfUnfinished(_ operation: FlowOperation) {
+        // The run's context, which the run set on the op before mainLogic started.
+        let unfinished = operation.lock.withLock { operation.context.map { !$0.isFinished && !$0.isAsynchronous } ?? false }
         if unfinished {
             let error = FlowError.operationDidNotFinish(operation: operation.operationName)
             operation.complete(state: .withError(String(describing: error)), error: error, seedState: .finished(.withError(error)))

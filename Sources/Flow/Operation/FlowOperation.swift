@@ -16,7 +16,10 @@ public enum FlowOperationState: Sendable {
 }
 
 /// Makes an op usable inside a group: the dispatcher creates one instance per array element.
-public protocol FlowOperationCreator {
+///
+/// Its metatype is `Sendable` (`SendableMetatype`): a group's tasks, on any thread, make their ops
+/// from it. Every op class that is not isolated to a global actor is.
+public protocol FlowOperationCreator: SendableMetatype {
     /// Creates a fresh op.
     static func create() -> FlowOperation
 }

@@ -1,8 +1,10 @@
 import Foundation
 
 /// What one run of one op sees and records; guarded by the op's lock.
-/// Unchecked: every access happens under the owning op's lock.
-final class FlowOperationContext: @unchecked Sendable {
+///
+/// Not `Sendable`: it is reached through its op (``FlowOperation``, under the op's lock) or by the
+/// run that made it, never handed to another thread on its own.
+final class FlowOperationContext {
     // @exclusivity(unchecked): measured with FlowOperation's (see there), 670 instructions an element together.
     @exclusivity(unchecked) var bucket: [String: Any]
     let groupTag: String?

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One summary line.
 public struct FlowLogEntry: Sendable, Hashable {
@@ -49,11 +48,12 @@ public struct FlowLogEntry: Sendable, Hashable {
         self.element = element
     }
 
+
     /// A line whose text is made the first time it is read (a summary printed, a line
     /// streamed): for lines that print bucket values that cannot change meanwhile.
-    init(time: Date, deferred make: @escaping @Sendable () -> String) {
+    init(time: Date, deferred text: FlowDeferredText) {
         self.time = time
-        content = .deferred(FlowDeferredText(make))
+        content = .deferred(text)
     }
 
     public static func == (lhs: FlowLogEntry, rhs: FlowLogEntry) -> Bool {
@@ -67,17 +67,19 @@ public struct FlowLogEntry: Sendable, Hashable {
     }
 }
 
-/// A summary line's text, made once, when it is first read.
+/// A summary line's text, made once, when it is first read, from bucket values that cannot
+/// change meanwhile (``FlowSummary/isSettled(_:depth:)``: texts, numbers, dates and lists of
+/// them), which it keeps under its lock until then.
 final class FlowDeferredText: Sendable {
     private enum State {
-        case deferred(@Sendable () -> String)
+        case deferred(values: [Any], make: @Sendable ([Any]) -> String)
         case made(String)
     }
 
-    private let state: Mutex<State>
+    private let state: FlowLocked<State>
 
-    init(_ make: @escaping @Sendable () -> String) {
-        state = Mutex(.deferred(make))
+    init(values: [Any], _ make: @escaping @Sendable ([Any]) -> String) {
+        state = .make(.deferred(values: values, make: make))
     }
 
     var text: String {
@@ -85,20 +87,13 @@ final class FlowDeferredText: Sendable {
             switch state {
             case .made(let text):
                 return text
-            case .deferred(let make):
-                let text = make()
+            case .deferred(let values, let make):
+                let text = make(values)
                 state = .made(text)
                 return text
             }
         }
     }
-}
-
-/// Bucket values a summary line prints, carried to when it is written.
-// `@unchecked`: only settled values (``FlowSummary/isSettled(_:depth:)``: immutable texts, numbers, dates and lists of them).
-struct FlowSettledValues: @unchecked Sendable {
-    // `@unchecked`: only values ``FlowSummary/isSettled(_:depth:)`` accepts are kept for later.
-    let values: [Any]
 }
 
 extension FlowLogEntry {
@@ -110,7 +105,6 @@ extension FlowLogEntry {
             self.init(time: time, text: make(values))
             return
         }
-        let settled = FlowSettledValues(values: values)
-        self.init(time: time, deferred: { make(settled.values) })
+        self.init(time: time, deferred: FlowDeferredText(values: values, make))
     }
 }

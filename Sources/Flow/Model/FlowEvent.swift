@@ -27,10 +27,10 @@ public struct FlowEvent<Value> {
     }
 }
 
-/// Unchecked for `Any` values: an event is immutable once recorded, and the value is what the op
-/// handed `setData`, which the seed's bucket contract already shares across threads.
-extension FlowEvent: @unchecked Sendable {}
-extension FlowEvent.Kind: @unchecked Sendable {}
+/// `Sendable` when its values are (a wire event's ``FlowValue``s); an in-process event
+/// (``FlowRecordedEvent``, `Any` values) travels inside a ``FlowTaskResult``.
+extension FlowEvent: Sendable where Value: Sendable {}
+extension FlowEvent.Kind: Sendable where Value: Sendable {}
 extension FlowEvent.Kind: Equatable where Value: Equatable {}
 extension FlowEvent.Kind: Hashable where Value: Hashable {}
 extension FlowEvent: Equatable where Value: Equatable {}

@@ -1,25 +1,10 @@
 import Foundation
 
-extension Flow {
-    /// The summary with big groups condensed, for a terminal: a group of more than `limit`
-    /// elements shows the lines of its first `shown` elements (by index) and of every element
-    /// that failed; the lines of its other elements give way to one line, `hiddenNote(count)`,
-    /// where they would have been. Everything else is as ``generateSummary()`` has it, and a
-    /// flow with no such group gets exactly ``generateSummary()``.
-    ///
-    /// - Parameters:
-    ///   - limit: groups with more elements than this are condensed.
-    ///   - shown: how many of their first elements keep their lines.
-    ///   - maxLineLength: when a group is condensed, lines longer than this many characters (a
-    ///     bucket dump of a long list) are cut there and end with how many characters were left
-    ///     out; `nil` keeps them whole.
-    ///   - hiddenNote: the line that stands for `count` elements not shown.
-    public func generateSummary(condensingGroupsOver limit: Int, showingFirst shown: Int, maxLineLength: Int? = nil,
-                                hiddenNote: (_ count: Int) -> String) -> String {
-        let (lines, success) = lock.withLock {
-            closeLeftOutLocked()
-            return (entries, storedIsSuccess)
-        }
+extension FlowSummary {
+    /// The summary of `lines` with big groups condensed: see
+    /// ``Flow/generateSummary(condensingGroupsOver:showingFirst:maxLineLength:hiddenNote:)``.
+    static func condensed(_ lines: [FlowLogEntry], isSuccess success: Bool, over limit: Int, showingFirst shown: Int,
+                          maxLineLength: Int?, hiddenNote: (_ count: Int) -> String) -> String {
         // Without a group to condense, the summary is the full one, long lines and all.
         guard lines.contains(where: { ($0.element?.groupSize ?? 0) > limit }) else {
             return FlowSummary.render(entries: lines, isSuccess: success)
@@ -55,7 +40,7 @@ extension Flow {
             }
             if entry.element?.group != hiddenGroup { closeHidden() }
             var kept = entry
-            if let maxLineLength { kept.text = Self.shortened(entry.text, to: maxLineLength) }
+            if let maxLineLength { kept.text = shortened(entry.text, to: maxLineLength) }
             condensed.append(kept)
         }
         closeHidden()

@@ -23,7 +23,6 @@ public struct FlowTaskResult: @unchecked Sendable {
         var retryAfter: Duration?
         var attempt: Int = 1
         var earlierAttempts: [FlowAttemptRecord] = []
-        var groupTag: String?
     }
 
     fileprivate final class Storage {
@@ -118,12 +117,6 @@ public struct FlowTaskResult: @unchecked Sendable {
         get { storage.fields.earlierAttempts }
         _modify { yield &unique.fields.earlierAttempts }
     }
-    /// For a group element run in this process: its task's tag, carried to the engine with the
-    /// result.
-    var groupTag: String? {
-        get { storage.fields.groupTag }
-        _modify { yield &unique.fields.groupTag }
-    }
 
     /// Creates a result.
     public init(
@@ -134,7 +127,7 @@ public struct FlowTaskResult: @unchecked Sendable {
             operationName: operationName, state: state, error: error, events: events, bucket: bucket, startedAt: startedAt,
             finishedAt: finishedAt, worker: worker, groupIndex: nil, groupOutput: nil,
             isPermanentFailure: Self.isPermanent(state: state, error: error),
-            retryAfter: (error as? any FlowRetryAdvice)?.retryAfter, groupTag: nil))
+            retryAfter: (error as? any FlowRetryAdvice)?.retryAfter))
     }
 
     /// Whether a failure would only repeat: bucket data errors, errors that say so
@@ -147,26 +140,6 @@ public struct FlowTaskResult: @unchecked Sendable {
             if let advice = error as? any FlowRetryAdvice { return advice.isPermanent }
             return error is FlowError || error is FlowParameterError || error is FlowDataError
         }
-    }
-
-    /// A result for a task that could not be run at all: named and indexed as the task is.
-    ///
-    /// - Parameters:
-    ///   - error: why; its printed form is the summary's `withError:` text.
-    ///   - task: the task that was not run.
-    public static func failure(_ error: any Error, for task: FlowTask) -> FlowTaskResult {
-        var result = failure(error, operationName: task.operationName)
-        result.groupIndex = task.groupIndex
-        return result
-    }
-
-    /// A result for a task that was cancelled before it ran or while it ran elsewhere.
-    ///
-    /// - Parameter task: the task.
-    public static func cancelled(_ task: FlowTask) -> FlowTaskResult {
-        var result = failure(CancellationError(), for: task)
-        result.state = .cancelled
-        return result
     }
 
     /// A result for an op that could not be run at all.

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Where a group's element results go, whichever drive ran them: the group's step (for the
+/// journal), its tags, and what takes each result into the summary, the counts and the outputs.
+struct FlowGroupElementsAt {
+    let id: FlowStepID
+    let tags: FlowGroupTags
+    /// Takes one finished element; returns the group's end when it must stop.
+    let accept: (FlowTaskResult, String?) -> FlowEngine.Outcome?
+}
+
+extension FlowEngine {
+    /// What takes one finished element into the summary, the counts and the outputs; it returns
+    /// the group's end when the group is one failure past its budget.
+    func acceptor(for plan: FlowGroupPlan, tally: FlowGroupTally, total: Int) -> (FlowTaskResult, String?) -> Outcome? {
+        let failureLimit = plan.allowFailure ? Int.max : plan.maxFailures?.limit(total: total) ?? 0
+        let groupMark = (number: run.groupStarts(size: total), size: total)
+        // Fetched once: events nobody hears need not be made.
+        let progress = run.progressHandler
+        let run = run
+        return { result, tag in
+            let record = run.record(result, tag: tag, appliesBucketChanges: false, groupOutputKey: plan.outputKey,
+                                    location: plan.location, group: groupMark)
+            tally.done += 1
+            if !result.earlierAttempts.isEmpty {
+                tally.retries += result.earlierAttempts.count
+                tally.retriedElements += 1
+            }
+            if !result.state.isSuccess { tally.failures.append((result, tag)) }
+            if let progress { progress(.groupElementFinished(record, done: tally.done, failed: tally.failures.count, total: total)) }
+            // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
+            if result.state.isSuccess, let index = result.groupIndex, let output = result.groupOutput { tally.collect(output, at: index) }
+            guard tally.failures.count > failureLimit else { return nil }
+            if let budget = plan.maxFailures {
+                run.log("[Group] \(tally.failures.count) elements failed, more than maxFailures: \(budget) allows (\(failureLimit))")
+            }
+            run.log("[Group] not allow failure in group. stop immediately.")
+            return .failed(result.failure)
+        }
+    }
+
+    /// Takes back the results an earlier life of this run recorded for the group.
+    ///
+    /// - Returns: which elements were taken back (empty when none were), and the group's end if
+    ///   one of them ends it.
+    func replayRecorded(at id: FlowStepID, elements: FlowGroupElements,
+                        accept: (FlowTaskResult, String?) -> Outcome?) async -> (replayed: [Bool], stop: Outcome?) {
+        guard let recorded = journal?.recordedResults(at: id), !recorded.isEmpty else { return ([], nil) }
+        var replayed = [Bool](repeating: false, count: elements.count)
+        for (offset, entry) in recorded.enumerated() {
+            // A resumed run may take back a million results: the thread is given back now and
+            // then. On a cluster it is the coordinator's I/O thread, whose heartbeats tell the
+            // workers it is alive (they reconnect after 3 s without).
+            if offset % Self.replayTurn == Self.replayTurn - 1 { await Task.yield() }
+            guard let index = entry.result.groupIndex, elements.indices.contains(index), !replayed[index] else { continue }
+            replayed[index] = true
+            if let stop = accept(entry.result, entry.tag ?? FlowGroupTag.make()) { return (replayed, stop) }
+        }
+        return (replayed, nil)
+    }
+
+    /// Takes one element's result: `.cancelled` for a cancelled one (which is not recorded), the
+    /// group's end when the group's acceptor says so, `nil` to go on. The result reaches the
+    /// journal first, with its element's tag (found again from its index).
+    func settle(_ result: FlowTaskResult, at group: FlowGroupElementsAt) -> Outcome? {
+        if case .cancelled = result.state { return .cancelled }
+        let tag = group.tags.tag(for: result.groupIndex ?? 0)
+        journalAccepted(result, tag: tag, at: group.id)
+        return group.accept(result, tag)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+extension FlowEngine {
+    /// Runs a group's elements on the engine's own task, one after another
+    /// (``FlowGroupDrive/oneAtATime``): no child task to hand results over, and no thread to wake
+    /// for each one.
+    ///
+    /// - Parameters:
+    ///   - feed: the elements' tasks.
+    ///   - results: where each result goes (``settle(_:at:)``).
+    func runOneAtATime(from feed: FlowGroupFeed, plan: FlowGroupPlan, resolvedPlan: FlowGroupPlan,
+                       results group: FlowGroupElementsAt) async -> Outcome? {
+        let runElement = elementRunner(plan, resolvedPlan: resolvedPlan)
+        while true {
+            if Task.isCancelled { return .cancelled }
+            guard let task = feed.next() else { return nil }
+            let result = await runElement(task)
+            if Task.isCancelled { return .cancelled }
+            if let stop = settle(result, at: group) { return stop }
+        }
+    }
+
+    /// Runs a group's elements on `maxConcurrent` child tasks (``FlowGroupDrive/pulling``) that
+    /// each take the next element from the feed as soon as theirs is done (under the step's retry
+    /// policy and time limit), and deliver its result to an inbox the engine empties a burst at a
+    /// time. No Swift task is made per element, and the engine wakes once per burst of results,
+    /// not once per result: what makes an in-process group of small ops fast.
+    ///
+    /// - Parameters:
+    ///   - feed: the elements' tasks.
+    ///   - results: where each result goes (``settle(_:at:)``).
+    func runPulling(from feed: FlowGroupFeed, plan: FlowGroupPlan, resolvedPlan: FlowGroupPlan,
+                    results group: FlowGroupElementsAt) async -> Outcome? {
+        let expected = feed.count
+        guard expected > 0 else { return nil }
+        let runElement = elementRunner(plan, resolvedPlan: resolvedPlan)
+        let inbox = FlowResultInbox()
+        return await withTaskGroup(of: Void.self) { children in
+            for _ in 0..<min(plan.maxConcurrent, expected) {
+                children.addTask {
+                    while !Task.isCancelled, let task = await feed.nextWhenJudged() {
+                        let result = await runElement(task)
+                        if result.state.isSuccess {
+                            inbox.deliver(result)
+                        } else {
+                            // No element starts until the engine has judged this one: it may
+                            // end the group.
+                            feed.judging { inbox.deliver(result) }
+                        }
+                    }
+                }
+            }
+            /// Stops handing out elements and stops the running ones.
+            func stopAll() {
+                feed.close()
+                children.cancelAll()
+            }
+            var received = 0
+            while received < expected {
+                let results = await inbox.next()
+                if results.isEmpty || Task.isCancelled {
+                    stopAll()
+                    return .cancelled
+                }
+                for result in results {
+                    received += 1
+                    if let stop = settle(result, at: group) {
+                        stopAll()
+                        return stop
+                    }
+                    if !result.state.isSuccess { feed.judged() }
+                }
+            }
+            return nil
+        }
+    }
+}
