@@ -49,11 +49,13 @@ let package = Package(
             dependencies: [.product(name: "Yams", package: "Yams")],
             swiftSettings: strictSettings
         ),
+        // CRC-32C and CRC-64/NVME with the CPU's instructions where it has them (FlowStandardOps' upload checksums).
+        .target(name: "CFlowChecksum"),
         // The stock operations every worker offers (the seed's demo ops, later real ones).
         .target(
             name: "FlowStandardOps",
             dependencies: [
-                "Flow",
+                "Flow", "CFlowChecksum",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
