@@ -21,42 +21,52 @@ package struct WireTask: Sendable, Hashable {
         var retry: WireRetryPolicy?
     }
 
-    private var storage: FlowCopyOnWriteBox<Fields>
+    /// Only ever changed while this value holds the one reference (``change(_:)``).
+    fileprivate final class Storage: @unchecked Sendable {
+        @exclusivity(unchecked) var fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    private var storage: Storage
 
     @inline(__always)
     private mutating func change<Result>(_ body: (inout Fields) -> Result) -> Result {
-        storage.change(body)
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        return body(&storage.fields)
     }
 
     /// Identifies the task for the whole run; the RESULT carries it back.
     package var taskID: UInt64 {
-        get { storage.value.taskID }
+        get { storage.fields.taskID }
         set { change { $0.taskID = newValue } }
     }
     /// 1 for the first dispatch, one more for each re-dispatch after a worker was lost.
     package var attempt: UInt32 {
-        get { storage.value.attempt }
+        get { storage.fields.attempt }
         set { change { $0.attempt = newValue } }
     }
     /// The registered op name to run.
     package var op: String {
-        get { storage.value.op }
+        get { storage.fields.op }
         set { change { $0.op = newValue } }
     }
     /// A short tag shown in the summary beside the op (e.g. `3f2a` for a group element), empty for
     /// a serial op.
     package var displayTag: String {
-        get { storage.value.displayTag }
+        get { storage.fields.displayTag }
         set { change { $0.displayTag = newValue } }
     }
     /// The op's parameters.
     package var parameters: [String: FlowValue] {
-        get { storage.value.parameters }
+        get { storage.fields.parameters }
         set { change { $0.parameters = newValue } }
     }
     /// The op's input bucket for a serial op; empty for a group element.
     package var bucket: [String: FlowValue] {
-        get { storage.value.bucket }
+        get { storage.fields.bucket }
         set { change { $0.bucket = newValue } }
     }
     /// The array element a group element task runs on, `nil` for a serial op (flags bit 0).
@@ -64,39 +74,39 @@ package struct WireTask: Sendable, Hashable {
     /// The worker runs the op with `[primaryInputParamKey: element]` as its bucket: the op, which
     /// only the worker instantiates, is the one that knows that key.
     package var groupElement: FlowValue? {
-        get { storage.value.groupElement }
+        get { storage.fields.groupElement }
         set { change { $0.groupElement = newValue } }
     }
     /// The element's index in its group (0 for a serial op); it travels with the task and comes
     /// back in the RESULT, so the coordinator puts the output in its place without a lookup.
     package var elementIndex: Int {
-        get { storage.value.elementIndex }
+        get { storage.fields.elementIndex }
         set { change { $0.elementIndex = newValue } }
     }
     /// How long the op may run, in milliseconds; 0 means no limit.
     package var timeLimitMilliseconds: UInt32 {
-        get { storage.value.timeLimitMilliseconds }
+        get { storage.fields.timeLimitMilliseconds }
         set { change { $0.timeLimitMilliseconds = newValue } }
     }
     /// Which try of the op this is, as the op sees it (``FlowOperation/attempt``): more than 1 for
     /// a retry, or for an element of a resumed run that may have run before the run stopped. Sent
     /// (flags bit 1) only to workers that announced ``WireReady/Feature/operationAttempt``.
     package var operationAttempt: UInt32 {
-        get { storage.value.operationAttempt }
+        get { storage.fields.operationAttempt }
         set { change { $0.operationAttempt = newValue } }
     }
     /// The step's `retry:`, for ops that retry parts of their work alone
     /// (``FlowOperation/retryPolicy``); `nil` for no retry. Sent (flags bit 2) only to workers
     /// that announced ``WireReady/Feature/retryPolicy``.
     package var retry: WireRetryPolicy? {
-        get { storage.value.retry }
+        get { storage.fields.retry }
         set { change { $0.retry = newValue } }
     }
 
     /// Whether the task is one element of a group.
     package var isGroupElement: Bool {
         // Pattern-matched: `FlowValue` is `ExpressibleByNilLiteral`, so `!= nil` is ambiguous.
-        if case .some = storage.value.groupElement { return true }
+        if case .some = storage.fields.groupElement { return true }
         return false
     }
 
@@ -112,17 +122,17 @@ package struct WireTask: Sendable, Hashable {
         elementIndex: Int = 0,
         timeLimitMilliseconds: UInt32 = 0
     ) {
-        storage = FlowCopyOnWriteBox(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
+        storage = Storage(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: groupElement == nil ? 0 : elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds))
     }
 
     package static func == (lhs: WireTask, rhs: WireTask) -> Bool {
-        lhs.storage == rhs.storage
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
     }
 
     package func hash(into hasher: inout Hasher) {
-        hasher.combine(storage)
+        hasher.combine(storage.fields)
     }
 }
 
@@ -208,7 +218,7 @@ extension WireTask {
             elementIndex = try reader.readIndex("element index")
             groupElement = .some(try reader.readValue("group element"))
         }
-        storage = FlowCopyOnWriteBox(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
+        storage = Storage(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry))
     }
