@@ -22,6 +22,7 @@ package struct WireTask: Sendable, Hashable {
     }
 
     /// Only ever changed while this value holds the one reference (``change(_:)``).
+    // @unchecked: its fields change only in `change(_:)`, while the task holds the one reference.
     fileprivate final class Storage: @unchecked Sendable {
         @exclusivity(unchecked) var fields: Fields
 
