@@ -78,6 +78,7 @@ extension CoordinatorStateMachine {
     }
 
     /// Makes `turn.offeredBy` say which places offer `op`.
+    @inline(__always)
     mutating func askOffers(_ op: String, in turn: inout DispatchTurn) {
         guard op != turn.offersOp || turn.offeredBy.isEmpty else { return }
         turn.offersOp = op
@@ -87,6 +88,7 @@ extension CoordinatorStateMachine {
     /// The position of the place a task goes to, `nil` when none may take it now (§8.2): of the
     /// workers that offer its op, the best ``PlaceScore``, rotation breaking ties. With no free
     /// slot anywhere, a task of a group may wait in the queue of a worker that keeps one.
+    @inline(__always)
     mutating func bestPlace(group: TaskGroupLimit?, avoid: Set<String>, in turn: DispatchTurn) -> Int? {
         var best: Int?
         var bestScore: PlaceScore = (0, 0, 0)
