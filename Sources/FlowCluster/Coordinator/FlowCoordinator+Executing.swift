@@ -100,7 +100,7 @@ extension FlowCoordinator {
             case .success(let wire):
                 let op = task.registeredOperation.name
                 configuration.metrics?.started(op: op, attempt: task.attempt)
-                commands.append(.submit(wire, .inbox(inbox, index: task.groupIndex, metrics: configuration.metrics.map { ($0, op) }),
+                commands.append(.submit(wire, .inbox(inbox, metrics: configuration.metrics.map { ($0, op) }),
                                         avoid: Set(task.previousWorkers), budget: budget))
                 queued.append(position)
             case .failure(let failed):
