@@ -57,9 +57,5 @@ extension Duration {
     }
 
     /// `0.4 s`, `12 s`, `1.5 s`: for summary lines.
-    public var shortText: String {
-        let value = seconds
-        if value == value.rounded() { return "\(Int(value)) s" }
-        return String(format: value < 10 ? "%.1f s" : "%.0f s", value)
-    }
+    public var shortText: String { FlowDurationText.short(self) }
 }
