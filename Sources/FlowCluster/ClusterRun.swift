@@ -67,6 +67,9 @@ public final class ClusterRun: Sendable {
 
     public let flow: Flow
     private let options: Options
+    /// Whether the run's tasks go to a pool (`--pool`), which holds no group's bytes budget
+    /// (docs/PROTOCOL.md §15).
+    package var runsOnPool: Bool { options.pool != nil }
     /// The flow's name, which a pool is told.
     private let flowName: String
     private let logger: Logger

@@ -61,6 +61,12 @@ package enum WireCodec {
                 writer.writeString(entry.worker)
                 entry.result.write(to: &writer)
             }
+        case .progress(let entries):
+            writer.writeVarint(UInt64(entries.count))
+            for entry in entries { entry.write(to: &writer) }
+        case .rate(let rates):
+            writer.writeVarint(UInt64(rates.count))
+            for rate in rates { rate.write(to: &writer) }
         case .returned(let tasks):
             writer.writeVarint(UInt64(tasks.count))
             for task in tasks {
@@ -166,6 +172,14 @@ package enum WireCodec {
                 let worker = try reader.readString("worker name", maximumBytes: WireLimits.maximumReadyNameBytes)
                 return WirePoolResult(worker: worker, result: try WireResult(reading: &reader))
             })
+        case .progress:
+            return .progress(try readBatch(minimumElementSize: WireProgress.minimumEncodedSize, "progress count", &reader) { reader throws(WireDecodingError) in
+                try WireProgress(reading: &reader)
+            })
+        case .rate:
+            return .rate(try readBatch(minimumElementSize: WireRate.minimumEncodedSize, "rate count", &reader) { reader throws(WireDecodingError) in
+                try WireRate(reading: &reader)
+            })
         case .returned:
             return .returned(try readBatch(minimumElementSize: WireTaskReference.encodedSize, "returned count", &reader) { reader throws(WireDecodingError) in
                 let id = try reader.readUInt64("task id")
@@ -229,6 +243,8 @@ package enum WireCodec {
         case .statusReply(let json): return json.utf8.count + 10
         case .done(let results): return 8 + results.reduce(0) { $0 + 80 + $1.worker.utf8.count + $1.result.events.count * 48 }
         case .returned(let tasks): return 10 + tasks.count * WireTaskReference.encodedSize
+        case .progress(let entries): return 10 + entries.count * 24
+        case .rate(let rates): return 10 + rates.count * 20
         }
     }
 }

@@ -17,6 +17,12 @@ package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
     /// Stop these tasks now, running or queued; each is answered with a `cancelled` RESULT.
     /// Pool to a worker that announced ``WireReady/Feature/cancel``.
     case cancel = 0x08
+    /// Bytes a worker's ops sent since its last PROGRESS (§15). Worker to coordinator, from a
+    /// worker that announced ``WireReady/Feature/progress``.
+    case progress = 0x09
+    /// The bytes a second each group budget allows this worker (§15). Coordinator to a worker
+    /// that announced ``WireReady/Feature/progress``.
+    case rate = 0x0A
     /// A client registers its run with a pool (§14). Client to pool; its first message.
     case hello = 0x10
     /// The pool accepts a client: its credit and heartbeat interval. Pool to client.
@@ -43,6 +49,8 @@ package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
         case .recall: return "RECALL"
         case .returned: return "RETURNED"
         case .cancel: return "CANCEL"
+        case .progress: return "PROGRESS"
+        case .rate: return "RATE"
         case .hello: return "HELLO"
         case .welcome: return "WELCOME"
         case .submit: return "SUBMIT"
@@ -64,10 +72,10 @@ package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
     /// - Returns: `true` when the spec allows that role to send the command.
     package func canBeSent(by role: WirePeerRole) -> Bool {
         switch self {
-        case .ready, .result: return role == .worker
+        case .ready, .result, .progress: return role == .worker
         // A worker gives back queued tasks; a pool gives back a client's tasks it still held (WITHDRAW).
         case .returned: return role == .worker || role == .coordinator
-        case .task, .recall, .cancel, .welcome, .statusReply, .done: return role == .coordinator
+        case .task, .recall, .cancel, .rate, .welcome, .statusReply, .done: return role == .coordinator
         case .hello, .submit, .withdraw: return role == .client
         case .heartbeat, .disconnect, .status: return true
         }

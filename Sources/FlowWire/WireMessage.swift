@@ -19,6 +19,12 @@ package enum WireMessage: Sendable, Hashable {
     /// Tasks to stop now, running or queued. Pool to a worker that announced
     /// ``WireReady/Feature/cancel``; never an empty list.
     case cancel([UInt64])
+    /// Bytes the ops of a worker sent since its last PROGRESS, per task. Worker to coordinator,
+    /// from a worker that announced ``WireReady/Feature/progress``; never an empty list.
+    case progress([WireProgress])
+    /// The bytes a second each named group budget allows the receiving worker. Coordinator to a
+    /// worker that announced ``WireReady/Feature/progress``; never an empty list.
+    case rate([WireRate])
     /// A client registers its run. Client to pool; the first message a client sends.
     case hello(WireHello)
     /// The pool accepts a client. Pool to client.
@@ -45,6 +51,8 @@ package enum WireMessage: Sendable, Hashable {
         case .recall: return .recall
         case .returned: return .returned
         case .cancel: return .cancel
+        case .progress: return .progress
+        case .rate: return .rate
         case .hello: return .hello
         case .welcome: return .welcome
         case .submit: return .submit
@@ -69,6 +77,8 @@ extension WireMessage: CustomStringConvertible {
         case .recall(let ids): return "RECALL ×\(ids.count)"
         case .returned(let tasks): return "RETURNED ×\(tasks.count)"
         case .cancel(let ids): return "CANCEL ×\(ids.count)"
+        case .progress(let entries): return "PROGRESS ×\(entries.count)"
+        case .rate(let rates): return "RATE ×\(rates.count)"
         case .hello(let hello): return "HELLO \(hello.clientName) run=\(hello.runID) share=\(hello.share)"
         case .welcome(let welcome): return "WELCOME \(welcome.poolName) slots=\(welcome.slotCount)"
         case .submit(let tasks): return "SUBMIT ×\(tasks.count)"

@@ -47,6 +47,9 @@ extension WireReady {
         /// Bit 3: the worker takes CANCEL (a pool's): it stops the named tasks, running or queued,
         /// and answers each with a `cancelled` RESULT (§7.8).
         package static let cancel: UInt32 = 1 << 3
+        /// Bit 4: the worker reads a TASK's budget (flags bit 3), holds its ops' progress to the
+        /// bytes rates RATE gives it, and reports bytes sent with PROGRESS (§15).
+        package static let progress: UInt32 = 1 << 4
     }
 
     /// Appends the body fields in spec order.

@@ -19,6 +19,7 @@ package struct WireTask: Sendable, Hashable {
         var timeLimitMilliseconds: UInt32
         var operationAttempt: UInt32 = 1
         var retry: WireRetryPolicy?
+        var budget: UInt64?
     }
 
     /// Only ever changed while this value holds the one reference (``change(_:)``).
@@ -104,6 +105,13 @@ package struct WireTask: Sendable, Hashable {
         set { change { $0.retry = newValue } }
     }
 
+    /// The group budget whose bytes rate the op's progress draws from (RATE, flags bit 3), `nil`
+    /// for none. Sent only to workers that announced ``WireReady/Feature/progress``.
+    package var budget: UInt64? {
+        get { storage.fields.budget }
+        set { change { $0.budget = newValue } }
+    }
+
     /// Whether the task is one element of a group.
     package var isGroupElement: Bool {
         // Pattern-matched: `FlowValue` is `ExpressibleByNilLiteral`, so `!= nil` is ambiguous.
@@ -142,6 +150,8 @@ extension WireTask {
     static let groupElementFlag: UInt8 = 0x01
     static let operationAttemptFlag: UInt8 = 0x02
     static let retryPolicyFlag: UInt8 = 0x04
+    /// Flags bit 3: a budget id (varint) follows the retry policy (§15).
+    static let budgetFlag: UInt8 = 0x08
     /// The fewest bytes one task takes: fixed fields, empty strings and empty maps.
     static let minimumEncodedSize = 8 + 4 + 1 + 1 + 1 + 1 + 1 + 4
 
@@ -164,10 +174,12 @@ extension WireTask {
         writer.writeValueMap(bucket, repeating: &lastBucket)
         let attemptFlag = operationAttempt > 1 ? Self.operationAttemptFlag : 0
         let retryFlag = retry != nil ? Self.retryPolicyFlag : 0
-        writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag)
+        let budgetFlag = budget != nil ? Self.budgetFlag : 0
+        writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag | budgetFlag)
         writer.writeUInt32(timeLimitMilliseconds)
         if attemptFlag != 0 { writer.writeUInt32(operationAttempt) }
         if let retry { retry.write(to: &writer) }
+        if let budget { writer.writeVarint(budget) }
         if let groupElement {
             writer.writeVarint(UInt64(elementIndex))
             writer.writeValue(groupElement)
@@ -195,7 +207,7 @@ extension WireTask {
         let bucket = try reader.readValueMap("bucket", reusing: &lastBucket)
         let flagsStart = reader.offset
         let flags = try reader.readUInt8("flags")
-        guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag | Self.retryPolicyFlag) == 0 else {
+        guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag | Self.retryPolicyFlag | Self.budgetFlag) == 0 else {
             throw WireDecodingError(.invalidField, offset: flagsStart, "flags: reserved bits set in 0x\(flags.hexDigits)")
         }
         let timeLimitMilliseconds = try reader.readUInt32("time limit")
@@ -211,6 +223,7 @@ extension WireTask {
         if flags & Self.retryPolicyFlag != 0 {
             retry = try WireRetryPolicy(reading: &reader)
         }
+        let budget = flags & Self.budgetFlag != 0 ? try reader.readVarint("budget") : nil
         var elementIndex = 0
         // `.none`, not `nil`: `FlowValue` is `ExpressibleByNilLiteral`, and a bare `nil` can
         // become `.some(.null)`.
@@ -221,6 +234,7 @@ extension WireTask {
         }
         storage = Storage(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: elementIndex,
-                                 timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry))
+                                 timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry,
+                                 budget: budget))
     }
 }

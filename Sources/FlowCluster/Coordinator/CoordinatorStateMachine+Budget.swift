@@ -8,6 +8,7 @@ extension CoordinatorStateMachine {
     /// - Parameter id: the index its tasks carry (``submit(_:waiter:avoid:group:budget:)``); ids
     ///   are given out from 0 up.
     mutating func setBudget(id: Int, name: String, rates: FlowLimitRates, maxConcurrent: Int, adaptive: Bool, now: Instant) {
+        ratesChanged = true
         if id < budgets.count {
             budgets[id].setRates(rates, now: now)
             return

@@ -61,11 +61,13 @@ extension CoordinatorStateMachine {
             for result in results { accept(result, from: peer, now: now, into: &actions) }
         case .returned(let references):
             actions += takeBack(references, from: peer)
+        case .progress(let entries):
+            countProgress(entries, from: peer)
         case .heartbeat:
             break
         case .disconnect(let reason):
             actions += remove(peer, reason: .left(reason), now: now)
-        case .task, .recall, .cancel, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
+        case .task, .recall, .cancel, .rate, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
             actions.append(.report(.unexpectedMessage(worker: workerName, command: message.command.description)))
         }
     }
@@ -106,7 +108,10 @@ extension CoordinatorStateMachine {
     mutating func remove(_ peer: Data, reason: RemovalReason, now: Instant) -> [Action] {
         guard let name = workers[peer]?.name else { return [] }
         // Forgotten once its tasks are released from it.
-        defer { workers[peer] = nil }
+        defer {
+            workers[peer] = nil
+            sentRates[peer] = nil
+        }
         let (requeued, actions) = takeAway(from: peer, reason: reason.text, now: now)
         let event: ClusterEvent
         switch reason {

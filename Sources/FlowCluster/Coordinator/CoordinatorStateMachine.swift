@@ -113,6 +113,10 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var budgets: [GroupBudget] = []
     /// When a task held back by its group's requests rate may go (``dispatch(now:)`` sets it).
     var budgetWake: Instant?
+    /// The bytes rates last sent to each worker (RATE, §15), by budget index.
+    var sentRates: [Data: [Int: UInt64]] = [:]
+    /// A budget's bytes rate changed: RATE goes again at the next tick.
+    var ratesChanged = false
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -176,6 +180,10 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     ///   at most its limit of them run at once.
     /// - Parameter budget: its group's index in ``budgets``, -1 for none.
     mutating func submit(_ task: WireTask, waiter: Waiter, avoid: Set<String> = [], group: TaskGroupLimit? = nil, budget: Int = -1) {
+        var task = task
+        // Its op's progress draws on the budget's bytes rate (§15); dispatch leaves the id out
+        // for a worker that did not announce the feature.
+        if budget >= 0 { task.budget = UInt64(budget) }
         tasks[task.taskID] = TaskRecord(task: task, waiter: waiter, avoid: avoid, group: group, budget: budget)
         queue.append(task.taskID)
         expectedSubmissions = max(0, expectedSubmissions - 1)
@@ -284,7 +292,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
             withWorker(peer) { $0.lastSent = now }
             actions.append(.send(to: peer, .heartbeat))
         }
-        return actions + failUnoffered(now: now) + failUnanswered(now: now)
+        return actions + failUnoffered(now: now) + failUnanswered(now: now) + allocateRates(now: now)
     }
 
     /// Says goodbye to every worker and finishes every waiting task as cancelled (the
@@ -298,6 +306,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         workers = [:]
         tasks = [:]
         queue = []
+        sentRates = [:]
         groupBound = [:]
         pausedGroups = []
         stealing = 0

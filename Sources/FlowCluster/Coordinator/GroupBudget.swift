@@ -32,6 +32,8 @@ struct GroupBudget: Sendable {
     private(set) var running = 0
     /// Tasks of the group started, all told.
     private(set) var started = 0
+    /// Bytes its ops sent, as workers reported them (PROGRESS, §15).
+    var bytesSent: UInt64 = 0
 
     /// A budget; `maxConcurrent` bounds the adaptive concurrency.
     init(name: String, rates: FlowLimitRates, maxConcurrent: Int, adaptive: Bool) {
@@ -104,7 +106,8 @@ struct GroupBudget: Sendable {
     /// What `status` and the metrics show.
     var snapshot: GroupBudgetStatus {
         GroupBudgetStatus(name: name, rates: rates, backedOffRequestsPerSecond: adaptiveRate?.rate, concurrency: adaptive?.current, maxConcurrent: adaptive?.maximum,
-                          lowestConcurrency: adaptive?.lowest, throttledAnswers: adaptive?.throttledAnswers ?? 0, started: started)
+                          lowestConcurrency: adaptive?.lowest, throttledAnswers: adaptive?.throttledAnswers ?? 0, started: started,
+                          bytesSent: Int(clamping: bytesSent))
     }
 }
 
@@ -126,4 +129,6 @@ public struct GroupBudgetStatus: Sendable, Hashable, Codable {
     public var throttledAnswers: Int
     /// Tasks started.
     public var started: Int
+    /// Bytes the group's ops sent, as they reported them (0 for ops that report none).
+    public var bytesSent: Int = 0
 }

@@ -194,6 +194,8 @@ struct PoolStateMachine: Sendable {
             if task.attempt > 1 { task.operationAttempt = max(1, task.operationAttempt) + task.attempt - 1 }
             task.taskID = nextTaskID
             task.attempt = 1
+            // A budget id is the client's own (§15), and a pool keeps no client's budgets.
+            task.budget = nil
             fair.append(Pending(task: task, ticket: ticket), to: peer)
         }
         return actions

@@ -14,6 +14,8 @@ struct WorkerIOLoop {
     let context: ZMQContext
     let wakeup: ZMQWakeup
     let mailbox: WorkerMailbox
+    /// The group bytes budgets of this registration (RATE in, PROGRESS out).
+    private let byteBudgets = WorkerByteBudgets()
     private let clock = ContinuousClock()
 
     init(configuration: FlowWorker.Configuration, registry: FlowOperationRegistry, logger: Logger, context: ZMQContext,
@@ -27,9 +29,9 @@ struct WorkerIOLoop {
     }
 
     /// The features this worker keeps (§7.1): it gives a TASK's op attempt and retry policy to the
-    /// op, queues tasks beyond its slots, and takes CANCEL.
+    /// op, queues tasks beyond its slots, takes CANCEL, and holds its ops to RATE's bytes rates (§15).
     static let features = WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | WireReady.Feature.queue
-        | WireReady.Feature.cancel
+        | WireReady.Feature.cancel | WireReady.Feature.progress
 
     /// The READY a worker of `configuration` offering `registry`'s ops says on every connection.
     static func ready(for configuration: FlowWorker.Configuration, registry: FlowOperationRegistry) -> WireReady {
@@ -75,8 +77,9 @@ struct WorkerIOLoop {
         return Connection(dealer: dealer, poller: poller, dealerIndex: dealerIndex, wakeupIndex: poller.register(wakeup))
     }
 
-    /// Swift tasks running the worker's tasks, by the machine's run id.
-    private typealias RunningTasks = [UInt64: Task<Void, Never>]
+    /// Swift tasks running the worker's tasks, with what tells their ops why they are cancelled,
+    /// by the machine's run id.
+    private typealias RunningTasks = [UInt64: (task: Task<Void, Never>, cause: FlowCancellationCause)]
 
     /// Serves until the machine says stop; returns the error that kept it from starting, if any.
     func run() -> ClusterError? {
@@ -97,7 +100,8 @@ struct WorkerIOLoop {
         let executor = LoopExecutor(wakeup: wakeup)
         executor.attach()
         defer { executor.close() }
-        let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name, metrics: configuration.metrics)
+        let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name, metrics: configuration.metrics,
+                                      byteBudgets: byteBudgets)
         var pending = machine.connected(now: clock.now)
         let pollMilliseconds = Int(min(100, configuration.heartbeatInterval.seconds * 250).rounded(.up))
 
@@ -107,6 +111,8 @@ struct WorkerIOLoop {
             case .stop:
                 return nil
             case .reconnect:
+                // Rates and budget ids are the old coordinator's.
+                byteBudgets.reset()
                 connection.dealer.close()
                 do {
                     connection = try open()
@@ -148,6 +154,7 @@ struct WorkerIOLoop {
         if drain { pending += machine.drain(now: now, date: Date()) }
         pending += machine.tick(now: now, date: Date())
         pending += machine.flush(now: now)
+        if let progress = byteBudgets.takeProgress(now: now) { pending += machine.report(progress, now: now) }
     }
 
     /// The worker's state machine, with the hints it gives when the coordinator does not answer.
@@ -182,19 +189,24 @@ struct WorkerIOLoop {
             case .send(let message):
                 for frames in ResultSizeGuard.frames(for: message) { _ = try? dealer.send(frames, flags: .dontWait) }
             case .start(let run, let task):
-                tasks[run] = Task(executorPreference: executor) { [mailbox] in
-                    let result = await runner.run(task)
+                let cause = FlowCancellationCause()
+                tasks[run] = (Task(executorPreference: executor) { [mailbox] in
+                    let result = await runner.run(task, cause: cause)
                     if mailbox.post(run: run, result: result) { executor.wake() }
-                }
+                }, cause)
             case .cancel(let run):
-                tasks[run]?.cancel()
+                tasks[run]?.task.cancel()
+            case .coordinatorLost(let runs):
+                for run in runs { tasks[run]?.cause.coordinatorLost() }
+            case .setRates(let rates):
+                byteBudgets.set(rates)
             case .reconnect:
                 after = .reconnect
             case .stop:
                 // Give the DISCONNECT a moment to leave before the socket closes.
                 try? dealer.set(.linger(milliseconds: 500))
                 dealer.close()
-                for task in tasks.values { task.cancel() }
+                for running in tasks.values { running.task.cancel() }
                 return .stop
             case .log(let level, let message, let metadata):
                 logger.log(level: level, "\(message)", metadata: metadata)

@@ -84,7 +84,8 @@ extension WorkerStateMachine {
         backlog = []
         outbox = []
         returned = []
-        var actions: [Action] = abandoned.map { .cancel(run: $0) }
+        var actions: [Action] = coordinatorSaidGoodbye || abandoned.isEmpty ? [] : [.coordinatorLost(runs: abandoned)]
+        actions += abandoned.map { .cancel(run: $0) }
         let text = abandoned.isEmpty ? reason : reason + "; cancelled \(abandoned.count) running task(s)"
         actions.append(.log(coordinatorSaidGoodbye ? .info : .warning, text, [:]))
         return actions

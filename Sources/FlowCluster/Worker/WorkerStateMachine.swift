@@ -53,6 +53,11 @@ struct WorkerStateMachine: Sendable {
         /// Cancel the Swift task of a run; it still reports back, and the machine decides what
         /// its result is worth.
         case cancel(run: UInt64)
+        /// Hold the ops' progress to these bytes rates (RATE, §15).
+        case setRates([WireRate])
+        /// The runs about to be cancelled are so because the coordinator went silent, not because
+        /// anyone cancelled them: their ops may leave work for a resumed run (`FlowCancellationCause`).
+        case coordinatorLost(runs: [UInt64])
         /// Close the socket, connect a new one at once and call ``connected(now:)``, which says
         /// READY on it. There is no pause without a socket: while no coordinator answers, the new
         /// socket's transport retries the connection by itself (every `RECONNECT_INTERVAL` at
@@ -167,6 +172,8 @@ struct WorkerStateMachine: Sendable {
             return []
         case .cancel(let ids):
             return cancel(ids, now: now)
+        case .rate(let rates):
+            return [.setRates(rates)]
         case .heartbeat:
             return []
         case .disconnect(let reason):
@@ -183,7 +190,7 @@ struct WorkerStateMachine: Sendable {
             isConnected = false
             actions.append(.log(.info, "registering again; waiting for the next coordinator", [:]))
             return actions + [.reconnect]
-        case .ready, .result, .returned, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
+        case .ready, .result, .returned, .progress, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
             return [.log(.warning, "unexpected \(message.command) from the coordinator: dropped", [:])]
         }
     }

@@ -10,8 +10,15 @@ struct WorkerTaskRunner: Sendable {
     let workerName: String
     /// Counts the tasks it runs, `nil` nothing.
     var metrics: WorkerMetrics?
+    /// The group bytes budgets a task's op reports its progress to (§15).
+    var byteBudgets: WorkerByteBudgets?
 
-    nonisolated(nonsending) func run(_ task: WireTask) async -> WireResult {
+    /// Runs the task; `cause` says, if it is cancelled, why.
+    nonisolated(nonsending) func run(_ task: WireTask, cause: FlowCancellationCause) async -> WireResult {
+        await FlowProgress.$cancellation.withValue(cause) { await measured(task) }
+    }
+
+    nonisolated(nonsending) private func measured(_ task: WireTask) async -> WireResult {
         guard let metrics else { return await execute(task) }
         metrics.slotsBusy.increment()
         let result = await execute(task)
@@ -28,7 +35,12 @@ struct WorkerTaskRunner: Sendable {
                 finishState: .withError("worker \(workerName) has no op named \(task.op); its ops: \(registry.names.joined(separator: ", "))"),
                 startedAt: now, finishedAt: now, elementIndex: task.isGroupElement ? task.elementIndex : nil)
         }
-        let result = await FlowLocalExecutor(registry: registry).execute(FlowTask(wire: task))
+        let executor = FlowLocalExecutor(registry: registry)
+        guard let budget = task.budget, let byteBudgets else { return WireResult(await executor.execute(FlowTask(wire: task)), for: task) }
+        // Only a task of a group with a budget reports its progress: an unlimited run's ops find
+        // no sink and pay one task-local read.
+        let sink = WorkerProgressSink(budgets: byteBudgets, task: WireTaskReference(taskID: task.taskID, attempt: task.attempt), budget: budget)
+        let result = await FlowProgress.$sink.withValue(sink) { await executor.execute(FlowTask(wire: task)) }
         return WireResult(result, for: task)
     }
 }

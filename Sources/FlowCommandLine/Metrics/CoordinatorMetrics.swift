@@ -9,7 +9,8 @@ import Synchronization
 /// `pending`, `running`, `done`, `failed`) for the group that runs now or ran last; for each group
 /// with a budget (labels `flow`, `step`): `flow_group_limit` (label `rate`: `requests_per_second`,
 /// `bytes_per_second`; 0 is unlimited), `flow_group_concurrency` (the adaptive concurrency now),
-/// `flow_group_max_concurrent`, `flow_group_throttled_answers` and `flow_group_started`.
+/// `flow_group_max_concurrent`, `flow_group_throttled_answers`, `flow_group_started` and
+/// `flow_group_bytes_sent` (what its ops reported sending, docs/PROTOCOL.md §15).
 final class CoordinatorMetrics: Sendable {
     /// One group's budget gauges.
     private struct BudgetGauges {
@@ -19,6 +20,7 @@ final class CoordinatorMetrics: Sendable {
         let maxConcurrent: Gauge
         let throttled: Gauge
         let started: Gauge
+        let bytesSent: Gauge
 
         init(flow: String, step: String) {
             let labels = [("flow", flow), ("step", step)]
@@ -28,6 +30,7 @@ final class CoordinatorMetrics: Sendable {
             maxConcurrent = Gauge(label: "flow_group_max_concurrent", dimensions: labels)
             throttled = Gauge(label: "flow_group_throttled_answers", dimensions: labels)
             started = Gauge(label: "flow_group_started", dimensions: labels)
+            bytesSent = Gauge(label: "flow_group_bytes_sent", dimensions: labels)
         }
 
         func record(_ budget: GroupBudgetStatus) {
@@ -37,6 +40,7 @@ final class CoordinatorMetrics: Sendable {
             if let maximum = budget.maxConcurrent { maxConcurrent.record(maximum) }
             throttled.record(budget.throttledAnswers)
             started.record(budget.started)
+            bytesSent.record(budget.bytesSent)
         }
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+import Flow
 import Foundation
 import NIOCore
 
@@ -59,6 +60,7 @@ extension S3Upload {
             let (bytes, hash, md5) = try await source.read(at: 0, count: Int(size), checksum: .md5)
             _ = file
             value = md5
+            try await Self.reportProgress(bytes.readableBytes)
             headers += Self.checksumHeaders(.md5, value: md5)
             body = .hashedBytes(bytes, sha256: hash)
         case .file(let file, let size):

@@ -182,6 +182,9 @@ extension S3Upload {
         var generator = SystemRandomNumberGenerator()
         var tried = 1
         while true {
+            // Held to the group's bytes budget (a part in memory goes as a whole: its bytes are
+            // counted, in chunks, before it is sent).
+            try await Self.reportProgress(bytes.readableBytes)
             do {
                 let answer = try await explainingChecksum(action: partAction) {
                     try await client.expectSuccess(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
@@ -199,6 +202,18 @@ extension S3Upload {
                 try await Task.sleep(for: wait)
                 tried += 1
             }
+        }
+    }
+
+    /// Reports `count` bytes about to be sent to the task's progress sink (its group's bytes
+    /// budget), a megabyte at a time, so that other tasks' chunks interleave with a large part's.
+    static func reportProgress(_ count: Int) async throws {
+        guard let sink = FlowProgress.sink else { return }
+        var left = count
+        while left > 0 {
+            let chunk = min(left, FileUpload.chunkSize)
+            try await sink.sent(bytes: chunk)
+            left -= chunk
         }
     }
 

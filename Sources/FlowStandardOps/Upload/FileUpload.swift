@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Flow
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -36,6 +37,10 @@ struct FileUpload: Sendable {
     /// Whether the file goes `aws-chunked` with ``checksum``'s value in a trailer
     /// (`x-amz-trailer`), as the AWS SDKs stream a body whose checksum is known only at its end.
     var awsChunked = false
+    /// Where the op's progress goes (its group's bytes budget on a worker), read from the task
+    /// that makes the upload: each chunk is reported, and waits for the budget, before it is
+    /// written. `nil` (no budget) costs nothing.
+    var progress: (any FlowProgressSink)? = FlowProgress.sink
 
     /// The body's length in bytes, as sent (with the `aws-chunked` framing and trailer).
     var length: Int64 {
@@ -115,7 +120,16 @@ struct FileUpload: Sendable {
                 buffer.writeString("\r\n")
                 framed = buffer
             }
-            return writer.write(.byteBuffer(framed)).hop(to: loop).flatMap {
+            let written: EventLoopFuture<Void>
+            if let progress {
+                let count = chunk.readableBytes
+                written = loop.makeFutureWithTask { try await progress.sent(bytes: count) }.flatMap {
+                    writer.write(.byteBuffer(framed)).hop(to: loop)
+                }
+            } else {
+                written = writer.write(.byteBuffer(framed)).hop(to: loop)
+            }
+            return written.flatMap {
                 pump(nextRead, at: next, to: writer, on: loop)
             }
         }

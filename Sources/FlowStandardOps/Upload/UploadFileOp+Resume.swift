@@ -11,15 +11,16 @@ extension UploadFileOp {
     ///
     /// - A transient failure aborts only on the step's last try (``FlowOperation/attempt`` of
     ///   ``FlowOperation/retryPolicy``): with tries left, the next one continues the upload.
-    /// - A cancellation aborts unless the process that started this one has gone: a local worker
-    ///   whose coordinator was killed is stopped too, and `resume` continues its upload. A
-    ///   standing worker cannot tell a cancelled run from a coordinator that went silent, so its
-    ///   upload is aborted either way.
+    /// - A cancellation aborts unless the process that started this one has gone (a local worker
+    ///   whose coordinator was killed is stopped too), or the worker says it cancels because its
+    ///   coordinator went silent (a standing worker, `FlowCancellationCause`): then `resume`
+    ///   continues the upload. A run cancelled by its user (Ctrl-C, `cancel`) aborts it.
     func withAbortPolicy(_ upload: S3Upload) -> S3Upload {
         var upload = upload
         upload.isFinalTry = attempt >= retryPolicy.attempts
         let parent = getppid()
-        upload.abortsWhenCancelled = { getppid() == parent }
+        let cause = FlowProgress.cancellation
+        upload.abortsWhenCancelled = { getppid() == parent && cause?.isCoordinatorLost != true }
         return upload
     }
 }

@@ -111,6 +111,9 @@ enum RawPeers {
             [signature, Data([0x03]), resultBody.prefix(7)],
             [signature, Data([0x02]), Data([0x00])],
             [signature, Data([0x09]), Data("x".utf8)],
+            // PROGRESS (§15): an empty list, and an entry of 0 bytes.
+            [signature, Data([0x09]), Data([0x00])],
+            [signature, Data([0x09]), Data([0x01, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x00])],
             [signature, Data([0x01, 0x02])],
             [signature],
             [Data()],

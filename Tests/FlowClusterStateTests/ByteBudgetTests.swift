@@ -1,0 +1,196 @@
+import Flow
+import FlowWire
+import Foundation
+import Testing
+@testable import FlowCluster
+
+private let t0 = ContinuousClock.now
+private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microseconds(Int64(seconds * 1_000_000)) }
+
+/// Group bytes budgets (PROTOCOL.md §15) without sockets: the coordinator's division of a budget
+/// into RATEs, its count of PROGRESS, the worker's token bucket, on a manual clock.
+@Suite struct ByteBudgetTests {
+    typealias Machine = CoordinatorStateMachine<UInt64>
+
+    private static func ready(_ name: String, slots: UInt32, features: UInt32 = WireReady.Feature.progress) -> WireMessage {
+        .ready(WireReady(workerName: name, features: features, slotCount: slots, ops: ["UploadFileOp"], hostname: "test", processID: 1,
+                         heartbeatIntervalMilliseconds: 60_000))
+    }
+
+    private static func element(_ id: UInt64) -> WireTask {
+        WireTask(taskID: id, op: "UploadFileOp", groupElement: .integer(Int64(id)), elementIndex: Int(id))
+    }
+
+    /// A machine with workers `w1`… of the given slots, a budget 0 of `bytes` a second, `tasks`
+    /// of it submitted and dispatched.
+    private static func machine(slots: [UInt32], features: [UInt32]? = nil, bytes: Int64?, tasks: Int) -> (Machine, [Data], [WireMessage]) {
+        var machine = Machine(configuration: .init(liveness: 1000, workerTimeout: .seconds(600)))
+        let peers = slots.indices.map { Data("w\($0 + 1)".utf8) }
+        for (index, peer) in peers.enumerated() {
+            _ = machine.receive(ready("w\(index + 1)", slots: slots[index], features: features?[index] ?? WireReady.Feature.progress),
+                                from: peer, now: at(0))
+        }
+        machine.setBudget(id: 0, name: "UploadFileOp", rates: FlowLimitRates(bytesPerSecond: bytes), maxConcurrent: 1000, adaptive: false,
+                          now: at(0))
+        for id in 1...UInt64(tasks) { machine.submit(element(id), waiter: id, budget: 0) }
+        var sent: [WireMessage] = []
+        for case .send(_, let message) in machine.dispatch(now: at(0)) { sent.append(message) }
+        return (machine, peers, sent)
+    }
+
+    private static func rates(_ actions: [Machine.Action]) -> [Data: [WireRate]] {
+        var rates: [Data: [WireRate]] = [:]
+        for case .send(let peer, .rate(let entries)) in actions { rates[peer, default: []] += entries }
+        return rates
+    }
+
+    @Test func aBudgetIsDividedByTheTasksRunningOnEachWorker() {
+        // 3 + 1 slots, 4 tasks: 3 run on w1, 1 on w2.
+        var (machine, peers, sent) = Self.machine(slots: [3, 1], bytes: 40_000_000, tasks: 4)
+        let budgets = sent.flatMap { message -> [UInt64?] in if case .task(let tasks) = message { tasks.map(\.budget) } else { [] } }
+        #expect(budgets == [0, 0, 0, 0], "every TASK of the group carries its budget")
+        let rates = Self.rates(machine.tick(now: at(0.05)))
+        #expect(rates[peers[0]] == [WireRate(budget: 0, bytesPerSecond: 30_000_000)])
+        #expect(rates[peers[1]] == [WireRate(budget: 0, bytesPerSecond: 10_000_000)])
+        #expect(Self.rates(machine.tick(now: at(0.1))).isEmpty, "nothing changed: no RATE again")
+    }
+
+    @Test func aChangedLimitIsSentAgainAtTheNextTick() {
+        var (machine, peers, _) = Self.machine(slots: [2, 2], bytes: 40_000_000, tasks: 4)
+        _ = machine.tick(now: at(0.05))
+        machine.setBudget(id: 0, name: "UploadFileOp", rates: FlowLimitRates(bytesPerSecond: 8_000_000), maxConcurrent: 1000, adaptive: false,
+                          now: at(1))
+        let rates = Self.rates(machine.tick(now: at(1.05)))
+        #expect(rates[peers[0]] == [WireRate(budget: 0, bytesPerSecond: 4_000_000)])
+        #expect(rates[peers[1]] == [WireRate(budget: 0, bytesPerSecond: 4_000_000)])
+        // `limit … off`: no bytes limit is sent as 0.
+        machine.setBudget(id: 0, name: "UploadFileOp", rates: FlowLimitRates(), maxConcurrent: 1000, adaptive: false, now: at(2))
+        #expect(Self.rates(machine.tick(now: at(2.05)))[peers[0]] == [WireRate(budget: 0, bytesPerSecond: 0)])
+    }
+
+    @Test func sharesFollowTheTasksAsTheyEnd() {
+        var (machine, peers, sent) = Self.machine(slots: [2, 2], bytes: 40_000_000, tasks: 4)
+        _ = machine.tick(now: at(0.05))
+        // Both of w2's tasks end: w1 alone runs the group, and gets it all.
+        var onW2: [UInt64] = []
+        for case .task(let tasks) in sent { onW2 += tasks.map(\.taskID) }
+        let w2Tasks = machine.workers[peers[1]]!.inFlight.sorted()
+        let results = w2Tasks.map { WireResult(taskID: $0, attempt: 1, finishState: .successfully, startedAt: Date(), finishedAt: Date(),
+                                               elementIndex: Int($0), output: .integer(1)) }
+        _ = machine.receive(.result(results), from: peers[1], now: at(0.5))
+        let rates = Self.rates(machine.tick(now: at(0.55)))
+        #expect(rates[peers[0]] == [WireRate(budget: 0, bytesPerSecond: 40_000_000)])
+        #expect(rates[peers[1]] == nil, "a worker with none of the group's tasks hears nothing")
+    }
+
+    @Test func aWorkerWithoutTheFeatureGetsNoBudgetAndNoRate() {
+        var (machine, peers, sent) = Self.machine(slots: [2, 2], features: [WireReady.Feature.progress, 0], bytes: 40_000_000, tasks: 4)
+        var budgets: [UInt64?] = []
+        for case .task(let tasks) in sent { budgets += tasks.map(\.budget) }
+        #expect(budgets.filter { $0 == nil }.count == 2, "the old worker's TASK has no flags bit 3")
+        let rates = Self.rates(machine.tick(now: at(0.05)))
+        #expect(rates[peers[1]] == nil)
+        #expect(rates[peers[0]] == [WireRate(budget: 0, bytesPerSecond: 40_000_000)], "the budget goes to the workers that hold it")
+    }
+
+    @Test func anUnlimitedRunSendsNoRateAndTasksCarryNoBudget() {
+        var machine = Machine(configuration: .init(liveness: 1000, workerTimeout: .seconds(600)))
+        let peer = Data("w1".utf8)
+        _ = machine.receive(Self.ready("w1", slots: 4), from: peer, now: at(0))
+        for id: UInt64 in 1...4 { machine.submit(Self.element(id), waiter: id) }
+        var budgets: [UInt64?] = []
+        for case .send(_, .task(let tasks)) in machine.dispatch(now: at(0)) { budgets += tasks.map(\.budget) }
+        #expect(budgets == [nil, nil, nil, nil])
+        #expect(Self.rates(machine.tick(now: at(0.05))).isEmpty)
+    }
+
+    @Test func progressCountsTowardItsBudgetOnlyFromTheWorkerAndAttemptThatRunIt() {
+        var (machine, peers, _) = Self.machine(slots: [2, 2], bytes: 40_000_000, tasks: 4)
+        let onW1 = machine.workers[peers[0]]!.inFlight.sorted()
+        let onW2 = machine.workers[peers[1]]!.inFlight.sorted()
+        _ = machine.receive(.progress([WireProgress(taskID: onW1[0], attempt: 1, bytes: 1000),
+                                       WireProgress(taskID: onW1[1], attempt: 1, bytes: 24)]), from: peers[0], now: at(0.2))
+        // Another worker's task, another attempt, a task nobody has: ignored, never answered.
+        let ignored = machine.receive(.progress([WireProgress(taskID: onW2[0], attempt: 1, bytes: 5),
+                                                 WireProgress(taskID: onW1[0], attempt: 2, bytes: 5),
+                                                 WireProgress(taskID: 999, attempt: 1, bytes: 5)]), from: peers[0], now: at(0.3))
+        #expect(ignored.isEmpty)
+        #expect(machine.budgetStatuses.first?.bytesSent == 1024)
+    }
+
+    @Test func aWorkerSendingRateIsUnexpectedAndAnUnknownOnesProgressIsToldToRegister() {
+        var (machine, peers, _) = Self.machine(slots: [1], bytes: 1000, tasks: 1)
+        let actions = machine.receive(.rate([WireRate(budget: 0, bytesPerSecond: 1)]), from: peers[0], now: at(0.1))
+        #expect(actions.contains { if case .report(.unexpectedMessage) = $0 { true } else { false } })
+        let stranger = machine.receive(.progress([WireProgress(taskID: 1, attempt: 1, bytes: 1)]), from: Data("x".utf8), now: at(0.1))
+        #expect(stranger.contains { if case .send(_, .disconnect) = $0 { true } else { false } })
+    }
+
+    /// The worker's bucket: chunks of 1 MiB taken as fast as it lets them go, for 30 s at
+    /// 10 MiB/s: every 10 s window after the first second within 2%.
+    @Test func theByteBucketHoldsItsRateOverEveryTenSecondWindow() {
+        let rate = 10.0 * 1_048_576
+        var bucket = ByteTokenBucket(rate: rate, now: at(0))
+        var sends: [Double] = []
+        var now = 0.0
+        while now < 30 {
+            let ticket = bucket.take(1_048_576, now: at(now))
+            let wait = bucket.wait(for: ticket, now: at(now))
+            now += Double(wait.components.seconds) + Double(wait.components.attoseconds) * 1e-18
+            sends.append(now)
+        }
+        for from in stride(from: 1.0, through: 19.0, by: 0.5) {
+            let bytes = Double(sends.filter { $0 >= from && $0 < from + 10 }.count) * 1_048_576
+            #expect(abs(bytes / 10 - rate) / rate <= 0.02, "window from \(from) s: \(bytes / 10) B/s")
+        }
+    }
+
+    @Test func aLowerByteRateTakesEffectForTheDebtToCome() {
+        var bucket = ByteTokenBucket(rate: 1_000_000, now: at(0))
+        let first = bucket.take(1_100_000, now: at(0))
+        #expect(bucket.wait(for: first, now: at(0)) == .zero, "a full bucket lets the first chunk go")
+        let second = bucket.take(100, now: at(0))
+        #expect(bucket.wait(for: second, now: at(0)) == .seconds(1))
+        bucket.setRate(100_000, now: at(0.5))
+        // 0.5 s paid 500,000 of the 1,000,000 still owed before it; the rest at the new rate.
+        #expect(bucket.wait(for: second, now: at(0.5)) == .seconds(5))
+    }
+
+    @Test func theWorkerReportsBytesPerTaskAtMostEveryInterval() async throws {
+        let budgets = WorkerByteBudgets(reportInterval: .milliseconds(200), firstRateWait: .milliseconds(50))
+        budgets.set([WireRate(budget: 0, bytesPerSecond: 0)])
+        let task = WireTaskReference(taskID: 7, attempt: 1)
+        try await budgets.sent(1000, task: task, budget: 0)
+        try await budgets.sent(24, task: task, budget: 0)
+        let now = ContinuousClock.now
+        #expect(budgets.takeProgress(now: now) == [WireProgress(taskID: 7, attempt: 1, bytes: 1024)])
+        try await budgets.sent(1, task: task, budget: 0)
+        #expect(budgets.takeProgress(now: now + .milliseconds(100)) == nil, "within the interval")
+        #expect(budgets.takeProgress(now: now + .milliseconds(200)) == [WireProgress(taskID: 7, attempt: 1, bytes: 1)])
+        // A budget no RATE named: a short wait, then no limit.
+        let started = ContinuousClock.now
+        try await budgets.sent(1_000_000_000, task: task, budget: 9)
+        // It returns (a short wait, not one for the 1 GB at any rate): bounded widely, as another
+        // suite may hold the cooperative threads meanwhile.
+        #expect(ContinuousClock.now - started < .seconds(60))
+    }
+
+    /// A malformed PROGRESS is dropped as any malformed message (§9.1): reported, never answered.
+    @Test func aMalformedProgressIsAReportedEventAndNoAnswer() {
+        var traffic = MalformedTraffic(heartbeatInterval: .seconds(1))
+        let frames = [WireCodec.protocolFrame, Data([0x09]), Data([0x01, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x00])]
+        do {
+            _ = try WireCodec.decode(frames)
+            Issue.record("a PROGRESS of 0 bytes decoded")
+        } catch {
+            var replies = 0
+            let event = traffic.handle(error, frames: frames, from: Data("p".utf8), name: "w1", now: at(0)) { _ in replies += 1 }
+            guard case .malformedMessage(let peer, let reason)? = event else {
+                Issue.record("expected a malformed-message event, got \(String(describing: event))")
+                return
+            }
+            #expect(peer == "w1" && reason.contains("bytes"), "\(reason)")
+            #expect(replies == 0)
+        }
+    }
+}
