@@ -21,7 +21,7 @@ final class ProgressReporter: Sendable {
     private let isTerminal: Bool
     private let plainInterval: Double
     /// `22:41:03`, for throttling notes.
-    nonisolated(unsafe) private static let clock: DateFormatter = {  // Only read after it is made: formatting is thread-safe.
+    private static let clock: DateFormatter = {
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm:ss"
         return formatter

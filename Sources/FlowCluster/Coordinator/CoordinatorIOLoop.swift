@@ -38,83 +38,127 @@ struct CoordinatorIOLoop {
     /// - Parameter link: a pool this coordinator is a client of (`run --pool`): its socket is
     ///   `router`'s place, and its one worker is the pool.
     func run(on router: ZMQSocket, monitor: ZMQSocket? = nil, link: PoolLink? = nil) {
-        var router = router
         executor.attach()
         defer { executor.close() }
-        var machine = Machine(configuration: .init(
-            liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts,
-            answerGrace: configuration.answerGrace, unansweredBeforeQuarantine: configuration.unansweredBeforeQuarantine))
-        let poller = ZMQPoller()
-        var routerIndex = poller.register(router)
-        let wakeupIndex = poller.register(wakeup)
-        let monitorIndex = monitor.map { poller.register($0) }
-        var failedHandshakes = HandshakeFailureLog()
-        let tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)
-        var nextTick = clock.now
-        var malformed = MalformedTraffic(heartbeatInterval: configuration.heartbeatInterval)
-
+        var loop = LoopState(router: router, monitor: monitor, wakeup: wakeup, configuration: configuration, now: clock.now)
         while true {
             // What the last turn handed the engine (results that resume it) runs at once, without
             // a poll first; the socket is still read every few turns.
             let (polled, mayWait) = executor.startTurn()
-            if polled {
-                let deadline = min(nextTick, machine.nextDeadline ?? nextTick)
-                do {
-                    _ = try poller.poll(timeout: mayWait ? max(0, Self.milliseconds(until: deadline, from: clock.now)) : 0)
-                } catch {
-                    logger.error("coordinator poll failed: \(error)")
-                    break
-                }
-            }
+            if polled, !poll(&loop, mayWait: mayWait) { break }
             let now = clock.now
             var actions: [Machine.Action] = []
-            if polled, poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
+            if polled, loop.poller.events(at: loop.wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
             // The engine's turn, when its run prefers this thread (``LoopExecutor``): what it
             // queues is taken below without a wake-up.
             executor.runPending()
             let (commands, stopping) = mailbox.take()
-            actions += apply(commands, to: &machine)
+            actions += apply(commands, to: &loop.machine)
             if stopping {
-                perform(actions + machine.shutdown(reason: "coordinator stopping"), on: router, link: link, machine: &machine)
+                perform(actions + loop.machine.shutdown(reason: "coordinator stopping"), on: loop.router, link: link, machine: &loop.machine)
                 return
             }
-            if polled, let monitor, let monitorIndex, poller.events(at: monitorIndex).contains(.readable) {
-                actions += handshakeFailures(from: monitor, log: &failedHandshakes, now: now)
-            }
-            if polled, poller.events(at: routerIndex).contains(.readable) {
-                if let link {
-                    actions += receiveAll(from: link, into: &machine, now: now, malformed: &malformed)
-                } else {
-                    actions += receiveAll(from: router, into: &machine, now: now, malformed: &malformed)
-                }
-            }
-            if now >= nextTick {
-                actions += machine.tick(now: now)
-                link?.tick(machine, window: configuration.heartbeatInterval * configuration.liveness, now: now)
-                nextTick = now + tickInterval
-            }
-            if let link, link.replaced {
-                // HELLO again on a new socket: poll that one.
-                link.replaced = false
-                poller.unregister(router)
-                router = link.socket
-                routerIndex = poller.register(router)
-            }
-            // Tasks waiting for the slots just freed leave first: handing results back to the
-            // engine wakes its task, which took 0.1 ms before they left (400 × 25 ms on 16 slots).
-            let dispatched = machine.dispatch(now: now)
-            // The status next: performing the actions resumes the engine's waiters, and a run
-            // that ends then must not see the tasks it just got back as still running.
-            publishStatus(of: machine)
-            perform(dispatched, on: router, link: link, machine: &machine)
-            perform(actions, on: router, link: link, machine: &machine)
-            perform(machine.dispatch(now: now), on: router, link: link, machine: &machine)
-            publishStatus(of: machine)
+            if polled { actions += readSockets(&loop, link: link, now: now) }
+            actions += tickIfDue(&loop, link: link, now: now)
+            loop.followReplacedSocket(of: link)
+            finishTurn(actions, loop: &loop, link: link, now: now)
         }
         // The loop broke on an error: refuse new work and release everyone waiting.
         _ = mailbox.close()
-        let actions = apply(mailbox.take().commands, to: &machine) + machine.shutdown(reason: "coordinator failed")
-        perform(actions, on: router, link: link, machine: &machine)
+        let actions = apply(mailbox.take().commands, to: &loop.machine) + loop.machine.shutdown(reason: "coordinator failed")
+        perform(actions, on: loop.router, link: link, machine: &loop.machine)
+    }
+
+    /// What the loop keeps from turn to turn: the state machine, the sockets it polls and when
+    /// the next tick is due.
+    private struct LoopState {
+        var machine: Machine
+        var router: ZMQSocket
+        let poller = ZMQPoller()
+        var routerIndex: Int
+        let wakeupIndex: Int
+        let monitor: ZMQSocket?
+        let monitorIndex: Int?
+        var failedHandshakes = HandshakeFailureLog()
+        var malformed: MalformedTraffic
+        let tickInterval: Duration
+        var nextTick: ContinuousClock.Instant
+
+        init(router: ZMQSocket, monitor: ZMQSocket?, wakeup: ZMQWakeup, configuration: FlowCoordinator.Configuration,
+             now: ContinuousClock.Instant) {
+            machine = Machine(configuration: .init(
+                liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts,
+                answerGrace: configuration.answerGrace, unansweredBeforeQuarantine: configuration.unansweredBeforeQuarantine))
+            self.router = router
+            routerIndex = poller.register(router)
+            wakeupIndex = poller.register(wakeup)
+            self.monitor = monitor
+            monitorIndex = monitor.map { [poller] in poller.register($0) }
+            malformed = MalformedTraffic(heartbeatInterval: configuration.heartbeatInterval)
+            tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)
+            nextTick = now
+        }
+
+        /// A pool link that said HELLO again on a new socket: poll that one from now on.
+        mutating func followReplacedSocket(of link: PoolLink?) {
+            guard let link, link.replaced else { return }
+            link.replaced = false
+            poller.unregister(router)
+            router = link.socket
+            routerIndex = poller.register(router)
+        }
+    }
+
+    /// Waits for a socket, the wake-up or the next deadline (not at all when `mayWait` is false);
+    /// `false` when polling failed, which ends the loop.
+    private func poll(_ loop: inout LoopState, mayWait: Bool) -> Bool {
+        let deadline = min(loop.nextTick, loop.machine.nextDeadline ?? loop.nextTick)
+        do {
+            _ = try loop.poller.poll(timeout: mayWait ? max(0, Self.milliseconds(until: deadline, from: clock.now)) : 0)
+            return true
+        } catch {
+            logger.error("coordinator poll failed: \(error)")
+            return false
+        }
+    }
+
+    /// What the monitor (failed handshakes) and the router (or the pool link) have to say.
+    private func readSockets(_ loop: inout LoopState, link: PoolLink?, now: ContinuousClock.Instant) -> [Machine.Action] {
+        var actions: [Machine.Action] = []
+        if let monitor = loop.monitor, let monitorIndex = loop.monitorIndex, loop.poller.events(at: monitorIndex).contains(.readable) {
+            actions += handshakeFailures(from: monitor, log: &loop.failedHandshakes, now: now)
+        }
+        if loop.poller.events(at: loop.routerIndex).contains(.readable) {
+            if let link {
+                actions += receiveAll(from: link, into: &loop.machine, now: now, malformed: &loop.malformed)
+            } else {
+                actions += receiveAll(from: loop.router, into: &loop.machine, now: now, malformed: &loop.malformed)
+            }
+        }
+        return actions
+    }
+
+    /// The machine's timers (liveness, time limits, budgets) and the pool link's heartbeat, when due.
+    private func tickIfDue(_ loop: inout LoopState, link: PoolLink?, now: ContinuousClock.Instant) -> [Machine.Action] {
+        guard now >= loop.nextTick else { return [] }
+        let actions = loop.machine.tick(now: now)
+        link?.tick(loop.machine, window: configuration.heartbeatInterval * configuration.liveness, now: now)
+        loop.nextTick = now + loop.tickInterval
+        return actions
+    }
+
+    /// Sends what the turn decided, tasks for freed slots first.
+    private func finishTurn(_ actions: [Machine.Action], loop: inout LoopState, link: PoolLink?, now: ContinuousClock.Instant) {
+        // Tasks waiting for the slots just freed leave first: handing results back to the
+        // engine wakes its task, which took 0.1 ms before they left (400 × 25 ms on 16 slots).
+        let dispatched = loop.machine.dispatch(now: now)
+        // The status next: performing the actions resumes the engine's waiters, and a run
+        // that ends then must not see the tasks it just got back as still running.
+        publishStatus(of: loop.machine)
+        perform(dispatched, on: loop.router, link: link, machine: &loop.machine)
+        perform(actions, on: loop.router, link: link, machine: &loop.machine)
+        perform(loop.machine.dispatch(now: now), on: loop.router, link: link, machine: &loop.machine)
+        publishStatus(of: loop.machine)
     }
 
     /// A report for each peer whose handshake failed, once per peer address (``HandshakeFailureLog``).

@@ -265,8 +265,5 @@ extension CoordinatorStateMachine {
 
 extension Duration {
     /// `1.5 s`, for messages.
-    var secondsText: String {
-        let (seconds, attoseconds) = components
-        return String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
-    }
+    var secondsText: String { FlowDurationText.tenths(self) }
 }
