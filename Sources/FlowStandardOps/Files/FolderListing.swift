@@ -117,16 +117,7 @@ struct FolderListing {
             let isFolder = type == UInt8(DT_DIR)
             // `lstat` fails for a path of PATH_MAX bytes or more, and such a file is not listed.
             if typesSuffice, type == UInt8(DT_REG) || (type == UInt8(DT_LNK) && !options.followLinks), path.utf8.count < Int(PATH_MAX) {
-                if type == UInt8(DT_LNK) {
-                    skippedLinks += 1
-                    continue
-                }
-                if let pattern = options.namePattern, fnmatch(pattern, name, 0) != 0 { continue }
-                guard options.filter.isEmpty || options.filter.admits(relativePath: relativePath) else {
-                    filteredOut += 1
-                    continue
-                }
-                entries.append(Entry(relativePath: relativePath, path: path))
+                take(name: name, isLink: type == UInt8(DT_LNK), path: path, relativePath: relativePath, options: options)
                 continue
             }
             var status = stat()
@@ -146,31 +137,56 @@ struct FolderListing {
             }
             switch status.st_mode & S_IFMT {
             case S_IFDIR where options.recursive:
-                // A folder an exclude leaves out whole is not entered, as rclone does not.
-                if options.filter.excludesAll(below: relativePath) { continue }
-                let id = FileID(status)
-                guard !ancestors.contains(id) else {
-                    loops.append(path)
-                    continue
-                }
-                ancestors.insert(id)
-                folderCount += 1
-                try walk(path, relative: relativePath, options: options, cutoff: cutoff, ancestors: &ancestors)
-                ancestors.remove(id)
+                try descend(into: path, relative: relativePath, status: status, options: options, cutoff: cutoff, ancestors: &ancestors)
             case S_IFREG:
-                if let pattern = options.namePattern, fnmatch(pattern, name, 0) != 0 { continue }
-                guard options.filter.isEmpty
-                    || (options.filter.admits(relativePath: relativePath)
-                        && options.filter.admits(size: Int64(status.st_size), modified: Self.modified(status), cutoff: cutoff))
-                else {
-                    filteredOut += 1
-                    continue
-                }
-                entries.append(Entry(relativePath: relativePath, path: path))
+                take(name: name, path: path, relativePath: relativePath, status: status, options: options, cutoff: cutoff)
             default:
                 continue
             }
         }
+    }
+
+    /// A regular file or a link known by readdir's type alone (no size or age limit to check).
+    private mutating func take(name: String, isLink: Bool, path: String, relativePath: String, options: Options) {
+        if isLink {
+            skippedLinks += 1
+            return
+        }
+        if let pattern = options.namePattern, fnmatch(pattern, name, 0) != 0 { return }
+        guard options.filter.isEmpty || options.filter.admits(relativePath: relativePath) else {
+            filteredOut += 1
+            return
+        }
+        entries.append(Entry(relativePath: relativePath, path: path))
+    }
+
+    /// A regular file whose status was read: its name, path, size and age against the filters.
+    private mutating func take(name: String, path: String, relativePath: String, status: stat, options: Options, cutoff: Date?) {
+        if let pattern = options.namePattern, fnmatch(pattern, name, 0) != 0 { return }
+        guard options.filter.isEmpty
+            || (options.filter.admits(relativePath: relativePath)
+                && options.filter.admits(size: Int64(status.st_size), modified: Self.modified(status), cutoff: cutoff))
+        else {
+            filteredOut += 1
+            return
+        }
+        entries.append(Entry(relativePath: relativePath, path: path))
+    }
+
+    /// Lists a subfolder, unless an exclude leaves it out whole (as rclone does not enter it) or
+    /// it is one of its own ancestors (a link loop, named in `loops`).
+    private mutating func descend(into path: String, relative relativePath: String, status: stat, options: Options, cutoff: Date?,
+                                  ancestors: inout Set<FileID>) throws {
+        if options.filter.excludesAll(below: relativePath) { return }
+        let id = FileID(status)
+        guard !ancestors.contains(id) else {
+            loops.append(path)
+            return
+        }
+        ancestors.insert(id)
+        folderCount += 1
+        try walk(path, relative: relativePath, options: options, cutoff: cutoff, ancestors: &ancestors)
+        ancestors.remove(id)
     }
 
     /// A failed call's path and `errno` as text.
