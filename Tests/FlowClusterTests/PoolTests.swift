@@ -231,11 +231,11 @@ import Testing
                                       pool: endpoint, label: "d")
             let other = try Self.run(cluster, try cluster.write("o.yaml", Self.echoFlow("o", count: 10, sleep: 0.2)), pool: endpoint, label: "o")
             var running = false
-            for _ in 0..<100 where !running {
+            for _ in 0..<300 where !running {
                 running = !ProcessTable.mentioning("sleep \(marker)").isEmpty
                 if !running { try await Task.sleep(for: .milliseconds(100)) }
             }
-            try #require(running, "the doomed run's ShellOps never started")
+            try #require(running, "the doomed run's ShellOps never started within 30 s\n\(doomed.transcript)\n\(pool.stderr)")
             doomed.send(SIGKILL)
             // Within its liveness (0.6 s here) the pool stops what it ran on the workers.
             var stopped = false
