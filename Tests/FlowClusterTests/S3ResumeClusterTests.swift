@@ -48,6 +48,9 @@ extension ClusterIntegrationTests {
         /// count first, then `ListParts` on the store), holding later part `PUT`s at the proxy so
         /// that the upload is still unfinished when the test acts.
         static func holdAfterStoredParts(_ count: Int, proxy: S3ResumeProxy, transcript: () -> String) async throws -> [Int] {
+            // The proxy holds later parts itself once `count` are stored: polling its count and
+            // then holding let a fast upload finish in between (0 unfinished uploads listed).
+            try proxy.hold(afterStored: count)
             let deadline = ContinuousClock.now + .seconds(120)
             while try proxy.stats().stored < count {
                 guard ContinuousClock.now < deadline else { throw HarnessError("fewer than \(count) parts stored: \(transcript())") }

@@ -70,6 +70,12 @@ public final class S3ResumeProxy: @unchecked Sendable {
     /// Part `PUT`s from now on wait until ``release()``.
     public func hold() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_hold")!) }
 
+    /// Part `PUT`s wait until ``release()`` from when the store has taken `count` of them (at once
+    /// when it has): the proxy holds them itself, with no race against a test polling its count.
+    public func hold(afterStored count: Int) throws {
+        _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_hold?after=\(count)")!)
+    }
+
     /// Lets held part `PUT`s through, and later ones.
     public func release() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_release")!) }
 

@@ -9,6 +9,7 @@
                                      "held": part PUTs waiting, "stored": part PUTs the store took}
         GET /_proxy_fail?parts=5,6  the next try of each of these part numbers fails with 503 SlowDown
         GET /_proxy_hold            part PUTs from now on wait until /_proxy_release
+        GET /_proxy_hold?after=N    the same, from when the store has taken N part PUTs (at once if it has)
         GET /_proxy_release         lets them (and later ones) through
         GET /_proxy_gone?uploadId=X requests naming upload X are answered 404 NoSuchUpload, as S3
                                     answers for an aborted upload (moto answers a part PUT or a
@@ -50,6 +51,7 @@ def proxy(port, upstream):
     lock = threading.Lock()
     released = threading.Event()
     released.set()
+    hold_after = [None]
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -77,9 +79,16 @@ def proxy(port, upstream):
                     gone.add(query.get("uploadId", [""])[0])
                 data = b"{}"
             elif path == "/_proxy_hold":
-                released.clear()
+                after = query.get("after", [""])[0]
+                with lock:
+                    if after and stats["stored"] < int(after):
+                        hold_after[0] = int(after)
+                    else:
+                        released.clear()
                 data = b"{}"
             elif path == "/_proxy_release":
+                with lock:
+                    hold_after[0] = None
                 released.set()
                 data = b"{}"
             else:
@@ -134,6 +143,9 @@ def proxy(port, upstream):
             if is_part and 200 <= answer.status < 300:
                 with lock:
                     stats["stored"] += 1
+                    if hold_after[0] is not None and stats["stored"] >= hold_after[0]:
+                        hold_after[0] = None
+                        released.clear()
             self.send_response(answer.status)
             for name, value in answer.getheaders():
                 if name.lower() not in ("content-length", "transfer-encoding", "connection", "date", "server"):
