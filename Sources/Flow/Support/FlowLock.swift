@@ -17,15 +17,7 @@ final class FlowLock: ManagedBuffer<Void, pthread_mutex_t> {
     /// A new, unlocked lock.
     static func make() -> FlowLock {
         let lock = unsafeDowncast(create(minimumCapacity: 1) { _ in () }, to: FlowLock.self)
-        lock.withUnsafeMutablePointerToElements { mutex in
-            var attributes = pthread_mutexattr_t()
-            pthread_mutexattr_init(&attributes)
-            #if os(Linux)
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-            #endif
-            pthread_mutex_init(mutex, &attributes)
-            pthread_mutexattr_destroy(&attributes)
-        }
+        lock.withUnsafeMutablePointerToElements(initializeAdaptiveMutex)
         return lock
     }
 
@@ -40,4 +32,16 @@ final class FlowLock: ManagedBuffer<Void, pthread_mutex_t> {
         defer { withUnsafeMutablePointerToElements { _ = pthread_mutex_unlock($0) } }
         return try body()
     }
+}
+
+/// Makes `mutex` an adaptive one on Linux (spins briefly before sleeping), a default one elsewhere:
+/// the mutex of ``FlowLock`` and of ``FlowLocked``.
+func initializeAdaptiveMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    #if os(Linux)
+    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+    #endif
+    pthread_mutex_init(mutex, &attributes)
+    pthread_mutexattr_destroy(&attributes)
 }

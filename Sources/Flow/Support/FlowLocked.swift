@@ -37,15 +37,7 @@ struct FlowLocked<Value>: @unchecked Sendable {
     private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         static func make(_ value: Value) -> Storage {
             let storage = unsafeDowncast(create(minimumCapacity: 1) { _ in value }, to: Storage.self)
-            storage.withUnsafeMutablePointerToElements { mutex in
-                var attributes = pthread_mutexattr_t()
-                pthread_mutexattr_init(&attributes)
-                #if os(Linux)
-                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-                #endif
-                pthread_mutex_init(mutex, &attributes)
-                pthread_mutexattr_destroy(&attributes)
-            }
+            storage.withUnsafeMutablePointerToElements(initializeAdaptiveMutex)
             return storage
         }
 
