@@ -164,7 +164,8 @@ import Testing
         try await withCluster { cluster in
             let (_, endpoint) = try await Self.startPool(cluster)
             _ = try cluster.worker(connect: endpoint, name: "table-worker", concurrency: 3)
-            let run = try Self.run(cluster, try cluster.write("t.yaml", Self.echoFlow("t", count: 20, sleep: 0.3)), pool: endpoint, label: "t")
+            let run = try Self.run(cluster, try cluster.write("t.yaml", Self.echoFlow("t", count: 100, sleep: 0.3)), pool: endpoint, label: "t")
+            // 10 s of work: a run of 2 s ended once before a loaded machine's status query saw it.
             var text = ""
             for _ in 0..<40 {
                 let query = try cluster.coordinator(["status", "--pool", endpoint], label: "status")
