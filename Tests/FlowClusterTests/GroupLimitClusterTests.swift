@@ -33,11 +33,11 @@ import Testing
     }
 
     /// Starts the run on `--bind` and `workers` workers of 8 slots.
-    static func start(_ cluster: ClusterScope, flow: String, folder: URL, url: String, workers: Int) async throws -> ChildProcess {
+    static func start(_ cluster: ClusterScope, flow: String, folder: URL, url: String, workers: Int, extra: [String] = []) async throws -> ChildProcess {
         let flowFile = try cluster.write("limited.yaml", flow)
         let coordinator = try cluster.coordinator(["run", flowFile, "--bind", "tcp://127.0.0.1:*", "--min-workers", String(workers),
                                                    "--set", "folder=\(folder.path)", "--set", "uploadURL=\(url)",
-                                                   "--summary", cluster.path("summary.txt")] + ClusterScope.fastHeartbeat)
+                                                   "--summary", cluster.path("summary.txt")] + extra + ClusterScope.fastHeartbeat)
         let endpoint = try await coordinator.listeningEndpoint()
         for index in 1...workers { _ = try cluster.worker(connect: endpoint, name: "w\(index)", concurrency: 8) }
         return coordinator
@@ -109,8 +109,18 @@ import Testing
                 let folder = try Self.makeFolder(cluster, count: 150, size: 64)
                 let flow = Self.uploadFlow(maxConcurrent: 64, extra: "      retry: {attempts: 30, delay: 0.05, maxDelay: 0.2}\n"
                                            + "      allowFailure: true\n      adaptive: \(adaptive)\n")
-                let run = try await Self.start(cluster, flow: flow, folder: folder, url: server.url("/s"), workers: 2)
+                let page = cluster.path("limited.html")
+                let run = try await Self.start(cluster, flow: flow, folder: folder, url: server.url("/s"), workers: 2, extra: ["--timeline", page])
                 #expect(await run.waitForExit(timeout: 240) == .exit(0), "\(run.transcript)")
+                // The timeline marks the throttling on the group's step, or none without it.
+                let data = try ClusterIntegrationTests.Timeline.PageData.read(try String(contentsOfFile: page, encoding: .utf8))
+                let throttled = (data.marks ?? []).filter { $0.kind == "throttled" }
+                if adaptive {
+                    #expect(!throttled.isEmpty && throttled.allSatisfy { $0.step == "UploadFileOp" && ($0.concurrency ?? 64) < 64 },
+                            "\(data.marks ?? [])")
+                } else {
+                    #expect(throttled.isEmpty, "\(throttled)")
+                }
                 let stats = try server.stats()
                 refused[adaptive] = Double(stats.status["503"] ?? 0) / Double(max(1, stats.puts))
                 stored[adaptive] = stats.stored.count

@@ -64,7 +64,8 @@ import Testing
         try await withCluster { cluster in
             let gate = cluster.path("GO")
             let file = try cluster.write("steer.yaml", Self.gatedFlow(count: 12, gate: gate))
-            let run = try cluster.coordinator(["run", file, "--workers", "1", "--concurrency", "2", "--quiet"], label: "run")
+            let page = cluster.path("steered.html")
+            let run = try cluster.coordinator(["run", file, "--workers", "1", "--concurrency", "2", "--quiet", "--timeline", page], label: "run")
             let id = try await Self.runID(of: run)
             try await Self.waitForControl(cluster, id, run: run)
             var running: [String: Any] = [:]
@@ -94,6 +95,21 @@ import Testing
             #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
             #expect(run.stdout.finalBucketValue("outs") == Self.expected(12))
             #expect(run.stderr.contains("paused from another terminal") && run.stderr.contains("continued from another terminal"), "\(run.stderr)")
+            // The timeline draws the pause: one span, from after the first two elements started
+            // to when the third started, shaded and said in the header.
+            let html = try String(contentsOfFile: page, encoding: .utf8)
+            let data = try ClusterIntegrationTests.Timeline.PageData.read(html)
+            let marks = data.marks ?? []
+            #expect(marks.map(\.kind) == ["paused", "continued"], "\(marks.map(\.kind))")
+            if marks.count == 2 {
+                let starts = data.attempts.startMs.sorted()
+                #expect(marks[1].atMs - marks[0].atMs >= 1000, "paused for at least the second the test waited: \(marks)")
+                // (An event reaches the page's recorder a moment after the coordinator acted on it.)
+                #expect(starts.count == 12 && starts[1] < marks[0].atMs && starts[2] > marks[1].atMs - 100, "\(starts) against \(marks)")
+            }
+            let dom = try HeadlessChromium.dumpDOM(of: page)
+            #expect(dom.contains(#"data-rendered="true""#), "the page never drew:\n\(dom.prefix(3000))")
+            #expect(dom.contains("paused <b>"), "the header does not say how long the run was paused")
         }
     }
 

@@ -18,6 +18,12 @@ extension ClusterIntegrationTests {
                 var kind: String
                 var worker: Int
             }
+            struct Mark: Decodable {
+                var kind: String
+                var atMs: Double
+                var step: String?
+                var concurrency: Int?
+            }
             struct Attempts: Decodable {
                 var op: [Int]
                 var element: [Int]
@@ -36,6 +42,7 @@ extension ClusterIntegrationTests {
             var attempts: Attempts
             var stateNames: [String]
             var events: [Event]
+            var marks: [Mark]?
             var earlierElements: Int?
 
             /// How many attempts ended in the state named `name`.

@@ -65,6 +65,11 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     case throttled(step: String, concurrency: Int, maxConcurrent: Int, perSecond: Double?)
     /// A throttled group is back at its `maxConcurrent`, with no start rate of its own.
     case unthrottled(step: String, maxConcurrent: Int)
+    /// The run was paused (`flow-coordinator pause`, or a run resumed as it was paused): no task
+    /// starts until it is continued; running ones finish.
+    case paused
+    /// A paused run goes on (`flow-coordinator continue`).
+    case continued
 
     /// The event as one line: every control character in it escaped, since most of its text
     /// (names, hosts, reasons, op names) came from peers (`String.escapingControlCharacters`).
@@ -125,6 +130,10 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
                 + (perSecond.map { String(format: ", %.0f starts a second", $0) } ?? "")
         case .unthrottled(let step, let maxConcurrent):
             return "\(step): back to \(maxConcurrent) at once"
+        case .paused:
+            return "paused: no task starts until the run is continued"
+        case .continued:
+            return "continued"
         case .peerRefused(let address, let key):
             guard let key else { return "refused a peer at \(address): it did not use CURVE; start workers with --curve-key and --coordinator-key" }
             return "refused a peer at \(address) with key \(key): not in the authorised keys (add it to --authorized-keys, then send SIGHUP)"
@@ -150,6 +159,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case .workerJoined, .workerLeft, .clientJoined, .clientLeft: return .info
         case .roleRefused: return .warning
         case .throttled, .unthrottled: return .info
+        // The run says so itself, when it is steered ("[run] paused from another terminal").
+        case .paused, .continued: return .debug
         }
     }
 
@@ -179,7 +190,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return ["peer": "\(address)", "peer.key": "\(key ?? "none")"]
         case .handshakeFailed(let address):
             return ["peer": "\(address ?? "unknown")"]
-        case .unknownPeer:
+        case .unknownPeer, .paused, .continued:
             return [:]
         case .throttled(let step, let concurrency, _, _):
             return ["group": "\(step)", "group.concurrency": "\(concurrency)"]

@@ -41,6 +41,18 @@ struct TimelineData: Encodable, Sendable {
         var text: String
     }
 
+    /// Something that happened to the whole run or to one step, not to a worker: the run paused
+    /// or continued (`kind` `paused`, `continued`), a group throttled by the store or back at
+    /// its `maxConcurrent` (`throttled`, `unthrottled`, with `step` and `concurrency`).
+    struct Mark: Encodable, Sendable {
+        var kind: String
+        var atMs: Double
+        var step: String?
+        var concurrency: Int?
+        var maxConcurrent: Int?
+        var text: String
+    }
+
     /// The attempts, one array per field.
     struct Columns: Encodable, Sendable {
         var op: [Int32] = []
@@ -66,6 +78,8 @@ struct TimelineData: Encodable, Sendable {
     var attempts = Columns()
     let stateNames = State.allCases.map(\.name)
     var events: [Event] = []
+    /// Pauses and throttling, in the order they happened.
+    var marks: [Mark] = []
     /// Group elements a resumed run took from its journal: finished before it began, not drawn.
     var earlierElements = 0
 
@@ -77,7 +91,7 @@ struct TimelineData: Encodable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case version, flow, startedAt, durationMs, succeeded, error, workers, slots, ops, steps, attempts, stateNames, events, earlierElements
+        case version, flow, startedAt, durationMs, succeeded, error, workers, slots, ops, steps, attempts, stateNames, events, marks, earlierElements
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -95,6 +109,7 @@ struct TimelineData: Encodable, Sendable {
         try container.encode(attempts, forKey: .attempts)
         try container.encode(stateNames, forKey: .stateNames)
         try container.encode(events, forKey: .events)
+        try container.encode(marks, forKey: .marks)
         try container.encode(earlierElements, forKey: .earlierElements)
     }
 

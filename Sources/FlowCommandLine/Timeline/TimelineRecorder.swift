@@ -29,6 +29,8 @@ final class TimelineRecorder: Sendable {
             data.startedAt = start
             // Workers that joined while the cluster started stand at the run's start.
             for index in data.events.indices { data.events[index].atMs = 0 }
+            // So does a pause the run started with (resumed as it was paused).
+            for index in data.marks.indices { data.marks[index].atMs = 0 }
         }
     }
 
@@ -76,7 +78,8 @@ final class TimelineRecorder: Sendable {
     }
 
     /// Follows the cluster: workers that join (with their slots), leave or are lost, and the
-    /// attempts that were running on them then.
+    /// attempts that were running on them then; the run paused and continued, and groups
+    /// throttled by the store.
     func record(_ event: ClusterEvent) {
         let now = milliseconds(Date())
         state.withLock { data in
@@ -95,6 +98,14 @@ final class TimelineRecorder: Sendable {
                 data.add([TimelineData.Attempt(op: op, element: element ?? -1, attempt: attempt, worker: worker,
                                                startMs: max(0, now - ran), endMs: now, state: .lost,
                                                log: "\(worker) went away while this ran")])
+            case .paused, .continued:
+                data.marks.append(.init(kind: event == .paused ? "paused" : "continued", atMs: now, text: event.description))
+            case .throttled(let step, let concurrency, let maxConcurrent, _):
+                data.marks.append(.init(kind: "throttled", atMs: now, step: step, concurrency: concurrency, maxConcurrent: maxConcurrent,
+                                        text: event.description))
+            case .unthrottled(let step, let maxConcurrent):
+                data.marks.append(.init(kind: "unthrottled", atMs: now, step: step, concurrency: maxConcurrent, maxConcurrent: maxConcurrent,
+                                        text: event.description))
             default:
                 break
             }
