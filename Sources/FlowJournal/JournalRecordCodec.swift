@@ -84,9 +84,8 @@ enum JournalRecordCodec {
             }
         }
         var result = FlowTaskResult(operationName: name, state: finish.state, events: events, bucket: [:],
-                                    startedAt: startedAt, finishedAt: finishedAt, worker: worker)
+                                    startedAt: startedAt, finishedAt: finishedAt, worker: worker, attempt: attempt)
         result.isPermanentFailure = finish.isPermanent
-        result.attempt = attempt
         let index = try reader.readIndex("group index")
         result.groupIndex = index > 0 ? index - 1 : nil
         if try reader.readUInt8("output flag") == 1 { result.groupOutput = try reader.readValue("output").anyValue }
@@ -96,9 +95,8 @@ enum JournalRecordCodec {
             let attemptWorker = try readOptional(&reader, "worker")
             var earlier = FlowTaskResult(operationName: name, state: .successfully, events: [], bucket: [:],
                                          startedAt: try reader.readDate("started"), finishedAt: try reader.readDate("finished"),
-                                         worker: attemptWorker)
+                                         worker: attemptWorker, attempt: number)
             earlier.state = try reader.readFinish("state").state
-            earlier.attempt = number
             let wait = try reader.readVarint("wait")
             result.earlierAttempts.append(FlowAttemptRecord(result: earlier, retryWait: .milliseconds(Int64(clamping: wait))))
         }

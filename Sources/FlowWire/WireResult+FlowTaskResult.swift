@@ -56,12 +56,13 @@ extension FlowTaskResult {
     ///
     /// - Parameters:
     ///   - wire: the accepted RESULT.
-    ///   - operationName: the op's name as the summary shows it.
+    ///   - task: the TASK it answers, as the engine gave it: the op's name, and the try its op
+    ///     saw (``WireTask/operationAttempt``; the RESULT's own attempt counts dispatches).
     ///   - worker: the worker that ran it.
     ///
     /// The texts a worker sent that are printed (its error, its log lines) have their control
     /// characters escaped (`String.escapingControlCharacters`): they come from a peer.
-    package init(wire: WireResult, operationName: String, worker: String) {
+    package init(wire: WireResult, for task: WireTask, worker: String) {
         let events = wire.events.map { event -> FlowRecordedEvent in
             switch event.kind {
             case .log(let text): return FlowRecordedEvent(time: event.time, kind: .log(text.escapingControlCharacters))
@@ -70,8 +71,8 @@ extension FlowTaskResult {
         }
         var state = wire.finishState
         if case .withError(let text) = state { state = .withError(text.escapingControlCharacters) }
-        self.init(operationName: operationName, state: state, events: events, bucket: [:],
-                  startedAt: wire.startedAt, finishedAt: wire.finishedAt, worker: worker)
+        self.init(operationName: task.op, state: state, events: events, bucket: [:],
+                  startedAt: wire.startedAt, finishedAt: wire.finishedAt, worker: worker, attempt: Int(task.operationAttempt))
         groupIndex = wire.elementIndex
         groupOutput = wire.output?.anyValue
         if case .withError = wire.finishState { isPermanentFailure = wire.isPermanent }

@@ -56,19 +56,22 @@ struct WireConversionTests {
         #expect(throws: Never.self) { try WireCodec.decode(WireCodec.encode(.result([wire]))) }
     }
 
-    @Test("a result comes back to the engine with its index, output, events and worker")
+    @Test("a result comes back to the engine with its index, output, events, worker and the try its op saw")
     func resultRoundTrip() throws {
-        let task = WireTask(taskID: 3, op: "Op", groupElement: .integer(1), elementIndex: 5)
+        var task = WireTask(taskID: 3, op: "Op", groupElement: .integer(1), elementIndex: 5)
+        // The op's try, not the dispatch count the RESULT carries back.
+        task.operationAttempt = 2
         var result = FlowTaskResult(operationName: "Op", state: .successfully,
                                     events: [FlowRecordedEvent(time: Date(), kind: .log("hi"))], bucket: [:],
                                     startedAt: Date(), finishedAt: Date())
         result.groupOutput = "done"
         let decoded = try #require(try WireCodec.decode(WireCodec.encode(.result([WireResult(result, for: task)]))).results?.first)
-        let back = FlowTaskResult(wire: decoded, operationName: "Op", worker: "w1")
+        let back = FlowTaskResult(wire: decoded, for: task, worker: "w1")
         #expect(back.groupIndex == 5)
         #expect(back.groupOutput as? String == "done")
         #expect(back.worker == "w1")
         #expect(back.events.count == 1)
+        #expect(back.attempt == 2 && decoded.attempt == 1)
     }
 }
 

@@ -83,7 +83,7 @@ public final class FlowDryRunExecutor: FlowExecutor {
         let now = Date()
         var result = FlowTaskResult(operationName: task.operationName, state: .successfully,
                                     events: [FlowRecordedEvent(time: now, kind: .log("not run: dry run (\(why))"))],
-                                    bucket: [:], startedAt: now, finishedAt: now)
+                                    bucket: [:], startedAt: now, finishedAt: now, attempt: task.operationAttempt)
         result.groupIndex = task.groupIndex
         return result
     }

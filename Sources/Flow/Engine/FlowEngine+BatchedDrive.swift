@@ -35,10 +35,8 @@ extension FlowEngine {
                 return .cancelled
             }
             var judgedFailure = false
-            for var result in results {
+            for result in results {
                 running -= 1
-                // Tried once: the try its op saw is the feed's first one for the element.
-                result.attempt = feed.firstAttempt(ofElement: result.groupIndex ?? 0)
                 if let stop = settle(result, at: group) {
                     executor.cancelAll(in: inbox)
                     return stop

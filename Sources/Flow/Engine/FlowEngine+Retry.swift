@@ -14,7 +14,7 @@ extension FlowEngine {
         // Tried once, the step's limit already on the task (a group's feed puts it there): no
         // copy of the task to change (about 230 instructions an element, callgrind).
         if policy.retry.attempts <= 1, task.timeLimit == policy.timeout, task.retry == policy.retry {
-            return await tryOnce(task)
+            return await executor.execute(task)
         }
         var task = task
         task.timeLimit = policy.timeout
@@ -29,7 +29,7 @@ extension FlowEngine {
                     operation.prepareForRetry()
                 }
             }
-            let result = await tryOnce(task)
+            let result = await executor.execute(task)
             let cancelled = { if case .cancelled = result.state { true } else { false } }()
             return .init(value: result, mayRetry: !result.state.isSuccess && !cancelled && !result.isPermanentFailure,
                          retryAfter: result.retryAfter)
@@ -46,15 +46,6 @@ extension FlowEngine {
         case .interrupted: result = FlowTaskResult.cancelled(task)
         }
         result.earlierAttempts = earlier
-        return result
-    }
-
-    /// One try of `task` by the executor: the one place a result learns which try its op saw
-    /// (``FlowTask/operationAttempt``), except the batched drive's results, whose tasks were tried
-    /// once (``FlowGroupFeed/firstAttempt(ofElement:)``).
-    private func tryOnce(_ task: FlowTask) async -> FlowTaskResult {
-        var result = await executor.execute(task)
-        result.attempt = task.operationAttempt
         return result
     }
 }

@@ -65,7 +65,10 @@ public struct FlowTask: @unchecked Sendable {
 /// ops). An executor must return promptly with ``FlowFinishState/cancelled`` when the calling task
 /// is cancelled.
 public protocol FlowExecutor: Sendable {
-    /// Runs one op and returns what it did.
+    /// Runs one op and returns what it did, made with the try the op saw
+    /// (``FlowTaskResult/attempt`` is the task's ``FlowTask/operationAttempt``, as
+    /// ``FlowOperationRunner`` and ``FlowTaskResult/failure(_:for:)`` give it): the engine does not
+    /// change it.
     func execute(_ task: FlowTask) async -> FlowTaskResult
 
     /// Where the engine's own task should run, `nil` (the default) for the global concurrent

@@ -146,12 +146,6 @@ final class FlowGroupFeed: Sendable {
         return task
     }
 
-    /// The try element `index`'s op sees the first time this run starts it
-    /// (``FlowTask/operationAttempt``): 1, or 2 when an earlier life of the run may have run it.
-    func firstAttempt(ofElement index: Int) -> Int {
-        index <= startedBefore ? 2 : 1
-    }
-
     /// Hands a failed element's result over (`deliver`): until the engine has judged it
     /// (``judged()``) or stopped the group (``close()``), no further element starts.
     func judging(delivering deliver: () -> Void) {

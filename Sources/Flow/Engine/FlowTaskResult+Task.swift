@@ -1,13 +1,14 @@
 import Foundation
 
 extension FlowTaskResult {
-    /// A result for a task that could not be run at all: named and indexed as the task is.
+    /// A result for a task that could not be run at all: named, indexed and numbered (its
+    /// ``FlowTaskResult/attempt``) as the task is.
     ///
     /// - Parameters:
     ///   - error: why; its printed form is the summary's `withError:` text.
     ///   - task: the task that was not run.
     public static func failure(_ error: any Error, for task: FlowTask) -> FlowTaskResult {
-        var result = failure(error, operationName: task.operationName)
+        var result = failure(error, operationName: task.operationName, attempt: task.operationAttempt)
         result.groupIndex = task.groupIndex
         return result
     }

@@ -21,7 +21,7 @@ public struct FlowTaskResult: @unchecked Sendable {
         var groupOutput: Any?
         var isPermanentFailure: Bool
         var retryAfter: Duration?
-        var attempt: Int = 1
+        let attempt: Int
         var earlierAttempts: [FlowAttemptRecord] = []
     }
 
@@ -108,26 +108,27 @@ public struct FlowTaskResult: @unchecked Sendable {
     }
     /// Which try this was, as the op saw it (``FlowOperation/attempt``), from 1: the retry
     /// policy's count, one more for an element of a resumed run that may have run before.
-    public var attempt: Int {
-        get { storage.fields.attempt }
-        _modify { yield &unique.fields.attempt }
-    }
+    ///
+    /// Given when the result is made, from the task it answers (``FlowTask/operationAttempt``),
+    /// and never changed after: the executor that ran the op is the one that knows it.
+    public var attempt: Int { storage.fields.attempt }
     /// The failed tries before this one, when the step retried.
     public var earlierAttempts: [FlowAttemptRecord] {
         get { storage.fields.earlierAttempts }
         _modify { yield &unique.fields.earlierAttempts }
     }
 
-    /// Creates a result.
+    /// Creates a result; `attempt` is the try of the op it answers, as the op saw it
+    /// (``FlowTask/operationAttempt`` of the task it ran).
     public init(
         operationName: String, state: FlowFinishState, error: (any Error)? = nil, events: [FlowRecordedEvent],
-        bucket: [String: Any], startedAt: Date, finishedAt: Date, worker: String? = nil
+        bucket: [String: Any], startedAt: Date, finishedAt: Date, worker: String? = nil, attempt: Int = 1
     ) {
         storage = Storage(Fields(
             operationName: operationName, state: state, error: error, events: events, bucket: bucket, startedAt: startedAt,
             finishedAt: finishedAt, worker: worker, groupIndex: nil, groupOutput: nil,
             isPermanentFailure: Self.isPermanent(state: state, error: error),
-            retryAfter: (error as? any FlowRetryAdvice)?.retryAfter))
+            retryAfter: (error as? any FlowRetryAdvice)?.retryAfter, attempt: attempt))
     }
 
     /// Whether a failure would only repeat: bucket data errors, errors that say so
@@ -142,12 +143,14 @@ public struct FlowTaskResult: @unchecked Sendable {
         }
     }
 
-    /// A result for an op that could not be run at all.
-    public static func failure(_ error: any Error, operationName: String, bucket: [String: Any] = [:], worker: String? = nil) -> FlowTaskResult {
+    /// A result for an op that could not be run at all; `attempt` is the try it answers
+    /// (``FlowTask/operationAttempt``).
+    public static func failure(_ error: any Error, operationName: String, bucket: [String: Any] = [:], worker: String? = nil,
+                               attempt: Int = 1) -> FlowTaskResult {
         let now = Date()
         return FlowTaskResult(
             operationName: operationName, state: .withError(String(describing: error)), error: error, events: [],
-            bucket: bucket, startedAt: now, finishedAt: now, worker: worker
+            bucket: bucket, startedAt: now, finishedAt: now, worker: worker, attempt: attempt
         )
     }
 }

@@ -211,7 +211,7 @@ public enum FlowOperationRunner {
     private static func result(of operation: FlowOperation, context: FlowOperationContext, _ finished: FinishedRun) -> FlowTaskResult {
         FlowTaskResult(
             operationName: operation.operationName, state: finished.outcome.0, error: finished.outcome.1, events: finished.events,
-            bucket: finished.bucket, startedAt: context.startedAt, finishedAt: Date(), worker: nil
+            bucket: finished.bucket, startedAt: context.startedAt, finishedAt: Date(), worker: nil, attempt: context.attempt
         )
     }
 

@@ -222,9 +222,9 @@ extension CoordinatorStateMachine {
 }
 
 extension FlowTaskResult {
-    /// A failure for a TASK that never produced a RESULT, named and indexed as the task is.
+    /// A failure for a TASK that never produced a RESULT, named, indexed and numbered as the task is.
     static func failure(_ error: any Error, wire task: WireTask) -> FlowTaskResult {
-        var result = FlowTaskResult.failure(error, operationName: task.op)
+        var result = FlowTaskResult.failure(error, operationName: task.op, attempt: Int(task.operationAttempt))
         result.groupIndex = task.isGroupElement ? task.elementIndex : nil
         return result
     }

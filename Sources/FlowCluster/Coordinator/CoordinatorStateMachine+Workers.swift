@@ -207,7 +207,7 @@ extension CoordinatorStateMachine {
             actions.append(.forward(waiter, result, worker: workerName))
             return
         }
-        finishInGroup(record, waiter, FlowTaskResult(wire: result, operationName: record.task.op, worker: workerName), into: &actions)
+        finishInGroup(record, waiter, FlowTaskResult(wire: result, for: record.task, worker: workerName), into: &actions)
     }
 
     /// Hands a task's outcome back; the engine may submit a task in its place, which dispatch
