@@ -32,9 +32,9 @@ extension FlowFileReader {
                        + "never from a flow file, which the journal keeps: remove it", at: key)
             } else if stepKeys.contains(name) {
                 report("'\(name)' is a \(inGroup ? "group" : "step") key, not a parameter of \(operation): \(beside)", at: key)
-            } else if let suggestion = FlowFileSuggestion.closest(to: name, among: names) {
+            } else if let suggestion = FlowNameSuggestion.closest(to: name, among: names) {
                 report("\(unknown); did you mean '\(suggestion)'?", at: key)
-            } else if let suggestion = FlowFileSuggestion.closest(to: name, among: stepKeys) {
+            } else if let suggestion = FlowNameSuggestion.closest(to: name, among: stepKeys) {
                 report("\(unknown); did you mean '\(suggestion)'? it is a \(inGroup ? "group" : "step") key: \(beside)", at: key)
             } else {
                 let takes = names.isEmpty

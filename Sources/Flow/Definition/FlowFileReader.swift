@@ -78,7 +78,7 @@ struct FlowFileReader {
             let name = scalar.string
             guard allowed.contains(name) else {
                 let where_ = place.map { " in \($0)" } ?? ""
-                if let suggestion = FlowFileSuggestion.closest(to: name, among: allowed) {
+                if let suggestion = FlowNameSuggestion.closest(to: name, among: allowed) {
                     report("unknown key '\(name)'\(where_); did you mean '\(suggestion)'?", at: key)
                 } else {
                     let known = allowed.map { "'\($0)'" }.joined(separator: ", ")

@@ -117,7 +117,7 @@ public struct FlowOperationRegistry: Sendable {
 
     /// The registered name `name` is likely a typo of (`UploadFileOP` → `UploadFileOp`), as flow
     /// files' "did you mean" uses it; `nil` when none is close.
-    public func suggestion(for name: String) -> String? { FlowFileSuggestion.closest(to: name, among: names) }
+    public func suggestion(for name: String) -> String? { FlowNameSuggestion.closest(to: name, among: names) }
 
     /// The entry registered under `name`.
     public func entry(named name: String) -> Entry? { entries[name] }

@@ -1,5 +1,6 @@
-/// "Did you mean" for misspelt keys and op names.
-enum FlowFileSuggestion {
+/// "Did you mean" for misspelt keys and op names, for the flow-file reader and the op registry
+/// alike: in `Support/`, so that the registry does not reach into the reader's folder for it.
+enum FlowNameSuggestion {
     /// The candidate closest to `word`, when it is close enough to be a likely typo.
     ///
     /// Case is ignored when measuring, so `maxconcurrent` suggests `maxConcurrent`. A candidate
