@@ -129,5 +129,45 @@ extension ClusterIntegrationTests {
                 try Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
             }
         }
+
+        /// A standing worker (`flow-worker --connect`) outlives its coordinator: it notices the
+        /// silence, cancels the upload without aborting it (the run was interrupted, not
+        /// cancelled by its user), and when `resume` binds the same endpoint it joins again and
+        /// continues the upload, sending only the parts the store lacks.
+        @Test func aCoordinatorKilledUnderAStandingWorkerLeavesTheUploadForResume() async throws {
+            let s3 = try MotoS3Server()
+            defer { s3.stop() }
+            let proxy = try S3ResumeProxy(in: s3)
+            defer { proxy.stop() }
+            try await withCluster { cluster in
+                let folder = try Self.makeFolder(cluster)
+                let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint))
+                let endpoint = "tcp://127.0.0.1:\(try LoopbackPort.free())"
+                let coordinator = try cluster.start("flow-coordinator", ["run", flowFile, "--quiet", "--bind", endpoint, "--set", "folder=\(folder.path)"]
+                                                    + ClusterScope.fastHeartbeat, extraEnvironment: s3.credentialsEnvironment)
+                let worker = try cluster.start("flow-worker", ["--connect", endpoint, "--name", "standing"] + ClusterScope.fastHeartbeat,
+                                               label: "standing", extraEnvironment: s3.credentialsEnvironment)
+                _ = try await Self.holdAfterStoredParts(4, proxy: proxy) { coordinator.transcript + worker.transcript }
+                let runID = try #require(coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
+                coordinator.send(SIGKILL)
+                #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
+                // The worker stays up, says it cancelled its task, and leaves the upload unaborted.
+                #expect(await worker.waitForStderr(containing: "cancelled 1 running task", timeout: 30), "\(worker.transcript)")
+                try proxy.release()
+                try await Task.sleep(for: .seconds(1))
+                #expect(worker.isRunning, "\(worker.transcript)")
+                let afterLoss = try proxy.stats()
+                #expect(afterLoss.aborts == 0, "the standing worker aborted the upload: \(afterLoss)")
+                try #require(try proxy.storedParts(of: Self.key).count == 1)
+
+                let resumed = try cluster.start("flow-coordinator", ["resume", runID, "--quiet", "--full-summary", "--bind", endpoint,
+                                                                      "--min-workers", "1"] + ClusterScope.fastHeartbeat,
+                                                label: "resume", extraEnvironment: s3.credentialsEnvironment)
+                #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript)\n\(worker.transcript)")
+                try Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
+                #expect(resumed.stdout.contains("@ standing]"), "\(resumed.stdout)")
+                #expect(await worker.terminate() == .exit(0), "\(worker.transcript)")
+            }
+        }
     }
 }
