@@ -35,6 +35,16 @@ package struct WireProgress: Sendable, Hashable {
         bytes = try reader.readVarint("bytes")
         guard bytes > 0 else { throw WireDecodingError(.invalidField, offset: start, "bytes: an entry must count at least 1 byte") }
     }
+
+    /// A request entry (feature bit 5, §15): `count` requests a task's op made since the last
+    /// request entry for it, beyond the one its start counts. It has a progress entry's layout with
+    /// attempt 0, which no TASK carries (attempts start at 1).
+    package static func requests(taskID: UInt64, count: UInt64) -> WireProgress {
+        WireProgress(taskID: taskID, attempt: 0, bytes: count)
+    }
+
+    /// Whether this entry counts requests (attempt 0), not bytes.
+    package var isRequests: Bool { attempt == 0 }
 }
 
 /// One entry of RATE (docs/PROTOCOL.md §15): the bytes a second one group budget allows the
@@ -67,4 +77,18 @@ package struct WireRate: Sendable, Hashable {
         budget = try reader.readVarint("budget")
         bytesPerSecond = try reader.readVarint("bytes per second")
     }
+
+    /// Added to a budget id, it marks a request-rate entry (feature bit 5, §15); budget ids stay
+    /// below it.
+    package static let requestsMark: UInt64 = 1 << 62
+
+    /// A request-rate entry (feature bit 5, §15): the requests a second `budget` allows the
+    /// receiving worker, in thousandths (0 for no requests limit), in a rate entry's layout whose
+    /// budget field is 2^62 + the budget id.
+    package static func requests(budget: UInt64, perMille: UInt64) -> WireRate {
+        WireRate(budget: requestsMark | budget, bytesPerSecond: perMille)
+    }
+
+    /// The budget a request-rate entry is for; `nil` for a bytes entry.
+    package var requestsBudget: UInt64? { budget >= Self.requestsMark ? budget - Self.requestsMark : nil }
 }

@@ -50,6 +50,10 @@ extension WireReady {
         /// Bit 4: the worker reads a TASK's budget (flags bit 3), holds its ops' progress to the
         /// bytes rates RATE gives it, and reports bytes sent with PROGRESS (§15).
         package static let progress: UInt32 = 1 << 4
+        /// Bit 5: with bit 4, the worker also takes request-rate entries in RATE, holds the
+        /// requests its ops report (each part of a multipart upload) to them, and reports them in
+        /// PROGRESS as request entries (§15).
+        package static let requests: UInt32 = 1 << 5
     }
 
     /// Appends the body fields in spec order.

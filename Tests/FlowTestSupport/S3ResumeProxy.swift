@@ -27,6 +27,9 @@ public final class S3ResumeProxy: @unchecked Sendable {
         public var held: Int
         /// Part `PUT`s the store answered with 2xx.
         public var stored: Int
+        /// When each start (`CreateMultipartUpload`) and part `PUT` arrived, in seconds since 1970
+        /// by the proxy's clock, in arrival order.
+        public var requestTimes: [Double]
 
         /// Tries of part `number`.
         public func tries(of number: Int) -> Int { parts[String(number)] ?? 0 }

@@ -10,6 +10,17 @@ package protocol FlowProgressSink: Sendable {
     ///
     /// - Throws: `CancellationError` when the calling task is cancelled while it waits.
     func sent(bytes: Int) async throws
+
+    /// Counts one request to the op's target beyond the one its start counts (a part of a
+    /// multipart upload), and returns once the group's requests budget allows it.
+    ///
+    /// - Throws: `CancellationError` when the calling task is cancelled while it waits.
+    func requested() async throws
+}
+
+extension FlowProgressSink {
+    /// A sink that holds no requests budget lets every request go at once.
+    package func requested() async throws {}
 }
 
 /// The progress sink of the task that runs now, bound by the worker around a task's op.
@@ -51,5 +62,20 @@ extension FlowOperation {
     public func reportProgress(bytesSent bytes: Int) async throws {
         guard bytes > 0, let sink = FlowProgress.sink else { return }
         try await sink.sent(bytes: bytes)
+    }
+
+    /// Says that the op is about to make one more request to its target, beyond the one its start
+    /// counts, and waits while its group's `requestsPerSecond` budget holds it back.
+    ///
+    /// A group's `limit: {requestsPerSecond: …}` counts each op's start (the coordinator holds
+    /// those) and every request its ops report here, across all workers together. Call it before
+    /// each further request an op makes to the same target: the stock `UploadFileOp` calls it before
+    /// each part of a multipart upload (tries again included). Where no budget applies (no limit, a
+    /// run in one process, or a coordinator or worker that predates it), it returns at once.
+    ///
+    /// - Throws: `CancellationError` when the op is cancelled while it waits.
+    public func reportRequest() async throws {
+        guard let sink = FlowProgress.sink else { return }
+        try await sink.requested()
     }
 }

@@ -4,22 +4,31 @@ import Foundation
 
 extension CoordinatorStateMachine {
     /// PROGRESS from a worker (§15): each entry of a task in flight there with that attempt counts
-    /// toward its group's bytes sent; any other entry (a task that ended, moved, or has no budget)
-    /// is ignored: progress is a measure, never an answer.
-    mutating func countProgress(_ entries: [WireProgress], from peer: Data) {
+    /// toward its group's bytes sent; a request entry (attempt 0) of a task in flight there, from a
+    /// worker that announced feature bit 5, draws on its group's requests rate; any other entry (a
+    /// task that ended, moved, or has no budget) is ignored: progress is a measure, never an answer.
+    mutating func countProgress(_ entries: [WireProgress], from peer: Data, now: Instant) {
+        let requests = (workers[peer]?.features ?? 0) & WireReady.Feature.requests != 0
         for entry in entries {
             guard let index = tasks.index(forKey: entry.taskID) else { continue }
-            let budget = withTask(at: index) { $0.worker == peer && $0.task.attempt == entry.attempt ? $0.budget : -1 }
+            let budget = withTask(at: index) { record in
+                record.worker == peer && (entry.isRequests ? requests : record.task.attempt == entry.attempt) ? record.budget : -1
+            }
             guard budget >= 0, budget < budgets.count else { continue }
-            budgets[budget].bytesSent &+= entry.bytes
+            if entry.isRequests {
+                budgets[budget].requested(entry.bytes, now: now)
+            } else {
+                budgets[budget].bytesSent &+= entry.bytes
+            }
         }
     }
 
-    /// The RATEs due (§15): each budget's bytes rate is divided among the workers that announced
-    /// the progress feature in proportion to the budget's tasks running on each (its tasks in
-    /// flight there, at most its slots), and a worker hears its share when it is new to it, when a
-    /// rate was set or changed (`limit`, a timetable), or when it moved by more than 5%. A budget
-    /// without a bytes rate is sent as 0 (no limit), so its tasks never wait for one.
+    /// The RATEs due (§15): each budget's bytes rate, and for workers that announced feature bit 5
+    /// its requests rate, is divided among the workers that announced the progress feature in
+    /// proportion to the budget's tasks running on each (its tasks in flight there, at most its
+    /// slots), and a worker hears its share when it is new to it, when a rate was set or changed
+    /// (`limit`, a timetable), or when it moved by more than 5%. A budget without a rate is sent
+    /// as 0 (no limit), so its tasks never wait for one.
     mutating func allocateRates(now: Instant) -> [Action] {
         guard !budgets.isEmpty else { return [] }
         let forced = ratesChanged
@@ -27,13 +36,22 @@ extension CoordinatorStateMachine {
         let running = runningByBudget()
         var actions: [Action] = []
         for (peer, counts) in running.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let requests = (workers[peer]?.features ?? 0) & WireReady.Feature.requests != 0
             var entries: [WireRate] = []
             for (budget, count) in counts.sorted(by: { $0.key < $1.key }) {
-                let share = Self.share(of: budgets[budget].rates.bytesPerSecond, count: count, total: running.total(of: budget))
-                let last = sentRates[peer]?[budget]
-                guard last != share, forced || last == nil || Self.movedFar(from: last!, to: share) else { continue }
-                sentRates[peer, default: [:]][budget] = share
-                entries.append(WireRate(budget: UInt64(budget), bytesPerSecond: share))
+                let total = running.total(of: budget)
+                let bytes = Self.share(of: budgets[budget].rates.bytesPerSecond, count: count, total: total)
+                let isNew = sentRates[peer]?[budget] == nil
+                if let entry = rateEntry(to: peer, key: budget, share: bytes, forced: forced) {
+                    entries.append(WireRate(budget: UInt64(budget), bytesPerSecond: entry))
+                }
+                guard requests else { continue }
+                let perMille = Self.share(of: budgets[budget].requestsPerSecond.map { Int64(($0 * 1000).rounded()) }, count: count, total: total)
+                // With the budget's first bytes rate, always: a worker takes a bytes rate alone as
+                // "no requests limit".
+                if let entry = rateEntry(to: peer, key: Self.requestsKey(budget), share: perMille, forced: forced || isNew) {
+                    entries.append(.requests(budget: UInt64(budget), perMille: entry))
+                }
             }
             if !entries.isEmpty {
                 withWorker(peer) { $0.lastSent = now }
@@ -42,6 +60,19 @@ extension CoordinatorStateMachine {
         }
         return actions
     }
+
+    /// The share to send `peer` under `key` of ``sentRates``, if it is due: new, changed when
+    /// `forced`, or moved far; it is then noted as sent.
+    private mutating func rateEntry(to peer: Data, key: Int, share: UInt64, forced: Bool) -> UInt64? {
+        let last = sentRates[peer]?[key]
+        guard last != share, forced || last == nil || Self.movedFar(from: last!, to: share) else { return nil }
+        sentRates[peer, default: [:]][key] = share
+        return share
+    }
+
+    /// Where ``sentRates`` keeps a budget's requests share (in thousandths a second): beside its
+    /// bytes shares, under a negative key, so that a worker's removal forgets both.
+    static func requestsKey(_ budget: Int) -> Int { -1 - budget }
 
     /// By worker that announced the progress feature, by budget: its tasks running there.
     private func runningByBudget() -> [Data: [Int: Int]] {

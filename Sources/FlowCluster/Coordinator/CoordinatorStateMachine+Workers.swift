@@ -62,7 +62,7 @@ extension CoordinatorStateMachine {
         case .returned(let references):
             actions += takeBack(references, from: peer)
         case .progress(let entries):
-            countProgress(entries, from: peer)
+            countProgress(entries, from: peer, now: now)
         case .heartbeat:
             break
         case .disconnect(let reason):

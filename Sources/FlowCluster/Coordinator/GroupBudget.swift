@@ -34,6 +34,8 @@ struct GroupBudget: Sendable {
     private(set) var started = 0
     /// Bytes its ops sent, as workers reported them (PROGRESS, §15).
     var bytesSent: UInt64 = 0
+    /// Requests its ops made beyond their starts, as workers reported them (§15).
+    private(set) var requestsReported: UInt64 = 0
 
     /// A budget; `maxConcurrent` bounds the adaptive concurrency.
     init(name: String, rates: FlowLimitRates, maxConcurrent: Int, adaptive: Bool) {
@@ -76,6 +78,13 @@ struct GroupBudget: Sendable {
         return .start
     }
 
+    /// Requests the group's ops made beyond their starts, as workers reported them (PROGRESS
+    /// request entries, §15): they draw on the same requests rate as starts.
+    mutating func requested(_ count: UInt64, now: Instant) {
+        requestsReported &+= count
+        requests?.debit(Double(count), now: now)
+    }
+
     /// A task of the group left its worker.
     mutating func ended() {
         running = max(0, running - 1)
@@ -107,7 +116,7 @@ struct GroupBudget: Sendable {
     var snapshot: GroupBudgetStatus {
         GroupBudgetStatus(name: name, rates: rates, backedOffRequestsPerSecond: adaptiveRate?.rate, concurrency: adaptive?.current, maxConcurrent: adaptive?.maximum,
                           lowestConcurrency: adaptive?.lowest, throttledAnswers: adaptive?.throttledAnswers ?? 0, started: started,
-                          bytesSent: Int(clamping: bytesSent))
+                          bytesSent: Int(clamping: bytesSent), requestsReported: Int(clamping: requestsReported))
     }
 }
 
@@ -131,4 +140,7 @@ public struct GroupBudgetStatus: Sendable, Hashable, Codable {
     public var started: Int
     /// Bytes the group's ops sent, as they reported them (0 for ops that report none).
     public var bytesSent: Int = 0
+    /// Requests the group's ops made beyond their starts (parts of multipart uploads), as they
+    /// reported them; they count toward `requestsPerSecond` with ``started``.
+    public var requestsReported: Int = 0
 }

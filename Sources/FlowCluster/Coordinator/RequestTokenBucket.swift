@@ -35,6 +35,13 @@ struct RequestTokenBucket: Sendable {
         return true
     }
 
+    /// Takes `count` tokens for requests made elsewhere (a worker's parts, §15), going into debt
+    /// by up to a second's worth: starts then wait until the debt is paid.
+    mutating func debit(_ count: Double, now: Instant) {
+        refill(now: now)
+        tokens = max(-rate, tokens - count)
+    }
+
     /// When the next token is there (now, when there is one).
     func nextToken(now: Instant) -> Instant {
         guard let refilledAt else { return now }

@@ -29,9 +29,10 @@ struct WorkerIOLoop {
     }
 
     /// The features this worker keeps (§7.1): it gives a TASK's op attempt and retry policy to the
-    /// op, queues tasks beyond its slots, takes CANCEL, and holds its ops to RATE's bytes rates (§15).
+    /// op, queues tasks beyond its slots, takes CANCEL, and holds its ops to RATE's bytes and
+    /// requests rates (§15).
     static let features = WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | WireReady.Feature.queue
-        | WireReady.Feature.cancel | WireReady.Feature.progress
+        | WireReady.Feature.cancel | WireReady.Feature.progress | WireReady.Feature.requests
 
     /// The READY a worker of `configuration` offering `registry`'s ops says on every connection.
     static func ready(for configuration: FlowWorker.Configuration, registry: FlowOperationRegistry) -> WireReady {

@@ -185,6 +185,8 @@ extension S3Upload {
             // Held to the group's bytes budget (a part in memory goes as a whole: its bytes are
             // counted, in chunks, before it is sent).
             try await Self.reportProgress(bytes.readableBytes)
+            // Each part's PUT (tries again included) is one more request of the group's budget (§15).
+            try await FlowProgress.sink?.requested()
             do {
                 let answer = try await explainingChecksum(action: partAction) {
                     try await client.expectSuccess(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],

@@ -6,7 +6,8 @@
       counts them by kind. Control requests (never forwarded):
         GET /_proxy_stats           {"parts": {"N": tries}, "partBytes": bytes of part bodies,
                                      "creates", "completes", "aborts", "listUploads", "listParts",
-                                     "held": part PUTs waiting, "stored": part PUTs the store took}
+                                     "held": part PUTs waiting, "stored": part PUTs the store took,
+                                     "requestTimes": arrival times (Unix seconds) of starts and part PUTs}
         GET /_proxy_fail?parts=5,6  the next try of each of these part numbers fails with 503 SlowDown
         GET /_proxy_hold            part PUTs from now on wait until /_proxy_release
         GET /_proxy_hold?after=N    the same, from when the store has taken N part PUTs (at once if it has)
@@ -22,6 +23,7 @@
 """
 import json
 import sys
+import time
 
 
 def client(endpoint):
@@ -45,7 +47,7 @@ def proxy(port, upstream):
 
     target = urllib.parse.urlparse(upstream)
     stats = {"parts": {}, "partBytes": 0, "creates": 0, "completes": 0, "aborts": 0, "listUploads": 0, "listParts": 0,
-             "held": 0, "stored": 0}
+             "held": 0, "stored": 0, "requestTimes": []}
     failing = set()
     gone = set()
     lock = threading.Lock()
@@ -105,6 +107,8 @@ def proxy(port, upstream):
                 return
             is_part = self.command == "PUT" and "partNumber" in query
             with lock:
+                if is_part or (self.command == "POST" and "uploads" in query):
+                    stats["requestTimes"].append(time.time())
                 if is_part:
                     number = query["partNumber"][0]
                     stats["parts"][number] = stats["parts"].get(number, 0) + 1

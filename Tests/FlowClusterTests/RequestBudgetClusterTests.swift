@@ -1,0 +1,75 @@
+import FlowTestSupport
+import Foundation
+import Testing
+
+/// A group's `requestsPerSecond` counts each part of a multipart upload as well as each op start,
+/// across real worker processes (issue 38, PROTOCOL.md §15, feature bit 5): moto's S3 server
+/// behind a proxy that notes when each start and part `PUT` arrived.
+@Suite struct RequestBudgetClusterTests {
+    /// 9 files of 3 parts (10 MiB + 1 byte, parts of 5 MiB).
+    static let fileCount = 9
+    static let fileSize = 10 * 1024 * 1024 + 1
+    static let partsPerFile = 3
+
+    static func flow(endpoint: String) -> String {
+        """
+        flow: parts-as-requests
+        bucket: {folder: ./files}
+        steps:
+          - op: ListFilesOp
+            with: {path: "${folder}"}
+          - group:
+              op: UploadFileOp
+              input: files
+              output: objects
+              maxConcurrent: 6
+              limit: {requestsPerSecond: 4}
+              with:
+                url: s3://photos/r/
+                endpoint: \(endpoint)
+                partSize: 5MiB
+                partConcurrency: 2
+        """
+    }
+
+    /// Requests a second between the first and the last to arrive, not counting the first.
+    static func rate(_ times: [Double]) -> Double {
+        let sorted = times.sorted()
+        guard sorted.count > 1 else { return 0 }
+        return Double(sorted.count - 1) / max(0.001, sorted.last! - sorted.first!)
+    }
+
+    /// 9 starts and 27 part PUTs at 4 requests a second on 3 workers of 2 slots: about 9 s by
+    /// the proxy's clock. Were parts not counted, the starts alone would be held (9 in about 2 s)
+    /// and the parts would follow as fast as the store takes them: several times the limit.
+    @Test func multipartPartsCountAgainstRequestsPerSecondAcrossThreeWorkers() async throws {
+        let s3 = try MotoS3Server()
+        defer { s3.stop() }
+        let proxy = try S3ResumeProxy(in: s3)
+        defer { proxy.stop() }
+        try await withCluster { cluster in
+            let folder = cluster.directory.appendingPathComponent("files")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for index in 0..<Self.fileCount {
+                try PseudoRandomFile.write(to: folder.appendingPathComponent("f-\(index).bin"), size: Self.fileSize)
+            }
+            let flowFile = try cluster.write("parts.yaml", Self.flow(endpoint: proxy.endpoint))
+            let coordinator = try cluster.start("flow-coordinator", ["run", flowFile, "--set", "folder=\(folder.path)", "--bind", "tcp://127.0.0.1:*",
+                                                                     "--min-workers", "3"] + ClusterScope.fastHeartbeat,
+                                                extraEnvironment: s3.credentialsEnvironment)
+            let endpoint = try await coordinator.listeningEndpoint()
+            for index in 1...3 {
+                _ = try cluster.start("flow-worker", ["--connect", endpoint, "--name", "w\(index)", "--concurrency", "2"] + ClusterScope.fastHeartbeat,
+                                      label: "w\(index)", extraEnvironment: s3.credentialsEnvironment)
+            }
+            #expect(await coordinator.waitForExit(timeout: 180) == .exit(0), "\(coordinator.transcript)")
+            let stats = try proxy.stats()
+            try #require(stats.creates == Self.fileCount && stats.partPuts == Self.fileCount * Self.partsPerFile, "\(stats)")
+            #expect(stats.requestTimes.count == Self.fileCount * (1 + Self.partsPerFile))
+            let rate = Self.rate(stats.requestTimes)
+            #expect(rate <= 4 * 1.3, "\(rate) requests a second (starts and parts) against a limit of 4")
+            #expect(rate >= 4 * 0.5, "\(rate) requests a second: far below the limit of 4")
+            for name in ["w1", "w2", "w3"] { #expect(coordinator.stdout.contains("@ \(name)]"), "\(name) ran none: \(coordinator.stdout)") }
+        }
+    }
+}
