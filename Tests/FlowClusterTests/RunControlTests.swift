@@ -113,6 +113,48 @@ import Testing
         }
     }
 
+    /// A run on a pool (`run --pool`) keeps its coordinator, journal and control socket here, so
+    /// the same commands steer it: `status` reads it, `pause` lets the tasks that run finish and
+    /// submits no other to the pool, `limit` is taken, `continue` lets it finish.
+    @Test func aRunOnAPoolIsSteeredTheSameWay() async throws {
+        try await withCluster { cluster in
+            let (pool, endpoint) = try await PoolTests.startPool(cluster)
+            let worker = try cluster.worker(connect: endpoint, name: "pooled", concurrency: 2)
+            let gate = cluster.path("GO")
+            let file = try cluster.write("steer.yaml", Self.gatedFlow(count: 8, gate: gate))
+            let run = try PoolTests.run(cluster, file, pool: endpoint, label: "run", extra: ["--quiet"])
+            let id = try await Self.runID(of: run)
+            try await Self.waitForControl(cluster, id, run: run)
+            var running: [String: Any] = [:]
+            for _ in 0..<100 {
+                running = try await Self.status(cluster, id)
+                if running["running"] as? Int == 2 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(running["paused"] as? Bool == false && running["running"] as? Int == 2 && running["done"] as? Int == 0, "\(running)")
+            #expect(try await Self.command(cluster, ["pause", id]).termination == .exit(0))
+            FileManager.default.createFile(atPath: gate, contents: Data())
+            var paused: [String: Any] = [:]
+            for _ in 0..<100 {
+                paused = try await Self.status(cluster, id)
+                if paused["done"] as? Int == 2 && paused["running"] as? Int == 0 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try await Task.sleep(for: .seconds(1))
+            let later = try await Self.status(cluster, id)
+            #expect(paused["paused"] as? Bool == true && paused["done"] as? Int == 2 && paused["running"] as? Int == 0, "\(paused)")
+            #expect(later["done"] as? Int == 2 && later["running"] as? Int == 0, "nothing started on the pool while paused: \(later)")
+            let limit = try await Self.command(cluster, ["limit", id, "--step", "ShellOp", "--requests-per-second", "50"])
+            #expect(limit.termination == .exit(0), "\(limit.transcript)")
+            #expect(try await Self.command(cluster, ["continue", id]).termination == .exit(0))
+            #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
+            #expect(run.stdout.finalBucketValue("outs") == Self.expected(8))
+            #expect(run.stderr.contains("paused from another terminal") && run.stderr.contains("continued from another terminal"), "\(run.stderr)")
+            #expect(await worker.terminate() == .exit(0), "\(worker.transcript)")
+            #expect(await pool.terminate() == .exit(0), "\(pool.transcript)")
+        }
+    }
+
     @Test func cancelStopsTheRunAsCtrlCAndAnUnknownIdIsSaidSo() async throws {
         try await withCluster { cluster in
             let file = try cluster.write("cancel.yaml", Self.gatedFlow(count: 12, gate: cluster.path("never")))
