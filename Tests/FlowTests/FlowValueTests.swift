@@ -60,4 +60,24 @@ import Flow
         let custom: Any? = Custom()
         #expect(FlowValue(any: custom as Any) == nil)
     }
+
+    /// The exact-type paths for lists and maps (a listing's `[[String: String]]`, `[String]`,
+    /// `[Any]`, `[[String: Any]]`) give what the element-by-element casts give, and a value with
+    /// no serialisable form inside them still makes the whole `nil`.
+    @Test func listsAndMapsOfTheCommonTypesConvertAsTheCastsDo() {
+        let files: [[String: String]] = [["path": "a/b.jpg", "name": "b.jpg"], ["path": "c.jpg", "name": "c.jpg"]]
+        let expected = FlowValue.array([.map(["path": .string("a/b.jpg"), "name": .string("b.jpg")]),
+                                        .map(["path": .string("c.jpg"), "name": .string("c.jpg")])])
+        #expect(FlowValue(any: files) == expected)
+        #expect(FlowValue(any: files.map { $0 as [String: Any] } as [Any]) == expected, "the same through the casts")
+        #expect(FlowValue(any: files.map { $0 as [String: Any] }) == expected)
+        #expect(FlowValue(any: ["x", "y"]) == .array([.string("x"), .string("y")]))
+        #expect(FlowValue(any: ["k": "v"] as [String: String]) == .map(["k": .string("v")]))
+        #expect(FlowValue(any: ["k": 1, "l": [true]] as [String: Any]) == .map(["k": .integer(1), "l": .array([.bool(true)])]))
+        #expect(FlowValue(any: [] as [[String: String]]) == .array([]))
+        struct Custom {}
+        #expect(FlowValue(any: [1, Custom()] as [Any]) == nil)
+        #expect(FlowValue(any: [["k": Custom()]] as [[String: Any]]) == nil)
+        #expect(FlowValue(any: ["k": Custom()] as [String: Any]) == nil)
+    }
 }

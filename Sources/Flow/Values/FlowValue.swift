@@ -36,6 +36,30 @@ extension FlowValue {
         case ObjectIdentifier(Int.self): self = .integer(Int64(any as! Int)); return
         case ObjectIdentifier(Double.self): self = .double(any as! Double); return
         case ObjectIdentifier(Bool.self): self = .bool(any as! Bool); return
+        // Lists and maps of the exact types ops write (ListFilesOp's `[[String: String]]`, a
+        // group's `[Any]` outputs): `as [Any]` below would make a new array of boxes, and each
+        // element's `as [String: Any]` a new dictionary (3 µs an entry of a listing).
+        case ObjectIdentifier([Any].self):
+            guard let array = Self.array(any as! [Any]) else { return nil }
+            self = array
+            return
+        case ObjectIdentifier([String: Any].self):
+            guard let map = Self.map(any as! [String: Any]) else { return nil }
+            self = map
+            return
+        case ObjectIdentifier([String].self): self = .array((any as! [String]).map(FlowValue.string)); return
+        case ObjectIdentifier([String: String].self): self = .map((any as! [String: String]).mapValues(FlowValue.string)); return
+        case ObjectIdentifier([[String: String]].self):
+            self = .array((any as! [[String: String]]).map { .map($0.mapValues(FlowValue.string)) })
+            return
+        case ObjectIdentifier([[String: Any]].self):
+            var items: [FlowValue] = []
+            for element in any as! [[String: Any]] {
+                guard let item = Self.map(element) else { return nil }
+                items.append(item)
+            }
+            self = .array(items)
+            return
         case ObjectIdentifier(Optional<Any>.self):
             // An `Any?` passed as `Any` (a group element): unwrapped here, not by the casts and
             // the `Mirror` below.
