@@ -15,14 +15,8 @@ extension RunExecution {
     static func startControl(run: ClusterRun, journal: RunJournal?, definition: FlowDefinition, progress: ProgressReporter) -> RunSteering? {
         let limits = RunGroupLimits(definition: definition, run: run)
         limits.start()
-        // A pool holds no client's bytes budget (PROTOCOL.md §15): the run says so, once.
-        let bytes = limits.groups.filter { group in
-            group.limit?.bytesPerSecond != nil || group.limit?.schedule?.entries.contains { $0.bytes.value != nil } == true
-        }
-        if run.runsOnPool, !bytes.isEmpty {
-            progress.announce("bytesPerSecond of \(bytes.map(\.name).joined(separator: ", ")) is not enforced on a pool's workers "
-                              + "(requestsPerSecond and adaptive back-off are)")
-        }
+        // A pool holds the run's budgets (PROTOCOL.md §15.2 "Pools"); one that predates them is
+        // named as it welcomes the run (PoolLink).
         return RunSteering(server: startControlServer(run: run, journal: journal, flowName: definition.name, limits: limits, progress: progress),
                            limits: limits)
     }

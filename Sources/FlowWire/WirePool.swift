@@ -59,9 +59,17 @@ package struct WireHello: Sendable, Hashable {
 
 /// The body of WELCOME: a pool accepts a client's HELLO (docs/PROTOCOL.md §14.2).
 package struct WireWelcome: Sendable, Hashable {
+    /// The feature bits of WELCOME (PROTOCOL.md §14.2).
+    package enum Feature {
+        /// Bit 0: the pool holds the client's group budgets (§15.2 "Pools"): it takes the budget
+        /// of SUBMIT's tasks (flags bit 3) and RATE from the client, with request-rate entries,
+        /// divides them among its workers, and relays their PROGRESS to the client.
+        package static let budgets: UInt32 = 1 << 0
+    }
+
     /// The pool's name (its host and endpoint), for the client's log. At most 255 bytes.
     package var poolName: String
-    /// Feature flags of the pool; none are defined, all 0.
+    /// Feature flags of the pool (``Feature``); a client ignores those it does not know.
     package var features: UInt32
     /// The client's credit: how many of its tasks it may have submitted and not yet answered.
     /// At least 1.

@@ -17,6 +17,17 @@ extension CoordinatorStateMachine {
         budgets.append(GroupBudget(name: name, rates: rates, maxConcurrent: maxConcurrent, adaptive: adaptive))
     }
 
+    /// Opens a budget whose rates are still to come (a pool's, for a client's budget, §15.2
+    /// "Pools"): its tasks start, and no RATE goes for it until ``setBudget(id:name:rates:maxConcurrent:adaptive:now:)``.
+    ///
+    /// - Returns: its id, the next one.
+    mutating func openBudget(name: String) -> Int {
+        var budget = GroupBudget(name: name, rates: FlowLimitRates(), maxConcurrent: 1, adaptive: false)
+        budget.awaitingRates = true
+        budgets.append(budget)
+        return budgets.count - 1
+    }
+
     /// Whether a task of group `budget` may start now (counted as started when it may); when its
     /// requests rate holds it, ``budgetWake`` says when to look again.
     mutating func mayStart(budget: Int, now: Instant) -> Bool {

@@ -38,7 +38,7 @@ extension CoordinatorStateMachine {
         for (peer, counts) in running.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             let requests = (workers[peer]?.features ?? 0) & WireReady.Feature.requests != 0
             var entries: [WireRate] = []
-            for (budget, count) in counts.sorted(by: { $0.key < $1.key }) {
+            for (budget, count) in counts.sorted(by: { $0.key < $1.key }) where !budgets[budget].awaitingRates {
                 let total = running.total(of: budget)
                 let bytes = Self.share(of: budgets[budget].rates.bytesPerSecond, count: count, total: total)
                 let isNew = sentRates[peer]?[budget] == nil

@@ -36,6 +36,9 @@ struct GroupBudget: Sendable {
     var bytesSent: UInt64 = 0
     /// Requests its ops made beyond their starts, as workers reported them (§15).
     private(set) var requestsReported: UInt64 = 0
+    /// A pool's budget for a client's, before the client's first RATE: no RATE goes to workers
+    /// for it yet (they wait for one briefly), so that they do not start unlimited.
+    var awaitingRates = false
 
     /// A budget; `maxConcurrent` bounds the adaptive concurrency.
     init(name: String, rates: FlowLimitRates, maxConcurrent: Int, adaptive: Bool) {
@@ -57,6 +60,7 @@ struct GroupBudget: Sendable {
     /// Changes the rates from now on.
     mutating func setRates(_ rates: FlowLimitRates, now: Instant) {
         self.rates = rates
+        awaitingRates = false
         applyRequestsRate(now: now)
     }
 

@@ -113,6 +113,9 @@ final class PoolLink {
         switch message {
         case .welcome(let welcome):
             if machine.workers[peer] != nil { actions += machine.remove(peer, reason: .reregistered, now: now) }
+            if !welcomed, welcome.features & WireWelcome.Feature.budgets == 0 {
+                logger.notice("the pool at \(connection.endpoint) predates group budgets: a limit's bytesPerSecond, and requests beyond op starts, are not enforced on its workers")
+            }
             welcomed = true
             refusal = nil
             actions += machine.registerPool(welcome, peer: peer, now: now)
@@ -120,7 +123,8 @@ final class PoolLink {
             guard machine.workers[peer] != nil else { return }
             machine.receive(.heartbeat, from: peer, now: now, into: &actions)
             for entry in results { machine.accept(entry.result, from: peer, now: now, ranBy: entry.worker, into: &actions) }
-        case .returned, .heartbeat:
+        case .returned, .heartbeat, .progress:
+            // PROGRESS: relayed by a pool that holds this run's budgets (§15.2 "Pools").
             guard machine.workers[peer] != nil else { return }
             machine.receive(message, from: peer, now: now, into: &actions)
         case .disconnect(let reason):

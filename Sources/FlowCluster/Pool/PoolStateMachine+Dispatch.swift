@@ -37,7 +37,7 @@ extension PoolStateMachine {
             }
             while room > 0, let (_, pending) = fair.next(where: { !offers.someWorker.contains($0.task.op) || place($0.task.op) != nil }) {
                 if let index = place(pending.task.op) { slots[index].free -= 1 }
-                machine.submit(pending.task, waiter: pending.ticket)
+                machine.submit(pending.task, waiter: pending.ticket, budget: pending.task.budget.map { Int($0) } ?? -1)
                 room -= 1
             }
         }

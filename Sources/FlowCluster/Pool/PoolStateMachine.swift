@@ -81,6 +81,9 @@ struct PoolStateMachine: Sendable {
     /// The ops every worker offers and the ops some worker offers, kept while the workers stay
     /// the same: dispatch asks them for each task it takes from the fair-share queue.
     var offers = (workers: Set<Data>(), everyWorker: Set<String>(), someWorker: Set<String>())
+    /// The pool's budget (in ``machine``) for each client's budget (§15.2 "Pools"), and the rates
+    /// each client's RATE gave it so far.
+    var budgets = PoolBudgets()
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -132,6 +135,11 @@ struct PoolStateMachine: Sendable {
             return [.report(.unexpectedMessage(worker: machine.workers[peer]?.name ?? "?", command: message.command.description))]
         case .status:
             return [.send(to: peer, .statusReply(statusJSON()))]
+        case .progress(let entries):
+            var actions: [Machine.Action] = []
+            let relayed = PoolBudgets.relay(entries, from: peer, in: machine)
+            machine.receive(message, from: peer, now: now, into: &actions)
+            return relayed.map { Action.send(to: $0.client, .progress($0.entries)) } + perform(actions)
         default:
             var actions: [Machine.Action] = []
             machine.receive(message, from: peer, now: now, into: &actions)
@@ -145,7 +153,7 @@ struct PoolStateMachine: Sendable {
         clients[peer] = Client(hello: hello, name: name, lastReceived: now, lastSent: now,
                                heartbeatInterval: .milliseconds(Int64(max(1, hello.heartbeatIntervalMilliseconds))), since: Date())
         fair.open(peer, share: Int(hello.share))
-        let welcome = WireWelcome(poolName: configuration.name, slotCount: configuration.clientCredit,
+        let welcome = WireWelcome(poolName: configuration.name, features: WireWelcome.Feature.budgets, slotCount: configuration.clientCredit,
                                   heartbeatIntervalMilliseconds: hello.heartbeatIntervalMilliseconds)
         return [.send(to: peer, .welcome(welcome)),
                 .report(.clientJoined(name: name, run: hello.runID.escapingControlCharacters, flow: hello.flowName.escapingControlCharacters,
@@ -157,6 +165,9 @@ struct PoolStateMachine: Sendable {
         switch message {
         case .submit(let tasks):
             return submit(tasks, from: peer)
+        case .rate(let rates):
+            budgets.apply(rates, from: peer, to: &machine, now: now)
+            return []
         case .withdraw(let ids):
             return withdraw(ids, from: peer)
         case .heartbeat:
@@ -194,8 +205,8 @@ struct PoolStateMachine: Sendable {
             if task.attempt > 1 { task.operationAttempt = max(1, task.operationAttempt) + task.attempt - 1 }
             task.taskID = nextTaskID
             task.attempt = 1
-            // A budget id is the client's own (§15), and a pool keeps no client's budgets.
-            task.budget = nil
+            // A budget id is the client's own (§15): the pool's own budget stands for it.
+            task.budget = task.budget.map { UInt64(budgets.id(for: $0, of: peer, name: clients[peer]?.name ?? "?", in: &machine)) }
             fair.append(Pending(task: task, ticket: ticket), to: peer)
         }
         return actions
@@ -242,6 +253,7 @@ struct PoolStateMachine: Sendable {
         let actions = stop(running)
         clients[peer] = nil
         outbox[peer] = nil
+        budgets.forget(peer)
         return actions.filter { if case .send(let to, _) = $0 { to != peer } else { true } }
             + [.report(.clientLeft(name: client.name, run: client.hello.runID.escapingControlCharacters, reason: reason,
                                    dropped: dropped.count, stopped: running.count))]

@@ -1,0 +1,71 @@
+import Flow
+import FlowWire
+import Foundation
+import Testing
+@testable import FlowCluster
+
+private let t0 = ContinuousClock.now
+private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microseconds(Int64(seconds * 1_000_000)) }
+
+/// A pool holds its clients' group budgets (PROTOCOL.md §15.2 "Pools", WELCOME bit 0), without
+/// sockets: a client's budget id becomes one of the pool's, its RATE is divided among the pool's
+/// workers, and their PROGRESS goes back to the client under its own task ids.
+@Suite struct PoolBudgetTests {
+    static let client = Data("client".utf8)
+    static let workers = [Data("w1".utf8), Data("w2".utf8)]
+
+    /// A pool with two workers of 2 slots (progress and requests features) and a client that
+    /// submitted 4 tasks of its budget 7, dispatched.
+    private static func pool() -> (PoolStateMachine, welcome: WireWelcome?, tasks: [Data: [WireTask]]) {
+        var pool = PoolStateMachine(configuration: .init())
+        for (index, peer) in workers.enumerated() {
+            let ready = WireReady(workerName: "w\(index + 1)", features: WireReady.Feature.progress | WireReady.Feature.requests, slotCount: 2,
+                                  ops: ["UploadFileOp"], hostname: "h", processID: 1, heartbeatIntervalMilliseconds: 60_000)
+            _ = pool.receive(.ready(ready), from: peer, now: at(0))
+        }
+        var welcome: WireWelcome?
+        let hello = WireHello(clientName: "c", runID: "r", flowName: "f", origin: "o", share: 1, heartbeatIntervalMilliseconds: 60_000)
+        for case .send(_, .welcome(let sent)) in pool.receive(.hello(hello), from: client, now: at(0)) { welcome = sent }
+        let tasks = (1...4).map { id -> WireTask in
+            var task = WireTask(taskID: UInt64(id), op: "UploadFileOp", groupElement: .integer(Int64(id)), elementIndex: id)
+            task.budget = 7
+            return task
+        }
+        _ = pool.receive(.submit(tasks), from: client, now: at(0))
+        var sent: [Data: [WireTask]] = [:]
+        for case .send(let peer, .task(let batch)) in pool.dispatch(now: at(0)) { sent[peer, default: []] += batch }
+        return (pool, welcome, sent)
+    }
+
+    private static func rates(_ actions: [PoolStateMachine.Action]) -> [Data: [WireRate]] {
+        var rates: [Data: [WireRate]] = [:]
+        for case .send(let peer, .rate(let entries)) in actions { rates[peer, default: []] += entries }
+        return rates
+    }
+
+    @Test func theClientsRateIsDividedAmongThePoolsWorkersOnlyOnceItCame() {
+        var (pool, welcome, sent) = Self.pool()
+        #expect(welcome.map { $0.features & WireWelcome.Feature.budgets != 0 } == true, "WELCOME announces bit 0")
+        #expect(sent.values.flatMap { $0 }.map(\.budget) == [0, 0, 0, 0], "the pool's own budget id stands for the client's 7")
+        #expect(Self.rates(pool.tick(now: at(0.1))).isEmpty, "no RATE before the client's: the workers wait for one")
+        _ = pool.receive(.rate([WireRate(budget: 7, bytesPerSecond: 4_000_000), .requests(budget: 7, perMille: 10_000)]), from: Self.client,
+                         now: at(0.2))
+        let rates = Self.rates(pool.tick(now: at(0.3)))
+        for worker in Self.workers {
+            #expect(rates[worker] == [WireRate(budget: 0, bytesPerSecond: 2_000_000), .requests(budget: 0, perMille: 5_000)], "\(rates)")
+        }
+    }
+
+    @Test func theWorkersProgressGoesBackToTheClientUnderItsTaskIds() throws {
+        var (pool, _, sent) = Self.pool()
+        let worker = Self.workers[0]
+        let poolIDs = try #require(sent[worker]?.map(\.taskID))
+        let actions = pool.receive(.progress([WireProgress(taskID: poolIDs[0], attempt: 1, bytes: 1000), .requests(taskID: poolIDs[1], count: 2),
+                                              WireProgress(taskID: 999, attempt: 1, bytes: 5)]), from: worker, now: at(0.5))
+        var relayed: [WireProgress] = []
+        for case .send(Self.client, .progress(let entries)) in actions { relayed += entries }
+        let clientIDs = relayed.map(\.taskID)
+        #expect(relayed.count == 2 && Set(clientIDs).isSubset(of: [1, 2, 3, 4]), "\(relayed)")
+        #expect(relayed.map(\.attempt) == [1, 0] && relayed.map(\.bytes) == [1000, 2])
+    }
+}
