@@ -114,7 +114,9 @@ final class PoolLink {
         case .welcome(let welcome):
             if machine.workers[peer] != nil { actions += machine.remove(peer, reason: .reregistered, now: now) }
             if !welcomed, welcome.features & WireWelcome.Feature.budgets == 0 {
-                logger.notice("the pool at \(connection.endpoint) predates group budgets: a limit's bytesPerSecond, and requests beyond op starts, are not enforced on its workers")
+                let text = "the pool at \(connection.endpoint) predates group budgets: a limit's bytesPerSecond, and requests "
+                    + "beyond op starts, are not enforced on its workers"
+                logger.warning("\(text)")
             }
             welcomed = true
             refusal = nil
