@@ -6,7 +6,7 @@ import Foundation
 /// through the engine, the coordinator's state machine, its I/O loop, the result inbox and the
 /// journal, and each copy of the fields retained its strings, arrays and existentials (callgrind:
 /// six copies a group element on the coordinator, about 450 instructions each with their release).
-// `@unchecked` for `Any` values and the box: fields change only through `unique` (isKnownUniquelyReferenced).
+// `@unchecked` for `Any` values and the box (_FlowCopyOnWriteBox): fields change only in a box this result alone holds.
 public struct FlowTaskResult: @unchecked Sendable {
     fileprivate struct Fields {
         var operationName: String
@@ -25,97 +25,80 @@ public struct FlowTaskResult: @unchecked Sendable {
         var earlierAttempts: [FlowAttemptRecord] = []
     }
 
-    fileprivate final class Storage {
-        // @exclusivity(unchecked): measured with FlowResultInbox's (see there), 270 instructions an element together.
-        @exclusivity(unchecked) var fields: Fields
-
-        init(_ fields: Fields) {
-            self.fields = fields
-        }
-    }
-
-    private var storage: Storage
-
-    /// The fields, unshared first if another copy holds them.
-    private var unique: Storage {
-        mutating get {
-            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-            return storage
-        }
-    }
+    private var storage: _FlowCopyOnWriteBox<Fields>
 
     /// The op's name as shown in the summary.
     public var operationName: String {
-        get { storage.fields.operationName }
-        _modify { yield &unique.fields.operationName }
+        get { storage.value.operationName }
+        _modify { yield &storage.unique.value.operationName }
     }
     /// How it finished.
     public var state: FlowFinishState {
-        get { storage.fields.state }
-        _modify { yield &unique.fields.state }
+        get { storage.value.state }
+        _modify { yield &storage.unique.value.state }
     }
     /// The error behind a failure, when it ran in this process (`nil` for a remote op's failure,
     /// whose text is in ``state``).
     public var error: (any Error)? {
-        get { storage.fields.error }
-        _modify { yield &unique.fields.error }
+        get { storage.value.error }
+        _modify { yield &storage.unique.value.error }
     }
     /// Log lines and bucket writes, in the order the op made them.
     public var events: [FlowRecordedEvent] {
-        get { storage.fields.events }
-        _modify { yield &unique.fields.events }
+        get { storage.value.events }
+        _modify { yield &storage.unique.value.events }
     }
     /// The op's bucket when it finished (a group element's output is read from it).
     public var bucket: [String: Any] {
-        get { storage.fields.bucket }
-        _modify { yield &unique.fields.bucket }
+        get { storage.value.bucket }
+        _modify { yield &storage.unique.value.bucket }
     }
     /// When the op started, on the machine that ran it.
     public var startedAt: Date {
-        get { storage.fields.startedAt }
-        _modify { yield &unique.fields.startedAt }
+        get { storage.value.startedAt }
+        _modify { yield &storage.unique.value.startedAt }
     }
     /// When the op finished, on the machine that ran it.
     public var finishedAt: Date {
-        get { storage.fields.finishedAt }
-        _modify { yield &unique.fields.finishedAt }
+        get { storage.value.finishedAt }
+        _modify { yield &storage.unique.value.finishedAt }
     }
     /// The worker that ran the op, `nil` in-process.
     public var worker: String? {
-        get { storage.fields.worker }
-        _modify { yield &unique.fields.worker }
+        get { storage.value.worker }
+        _modify { yield &storage.unique.value.worker }
     }
     /// For a group element: its index in the group.
     public var groupIndex: Int? {
-        get { storage.fields.groupIndex }
-        _modify { yield &unique.fields.groupIndex }
+        get { storage.value.groupIndex }
+        _modify { yield &storage.unique.value.groupIndex }
     }
     /// For a group element: the value it left at its `primaryOutputParamKey`, if any.
     public var groupOutput: Any? {
-        get { storage.fields.groupOutput }
-        _modify { yield &unique.fields.groupOutput }
+        get { storage.value.groupOutput }
+        _modify { yield &storage.unique.value.groupOutput }
     }
     /// For a failure: whether trying again would fail the same way (``FlowRetryAdvice``; bucket
     /// data errors always are), so `retry` does not try it again.
     public var isPermanentFailure: Bool {
-        get { storage.fields.isPermanentFailure }
-        _modify { yield &unique.fields.isPermanentFailure }
+        get { storage.value.isPermanentFailure }
+        _modify { yield &storage.unique.value.isPermanentFailure }
     }
     /// For a failure: how long it asked to wait before another try (HTTP `Retry-After`).
     public var retryAfter: Duration? {
-        get { storage.fields.retryAfter }
-        _modify { yield &unique.fields.retryAfter }
+        get { storage.value.retryAfter }
+        _modify { yield &storage.unique.value.retryAfter }
     }
     /// Which try this was, as the op saw it (``FlowOperation/attempt``), from 1: the retry
     /// policy's count, one more for an element of a resumed run that may have run before.
     ///
     /// Given when the result is made, from the task it answers (``FlowTask/operationAttempt``),
     /// and never changed after: the executor that ran the op is the one that knows it.
-    public var attempt: Int { storage.fields.attempt }
+    public var attempt: Int { storage.value.attempt }
     /// The failed tries before this one, when the step retried.
     public var earlierAttempts: [FlowAttemptRecord] {
-        get { storage.fields.earlierAttempts }
-        _modify { yield &unique.fields.earlierAttempts }
+        get { storage.value.earlierAttempts }
+        _modify { yield &storage.unique.value.earlierAttempts }
     }
 
     /// Creates a result; `attempt` is the try of the op it answers, as the op saw it
@@ -124,7 +107,7 @@ public struct FlowTaskResult: @unchecked Sendable {
         operationName: String, state: FlowFinishState, error: (any Error)? = nil, events: [FlowRecordedEvent],
         bucket: [String: Any], startedAt: Date, finishedAt: Date, worker: String? = nil, attempt: Int = 1
     ) {
-        storage = Storage(Fields(
+        storage = _FlowCopyOnWriteBox(Fields(
             operationName: operationName, state: state, error: error, events: events, bucket: bucket, startedAt: startedAt,
             finishedAt: finishedAt, worker: worker, groupIndex: nil, groupOutput: nil,
             isPermanentFailure: Self.isPermanent(state: state, error: error),
