@@ -26,50 +26,10 @@ extension FlowValue {
     /// - Returns: `nil` when the value (or a value inside it) has no serialisable form, for example
     ///   a class instance of the user's own.
     public init?(any: Any) {
-        // The common types first, by their exact type: a cast that fails (to `FlowValue` for a
-        // `String`) searches the runtime's conformance tables, and one to the exact type is a
-        // copy. Every group element and op output crosses here (callgrind: 1,800 instructions an
-        // element through the casts below, for a `String`).
-        switch ObjectIdentifier(type(of: any)) {
-        case ObjectIdentifier(String.self): self = .string(any as! String); return
-        case ObjectIdentifier(FlowValue.self): self = any as! FlowValue; return
-        case ObjectIdentifier(Int.self): self = .integer(Int64(any as! Int)); return
-        case ObjectIdentifier(Double.self): self = .double(any as! Double); return
-        case ObjectIdentifier(Bool.self): self = .bool(any as! Bool); return
-        // Lists and maps of the exact types ops write (ListFilesOp's `[[String: String]]`, a
-        // group's `[Any]` outputs): `as [Any]` below would make a new array of boxes, and each
-        // element's `as [String: Any]` a new dictionary (3 µs an entry of a listing).
-        case ObjectIdentifier([Any].self):
-            guard let array = Self.array(any as! [Any]) else { return nil }
-            self = array
+        if let known = Self.byExactType(any) {
+            guard let value = known else { return nil }
+            self = value
             return
-        case ObjectIdentifier([String: Any].self):
-            guard let map = Self.map(any as! [String: Any]) else { return nil }
-            self = map
-            return
-        case ObjectIdentifier([String].self): self = .array((any as! [String]).map(FlowValue.string)); return
-        case ObjectIdentifier([String: String].self): self = .map((any as! [String: String]).mapValues(FlowValue.string)); return
-        case ObjectIdentifier([[String: String]].self):
-            self = .array((any as! [[String: String]]).map { .map($0.mapValues(FlowValue.string)) })
-            return
-        case ObjectIdentifier([[String: Any]].self):
-            var items: [FlowValue] = []
-            for element in any as! [[String: Any]] {
-                guard let item = Self.map(element) else { return nil }
-                items.append(item)
-            }
-            self = .array(items)
-            return
-        case ObjectIdentifier(Optional<Any>.self):
-            // An `Any?` passed as `Any` (a group element): unwrapped here, not by the casts and
-            // the `Mirror` below.
-            guard let wrapped = Self.exactly(any, as: Optional<Any>.self) else {
-                self = .null
-                return
-            }
-            self.init(any: wrapped)
-            return
-        default: break
         }
         switch any {
         case let value as FlowValue: self = value
@@ -103,6 +63,48 @@ extension FlowValue {
                 return
             }
             self.init(any: wrapped)
+        }
+    }
+
+    /// `any` converted by its exact type, for the types most values have: `nil` when its type is
+    /// none of them, `.some(nil)` when it is one but holds a value with no serialisable form.
+    @inline(__always)
+    private static func byExactType(_ any: Any) -> FlowValue?? {
+        // The common types first, by their exact type: a cast that fails (to `FlowValue` for a
+        // `String`) searches the runtime's conformance tables, and one to the exact type is a
+        // copy. Every group element and op output crosses here (callgrind: 1,800 instructions an
+        // element through the casts of `init(any:)`, for a `String`).
+        switch ObjectIdentifier(type(of: any)) {
+        case ObjectIdentifier(String.self): return .string(any as! String)
+        case ObjectIdentifier(FlowValue.self): return any as! FlowValue
+        case ObjectIdentifier(Int.self): return .integer(Int64(any as! Int))
+        case ObjectIdentifier(Double.self): return .double(any as! Double)
+        case ObjectIdentifier(Bool.self): return .bool(any as! Bool)
+        // Lists and maps of the exact types ops write (ListFilesOp's `[[String: String]]`, a
+        // group's `[Any]` outputs): `as [Any]` below would make a new array of boxes, and each
+        // element's `as [String: Any]` a new dictionary (3 µs an entry of a listing) in
+        // `init(any:)`'s casts.
+        case ObjectIdentifier([Any].self):
+            return .some(array(any as! [Any]))
+        case ObjectIdentifier([String: Any].self):
+            return .some(map(any as! [String: Any]))
+        case ObjectIdentifier([String].self): return .array((any as! [String]).map(FlowValue.string))
+        case ObjectIdentifier([String: String].self): return .map((any as! [String: String]).mapValues(FlowValue.string))
+        case ObjectIdentifier([[String: String]].self):
+            return .array((any as! [[String: String]]).map { .map($0.mapValues(FlowValue.string)) })
+        case ObjectIdentifier([[String: Any]].self):
+            var items: [FlowValue] = []
+            for element in any as! [[String: Any]] {
+                guard let item = map(element) else { return .some(nil) }
+                items.append(item)
+            }
+            return .array(items)
+        case ObjectIdentifier(Optional<Any>.self):
+            // An `Any?` passed as `Any` (a group element): unwrapped here, not by `init(any:)`'s
+            // casts and its `Mirror`.
+            guard let wrapped = Self.exactly(any, as: Optional<Any>.self) else { return FlowValue.null }
+            return .some(FlowValue(any: wrapped))
+        default: return nil
         }
     }
 
