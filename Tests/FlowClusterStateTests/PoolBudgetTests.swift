@@ -68,4 +68,24 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         #expect(relayed.count == 2 && Set(clientIDs).isSubset(of: [1, 2, 3, 4]), "\(relayed)")
         #expect(relayed.map(\.attempt) == [1, 0] && relayed.map(\.bytes) == [1000, 2])
     }
+
+    /// The client's side: a pool that set WELCOME's bit 0 is sent the budget ids and the whole
+    /// rate (bytes and requests); an earlier pool is sent neither.
+    @Test(arguments: [true, false])
+    func aClientSendsBudgetsOnlyToAPoolThatHoldsThem(holds: Bool) {
+        var machine = CoordinatorStateMachine<UInt64>(configuration: .init(liveness: 1000, workerTimeout: .seconds(600)))
+        let pool = Data("pool".utf8)
+        let welcome = WireWelcome(poolName: "p", features: holds ? WireWelcome.Feature.budgets : 0, slotCount: 64,
+                                  heartbeatIntervalMilliseconds: 60_000)
+        _ = machine.registerPool(welcome, peer: pool, now: at(0))
+        machine.setBudget(id: 0, name: "UploadFileOp", rates: FlowLimitRates(bytesPerSecond: 4_000_000, requestsPerSecond: 100),
+                          maxConcurrent: 1000, adaptive: false, now: at(0))
+        machine.submit(WireTask(taskID: 1, op: "UploadFileOp", groupElement: .integer(1), elementIndex: 1), waiter: 1, budget: 0)
+        var budgets: [UInt64?] = []
+        for case .send(_, .task(let tasks)) in machine.dispatch(now: at(0)) { budgets += tasks.map(\.budget) }
+        #expect(budgets == [holds ? 0 : nil])
+        var rates: [WireRate] = []
+        for case .send(pool, .rate(let entries)) in machine.tick(now: at(0.05)) { rates += entries }
+        #expect(rates == (holds ? [WireRate(budget: 0, bytesPerSecond: 4_000_000), .requests(budget: 0, perMille: 100_000)] : []))
+    }
 }

@@ -39,4 +39,35 @@ import Testing
             for name in ["w1", "w2"] { #expect(summary.contains("@ \(name)]"), "\(name) ran none: \(summary)") }
         }
     }
+
+    /// The requests rate through a pool: 9 multipart uploads of 3 parts to moto at 4 requests a
+    /// second, through a pool with 2 workers of 2 slots: about 9 s of starts and parts by the
+    /// proxy's clock, as on a coordinator's own workers (`RequestBudgetClusterTests`).
+    @Test func aRunThroughAPoolIsHeldToItsRequestsBudgetPartsIncluded() async throws {
+        let s3 = try MotoS3Server()
+        defer { s3.stop() }
+        let proxy = try S3ResumeProxy(in: s3)
+        defer { proxy.stop() }
+        try await withCluster { cluster in
+            let (pool, endpoint) = try await PoolTests.startPool(cluster)
+            for index in 1...2 {
+                _ = try cluster.start("flow-worker", ["--connect", endpoint, "--name", "w\(index)", "--concurrency", "2"] + ClusterScope.fastHeartbeat,
+                                      label: "w\(index)", extraEnvironment: s3.credentialsEnvironment)
+            }
+            let folder = cluster.directory.appendingPathComponent("files")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for index in 0..<RequestBudgetClusterTests.fileCount {
+                try PseudoRandomFile.write(to: folder.appendingPathComponent("f-\(index).bin"), size: RequestBudgetClusterTests.fileSize)
+            }
+            let file = try cluster.write("parts.yaml", RequestBudgetClusterTests.flow(endpoint: proxy.endpoint))
+            let run = try PoolTests.run(cluster, file, pool: endpoint, label: "run", extra: ["--set", "folder=\(folder.path)"])
+            #expect(await run.waitForExit(timeout: 180) == .exit(0), "\(run.transcript)\n\(pool.transcript)")
+            let stats = try proxy.stats()
+            let parts = RequestBudgetClusterTests.fileCount * RequestBudgetClusterTests.partsPerFile
+            try #require(stats.creates == RequestBudgetClusterTests.fileCount && stats.partPuts == parts, "\(stats)")
+            let rate = RequestBudgetClusterTests.rate(stats.requestTimes)
+            #expect(rate <= 4 * 1.3, "\(rate) requests a second (starts and parts) against a limit of 4")
+            #expect(rate >= 4 * 0.5, "\(rate) requests a second: far below the limit of 4")
+        }
+    }
 }
