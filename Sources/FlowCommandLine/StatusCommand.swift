@@ -99,8 +99,9 @@ struct StatusCommand: AsyncParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    /// A group's budget as one line: `limit UploadFileOp: 500 requests/s, 40 MiB/s (not held on a
-    /// cluster yet), concurrency 12 of 64 (throttled, lowest 8, 31 slow-down answers), 5120 started`.
+    /// A group's budget as one line: `limit UploadFileOp: 500 requests/s, 40 MiB/s,
+    /// concurrency 12 of 64 (throttled, lowest 8, 31 slow-down answers), 5120 started,
+    /// 20480 more requests (parts)`: the parts of multipart uploads count toward the requests rate too.
     static func text(_ budget: GroupBudgetStatus) -> String {
         var parts: [String] = []
         parts.append(budget.rates.requestsPerSecond.map { String(format: "%g requests/s", $0) } ?? "requests unlimited")
@@ -115,6 +116,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
         if let backedOff = budget.backedOffRequestsPerSecond { parts.append(String(format: "backed off to %.0f starts/s", backedOff)) }
         parts.append("\(budget.started) started")
+        if budget.requestsReported > 0 { parts.append("\(budget.requestsReported) more requests (parts)") }
         return "limit \(budget.name): " + parts.joined(separator: ", ")
     }
 

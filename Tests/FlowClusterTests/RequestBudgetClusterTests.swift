@@ -42,6 +42,7 @@ import Testing
     /// 9 starts and 27 part PUTs at 4 requests a second on 3 workers of 2 slots: about 9 s by
     /// the proxy's clock. Were parts not counted, the starts alone would be held (9 in about 2 s)
     /// and the parts would follow as fast as the store takes them: several times the limit.
+    /// `status` from another terminal counts the parts while it runs.
     @Test func multipartPartsCountAgainstRequestsPerSecondAcrossThreeWorkers() async throws {
         let s3 = try MotoS3Server()
         defer { s3.stop() }
@@ -62,6 +63,17 @@ import Testing
                 _ = try cluster.start("flow-worker", ["--connect", endpoint, "--name", "w\(index)", "--concurrency", "2"] + ClusterScope.fastHeartbeat,
                                       label: "w\(index)", extraEnvironment: s3.credentialsEnvironment)
             }
+            let id = try await RunControlTests.runID(of: coordinator)
+            try await RunControlTests.waitForControl(cluster, id, run: coordinator)
+            // Asked until it counts parts (a loaded machine may start slowly), while the run lasts.
+            var reported = 0
+            var last: [String: Any] = [:]
+            while reported == 0, coordinator.isRunning, let status = try? await RunControlTests.status(cluster, id) {
+                last = status
+                reported = ((status["limits"] as? [[String: Any]])?.first?["requestsReported"] as? Int) ?? 0
+                if reported == 0 { try await Task.sleep(for: .milliseconds(500)) }
+            }
+            #expect(reported > 0, "status counts the parts reported: \(last)")
             #expect(await coordinator.waitForExit(timeout: 180) == .exit(0), "\(coordinator.transcript)")
             let stats = try proxy.stats()
             try #require(stats.creates == Self.fileCount && stats.partPuts == Self.fileCount * Self.partsPerFile, "\(stats)")
@@ -69,7 +81,9 @@ import Testing
             let rate = Self.rate(stats.requestTimes)
             #expect(rate <= 4 * 1.3, "\(rate) requests a second (starts and parts) against a limit of 4")
             #expect(rate >= 4 * 0.5, "\(rate) requests a second: far below the limit of 4")
-            for name in ["w1", "w2", "w3"] { #expect(coordinator.stdout.contains("@ \(name)]"), "\(name) ran none: \(coordinator.stdout)") }
+            // Starts paced at 4 a second go to whichever worker is free: not always to all three.
+            let used = ["w1", "w2", "w3"].filter { coordinator.stdout.contains("@ \($0)]") }
+            #expect(used.count >= 2, "the uploads ran on \(used) only: \(coordinator.stdout)")
         }
     }
 }

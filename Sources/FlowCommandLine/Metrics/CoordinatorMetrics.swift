@@ -9,8 +9,9 @@ import Synchronization
 /// `pending`, `running`, `done`, `failed`) for the group that runs now or ran last; for each group
 /// with a budget (labels `flow`, `step`): `flow_group_limit` (label `rate`: `requests_per_second`,
 /// `bytes_per_second`; 0 is unlimited), `flow_group_concurrency` (the adaptive concurrency now),
-/// `flow_group_max_concurrent`, `flow_group_throttled_answers`, `flow_group_started` and
-/// `flow_group_bytes_sent` (what its ops reported sending, docs/PROTOCOL.md §15).
+/// `flow_group_max_concurrent`, `flow_group_throttled_answers`, `flow_group_started`,
+/// `flow_group_bytes_sent` (what its ops reported sending, docs/PROTOCOL.md §15) and
+/// `flow_group_requests_reported` (the requests its ops reported beyond their starts: parts).
 final class CoordinatorMetrics: Sendable {
     /// One group's budget gauges.
     private struct BudgetGauges {
@@ -21,6 +22,7 @@ final class CoordinatorMetrics: Sendable {
         let throttled: Gauge
         let started: Gauge
         let bytesSent: Gauge
+        let requestsReported: Gauge
 
         init(flow: String, step: String) {
             let labels = [("flow", flow), ("step", step)]
@@ -31,6 +33,7 @@ final class CoordinatorMetrics: Sendable {
             throttled = Gauge(label: "flow_group_throttled_answers", dimensions: labels)
             started = Gauge(label: "flow_group_started", dimensions: labels)
             bytesSent = Gauge(label: "flow_group_bytes_sent", dimensions: labels)
+            requestsReported = Gauge(label: "flow_group_requests_reported", dimensions: labels)
         }
 
         func record(_ budget: GroupBudgetStatus) {
@@ -41,6 +44,7 @@ final class CoordinatorMetrics: Sendable {
             throttled.record(budget.throttledAnswers)
             started.record(budget.started)
             bytesSent.record(budget.bytesSent)
+            requestsReported.record(budget.requestsReported)
         }
     }
 

@@ -30,6 +30,7 @@ enum MetricsExport {
         "flow_cluster_slots": "Task slots of all connected workers.",
         "flow_group_elements": "Elements of the group that runs now (or ran last), by flow and state (pending, running, done, failed).",
         "flow_group_bytes_sent": "Bytes the ops of a group with a budget reported sending, by flow and step.",
+        "flow_group_requests_reported": "Requests beyond op starts (multipart parts) the ops of a group with a budget reported, by flow and step.",
         "flow_worker_slots": "Task slots this worker has.",
         "flow_worker_slots_busy": "Task slots of this worker that run a task now.",
         "flow_worker_uploaded_bytes_total": "Request body bytes UploadFileOp sent from this worker.",
