@@ -102,7 +102,7 @@ struct LimitCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Bytes a second (50MiB, 512KiB, 1000000) or off.", valueName: "SIZE"))
     var bytesPerSecond: String?
 
-    @Option(name: .long, help: ArgumentHelp("Op starts a second, or off.", valueName: "N"))
+    @Option(name: .long, help: ArgumentHelp("Requests a second (op starts and the parts of multipart uploads), or off.", valueName: "N"))
     var requestsPerSecond: String?
 
     func validate() throws {

@@ -37,7 +37,8 @@ public struct FlowGroupLimit: Sendable, Hashable {
 public struct FlowLimitRates: Sendable, Hashable, Codable {
     /// Bytes a second, `nil`: unlimited.
     public var bytesPerSecond: Int64?
-    /// Op starts a second, `nil`: unlimited.
+    /// Requests a second, `nil`: unlimited: each op start, and each further request an op reports
+    /// (``FlowOperation/reportRequest()``; the parts of a multipart upload).
     public var requestsPerSecond: Double?
 
     /// Creates rates.

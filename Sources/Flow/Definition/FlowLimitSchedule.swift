@@ -33,7 +33,7 @@ public struct FlowLimitSchedule: Sendable, Hashable {
         public var minute: Int
         /// Bytes a second from then on.
         public var bytes: Setting<Int64>
-        /// Op starts a second from then on.
+        /// Requests a second from then on (op starts, and the further requests ops report).
         public var requests: Setting<Double>
 
         /// Creates an entry.
