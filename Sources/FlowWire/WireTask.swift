@@ -5,7 +5,8 @@ import Flow
 /// A value type whose fields live in one shared box until a copy changes one (copy on write): a
 /// task is copied from the coordinator's queue into a batch, and on a worker from the batch into
 /// a run, an action and the task that runs it, and a copy of the fields themselves retained each
-/// string, map and element (perf: 5% of a worker's time).
+/// string, map and element (perf: 5% of a worker's time). The box is the one `FlowTaskResult`
+/// keeps its fields in too (`_FlowCopyOnWriteBox`).
 package struct WireTask: Sendable, Hashable {
     fileprivate struct Fields: Sendable, Hashable {
         var taskID: UInt64
@@ -22,53 +23,42 @@ package struct WireTask: Sendable, Hashable {
         var budget: UInt64?
     }
 
-    /// Only ever changed while this value holds the one reference (``change(_:)``).
-    // @unchecked: its fields change only in `change(_:)`, while the task holds the one reference.
-    fileprivate final class Storage: @unchecked Sendable {
-        @exclusivity(unchecked) var fields: Fields
-
-        init(_ fields: Fields) {
-            self.fields = fields
-        }
-    }
-
-    private var storage: Storage
+    private var storage: _FlowCopyOnWriteBox<Fields>
 
     @inline(__always)
     private mutating func change<Result>(_ body: (inout Fields) -> Result) -> Result {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        return body(&storage.fields)
+        storage.change(body)
     }
 
     /// Identifies the task for the whole run; the RESULT carries it back.
     package var taskID: UInt64 {
-        get { storage.fields.taskID }
+        get { storage.value.taskID }
         set { change { $0.taskID = newValue } }
     }
     /// 1 for the first dispatch, one more for each re-dispatch after a worker was lost.
     package var attempt: UInt32 {
-        get { storage.fields.attempt }
+        get { storage.value.attempt }
         set { change { $0.attempt = newValue } }
     }
     /// The registered op name to run.
     package var op: String {
-        get { storage.fields.op }
+        get { storage.value.op }
         set { change { $0.op = newValue } }
     }
     /// A short tag shown in the summary beside the op (e.g. `3f2a` for a group element), empty for
     /// a serial op.
     package var displayTag: String {
-        get { storage.fields.displayTag }
+        get { storage.value.displayTag }
         set { change { $0.displayTag = newValue } }
     }
     /// The op's parameters.
     package var parameters: [String: FlowValue] {
-        get { storage.fields.parameters }
+        get { storage.value.parameters }
         set { change { $0.parameters = newValue } }
     }
     /// The op's input bucket for a serial op; empty for a group element.
     package var bucket: [String: FlowValue] {
-        get { storage.fields.bucket }
+        get { storage.value.bucket }
         set { change { $0.bucket = newValue } }
     }
     /// The array element a group element task runs on, `nil` for a serial op (flags bit 0).
@@ -76,46 +66,46 @@ package struct WireTask: Sendable, Hashable {
     /// The worker runs the op with `[primaryInputParamKey: element]` as its bucket: the op, which
     /// only the worker instantiates, is the one that knows that key.
     package var groupElement: FlowValue? {
-        get { storage.fields.groupElement }
+        get { storage.value.groupElement }
         set { change { $0.groupElement = newValue } }
     }
     /// The element's index in its group (0 for a serial op); it travels with the task and comes
     /// back in the RESULT, so the coordinator puts the output in its place without a lookup.
     package var elementIndex: Int {
-        get { storage.fields.elementIndex }
+        get { storage.value.elementIndex }
         set { change { $0.elementIndex = newValue } }
     }
     /// How long the op may run, in milliseconds; 0 means no limit.
     package var timeLimitMilliseconds: UInt32 {
-        get { storage.fields.timeLimitMilliseconds }
+        get { storage.value.timeLimitMilliseconds }
         set { change { $0.timeLimitMilliseconds = newValue } }
     }
     /// Which try of the op this is, as the op sees it (``FlowOperation/attempt``): more than 1 for
     /// a retry, or for an element of a resumed run that may have run before the run stopped. Sent
     /// (flags bit 1) only to workers that announced ``WireReady/Feature/operationAttempt``.
     package var operationAttempt: UInt32 {
-        get { storage.fields.operationAttempt }
+        get { storage.value.operationAttempt }
         set { change { $0.operationAttempt = newValue } }
     }
     /// The step's `retry:`, for ops that retry parts of their work alone
     /// (``FlowOperation/retryPolicy``); `nil` for no retry. Sent (flags bit 2) only to workers
     /// that announced ``WireReady/Feature/retryPolicy``.
     package var retry: WireRetryPolicy? {
-        get { storage.fields.retry }
+        get { storage.value.retry }
         set { change { $0.retry = newValue } }
     }
 
     /// The group budget whose bytes rate the op's progress draws from (RATE, flags bit 3), `nil`
     /// for none. Sent only to workers that announced ``WireReady/Feature/progress``.
     package var budget: UInt64? {
-        get { storage.fields.budget }
+        get { storage.value.budget }
         set { change { $0.budget = newValue } }
     }
 
     /// Whether the task is one element of a group.
     package var isGroupElement: Bool {
         // Pattern-matched: `FlowValue` is `ExpressibleByNilLiteral`, so `!= nil` is ambiguous.
-        if case .some = storage.fields.groupElement { return true }
+        if case .some = storage.value.groupElement { return true }
         return false
     }
 
@@ -131,17 +121,17 @@ package struct WireTask: Sendable, Hashable {
         elementIndex: Int = 0,
         timeLimitMilliseconds: UInt32 = 0
     ) {
-        storage = Storage(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
+        storage = _FlowCopyOnWriteBox(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: groupElement == nil ? 0 : elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds))
     }
 
     package static func == (lhs: WireTask, rhs: WireTask) -> Bool {
-        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+        lhs.storage.sharesStorage(with: rhs.storage) || lhs.storage.value == rhs.storage.value
     }
 
     package func hash(into hasher: inout Hasher) {
-        hasher.combine(storage.fields)
+        hasher.combine(storage.value)
     }
 }
 
@@ -232,7 +222,7 @@ extension WireTask {
             elementIndex = try reader.readIndex("element index")
             groupElement = .some(try reader.readValue("group element"))
         }
-        storage = Storage(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
+        storage = _FlowCopyOnWriteBox(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry,
                                  budget: budget))
