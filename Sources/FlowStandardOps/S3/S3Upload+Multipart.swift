@@ -179,31 +179,30 @@ extension S3Upload {
         let (bytes, hash, value) = try await source.read(at: offset, count: length, checksum: checksum)
         let headers = Self.checksumHeaders(checksum, value: value)
         let partAction = "\(action): part \(number) of \(count)"
-        var generator = SystemRandomNumberGenerator()
-        var tried = 1
-        while true {
+        // The one "try, wait, try again" loop (FlowRetryPolicy.retrying): a transient failure of
+        // this part alone is tried again; NoSuchUpload (the upload is gone) never is.
+        return try await retry.retrying(isTransient: { error in
+            guard let error = error as? FlowStandardOpError else { return false }
+            return !error.isPermanent && error.serviceCode != "NoSuchUpload"
+        }, retryAfter: { ($0 as? FlowStandardOpError)?.retryAfter }) { _ in
             // Held to the group's bytes budget (a part in memory goes as a whole: its bytes are
             // counted, in chunks, before it is sent).
             try await Self.reportProgress(bytes.readableBytes)
             // Each part's PUT (tries again included) is one more request of the group's budget (§15).
             try await FlowProgress.sink?.requested()
-            do {
-                let answer = try await explainingChecksum(action: partAction) {
-                    try await client.expectSuccess(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                                                   headers: headers, body: .hashedBytes(bytes, sha256: hash), deadline: deadline,
-                                                   action: partAction)
-                }
-                guard let etag = answer.headers.first(name: "ETag"), !etag.isEmpty else {
-                    throw FlowStandardOpError(.s3, "\(partAction): the store's answer has no ETag")
-                }
-                return SentPart(etag: etag, checksum: checksum == .md5 ? nil : value)
-            } catch let error as FlowStandardOpError where !error.isPermanent && tried < retry.attempts && error.serviceCode != "NoSuchUpload" {
-                let wait = retry.wait(after: tried, retryAfter: error.retryAfter, using: &generator)
-                let reason = error.message.hasPrefix(partAction + ": ") ? String(error.message.dropFirst(partAction.count + 2)) : error.message
-                log("part \(number) of \(count) failed (try \(tried) of \(retry.attempts)): \(reason); retrying in \(wait.shortText)")
-                try await Task.sleep(for: wait)
-                tried += 1
+            let answer = try await explainingChecksum(action: partAction) {
+                try await client.expectSuccess(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)],
+                                               headers: headers, body: .hashedBytes(bytes, sha256: hash), deadline: deadline,
+                                               action: partAction)
             }
+            guard let etag = answer.headers.first(name: "ETag"), !etag.isEmpty else {
+                throw FlowStandardOpError(.s3, "\(partAction): the store's answer has no ETag")
+            }
+            return SentPart(etag: etag, checksum: checksum == .md5 ? nil : value)
+        } beforeWait: { error, tried, wait in
+            let message = (error as? FlowStandardOpError)?.message ?? String(describing: error)
+            let reason = message.hasPrefix(partAction + ": ") ? String(message.dropFirst(partAction.count + 2)) : message
+            log("part \(number) of \(count) failed (try \(tried) of \(retry.attempts)): \(reason); retrying in \(wait.shortText)")
         }
     }
 
@@ -234,22 +233,22 @@ extension S3Upload {
         // an abort may have to be repeated then; moto answered 500 in about one run in five).
         let failure: String? = await FlowPendingWork.run {
             let deadline = NIODeadline.now() + .seconds(30)
-            var generator = SystemRandomNumberGenerator()
             var tried = 1
-            while true {
-                do {
-                    _ = try await client.expectSuccess(.DELETE, key: key, query: [("uploadId", uploadID)], body: .empty,
-                                                       deadline: deadline, action: "aborting the multipart upload")
-                    return nil
-                } catch let error as FlowStandardOpError where error.serviceCode == "NoSuchUpload" {
-                    // Already gone: what an abort is for.
-                    return nil
-                } catch let error as FlowStandardOpError where !error.isPermanent && tried < Self.abortRetry.attempts {
-                    try? await Task.sleep(for: Self.abortRetry.wait(after: tried, retryAfter: error.retryAfter, using: &generator))
-                    tried += 1
-                } catch {
-                    return String(describing: error) + (tried > 1 ? " (tried \(tried) times)" : "")
+            do {
+                try await Self.abortRetry.retrying(isTransient: { error in
+                    (error as? FlowStandardOpError).map { !$0.isPermanent } ?? false
+                }, retryAfter: { ($0 as? FlowStandardOpError)?.retryAfter }) { number in
+                    tried = number
+                    do {
+                        _ = try await client.expectSuccess(.DELETE, key: key, query: [("uploadId", uploadID)], body: .empty,
+                                                           deadline: deadline, action: "aborting the multipart upload")
+                    } catch let error as FlowStandardOpError where error.serviceCode == "NoSuchUpload" {
+                        // Already gone: what an abort is for.
+                    }
                 }
+                return nil
+            } catch {
+                return String(describing: error) + (tried > 1 ? " (tried \(tried) times)" : "")
             }
         }
         if let outcome = failure {
