@@ -24,10 +24,21 @@ import Testing
                                                 "--summary", cluster.path("summary.txt")])
             let id = try await RunControlTests.runID(of: run)
             try await RunControlTests.waitForControl(cluster, id, run: run)
-            try await Task.sleep(for: .seconds(2))
-            let status = try await RunControlTests.status(cluster, id)
-            let sent = ((status["limits"] as? [[String: Any]])?.first?["bytesSent"] as? Int) ?? 0
-            #expect(sent > 0, "status counts the bytes the pool relayed: \(status)")
+            // Asked while the run goes (about 4 s of uploads) until it counts bytes: one query
+            // after a fixed wait failed once on a loaded machine.
+            var status: [String: Any] = [:]
+            var sent = 0
+            var failures: [String] = []
+            while sent == 0, run.isRunning, failures.count < 5 {
+                do {
+                    status = try await RunControlTests.status(cluster, id)
+                    sent = ((status["limits"] as? [[String: Any]])?.first?["bytesSent"] as? Int) ?? 0
+                } catch {
+                    failures.append("\(error)")
+                }
+                if sent == 0 { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(sent > 0, "status counts the bytes the pool relayed: \(status)\n\(failures)")
             #expect(await run.waitForExit(timeout: 120) == .exit(0), "\(run.transcript)\n\(pool.transcript)")
             let (puts, rate) = ByteBudgetClusterTests.serverRate(server)
             try #require(puts == 64, "\(puts) PUTs logged")
