@@ -169,10 +169,25 @@ import Testing
     }
 
     /// Waits (heartbeating, at most 20 s) for the worker to exit; SIGKILLs it otherwise.
+    ///
+    /// A heartbeat to a worker that already said DISCONNECT fails (the ROUTER knows it no more):
+    /// that ends the heartbeats, not the wait (it once killed a worker that was exiting with 0).
     static func waitForExit(_ worker: ChildProcess, coordinator: RawCoordinator) -> ChildProcess.Termination? {
         // 20 s: a loaded machine (the whole suite at once) once took more than 5 s to see a worker
         // that had logged "stopped" exit.
-        _ = try? coordinator.collect(timeout: .seconds(20)) { _ in !worker.isRunning }
+        let deadline = ContinuousClock.now + .seconds(20)
+        var heartbeats = true
+        while worker.isRunning, ContinuousClock.now < deadline {
+            if heartbeats {
+                do {
+                    _ = try coordinator.collect(timeout: .milliseconds(100)) { _ in !worker.isRunning }
+                } catch {
+                    heartbeats = false
+                }
+            } else {
+                usleep(10_000)
+            }
+        }
         if worker.isRunning { worker.kill() }
         return worker.termination
     }
