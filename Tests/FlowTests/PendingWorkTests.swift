@@ -3,8 +3,9 @@ import Testing
 
 /// ``FlowPendingWork/finish(within:)`` is woken by the last release, not by polling, and gives up
 /// at its limit. (Holds are process-wide, and other suites' uploads may hold too: the checks
-/// allow for that.)
-@Suite struct PendingWorkTests {
+/// allow for that.) Serialized: run side by side, one test's hold was still there when the first
+/// test's `finish` returned and gone when it checked (ThreadSanitizer pass, a starved pool).
+@Suite(.serialized) struct PendingWorkTests {
     @Test func finishReturnsWhenTheLastHoldIsReleased() async {
         let hold = FlowPendingWork.hold()
         let finished = Task { await FlowPendingWork.finish(within: .seconds(60)) }
