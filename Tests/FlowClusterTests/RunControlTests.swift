@@ -33,10 +33,20 @@ import Testing
     }
 
     /// `status RUN_ID --json`, decoded as a dictionary (a loaded machine may take long to answer).
+    ///
+    /// Asked up to 3 times, 0.2 s apart: loaded CI runs saw a query fail now and then while the
+    /// run went on (a run that is gone fails all three).
     static func status(_ cluster: ClusterScope, _ id: String) async throws -> [String: Any] {
-        let query = try cluster.coordinator(["status", id, "--json", "--timeout", "30"], label: "status")
-        guard await query.waitForExit(timeout: 40) == .exit(0) else { throw HarnessError("status failed: \(query.transcript)") }
-        return try JSONSerialization.jsonObject(with: Data(query.stdout.utf8)) as? [String: Any] ?? [:]
+        var failures: [String] = []
+        for _ in 0..<3 {
+            let query = try cluster.coordinator(["status", id, "--json", "--timeout", "30"], label: "status")
+            if await query.waitForExit(timeout: 40) == .exit(0) {
+                return try JSONSerialization.jsonObject(with: Data(query.stdout.utf8)) as? [String: Any] ?? [:]
+            }
+            failures.append(query.transcript)
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw HarnessError("status failed 3 times: \(failures.joined(separator: "\n"))")
     }
 
     /// Waits until the run serves its control socket (it opens just after the journal line).
