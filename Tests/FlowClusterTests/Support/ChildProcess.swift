@@ -77,7 +77,10 @@ final class ChildProcess: @unchecked Sendable {
     // MARK: State
 
     var processIdentifier: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+    /// Whether the child still runs. Foundation learns of a child's end from SIGCHLD, and a loaded
+    /// test process has been seen to miss one (a worker that had logged "stopped", SIGKILLed 20 s
+    /// later, still "running" 5 s after that); so the kernel is asked too, without reaping.
+    var isRunning: Bool { process.isRunning && Self.peek(process.processIdentifier) == nil }
 
     /// Everything the child wrote to stdout so far.
     var stdout: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
@@ -86,8 +89,19 @@ final class ChildProcess: @unchecked Sendable {
 
     /// How it ended, `nil` while it runs.
     var termination: Termination? {
-        guard !process.isRunning else { return nil }
+        guard !process.isRunning else { return Self.peek(process.processIdentifier) }
         return process.terminationReason == .uncaughtSignal ? .signal(process.terminationStatus) : .exit(process.terminationStatus)
+    }
+
+    /// How child `pid` ended if it has ended and is not reaped yet, read with `WNOWAIT` so that
+    /// Foundation still reaps it; `nil` while it runs (or once it is reaped).
+    private static func peek(_ pid: Int32) -> Termination? {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid == pid else {
+            return nil
+        }
+        let status = info._sifields._sigchld.si_status
+        return info.si_code == CLD_EXITED ? .exit(status) : .signal(status)
     }
 
     /// stdout and stderr for an issue's message.
@@ -161,10 +175,10 @@ final class ChildProcess: @unchecked Sendable {
     /// SIGKILLs the child and waits (at most 5 s) until Foundation has reaped it. Synchronous, so
     /// it works in `defer`.
     func kill() {
-        guard process.isRunning else { return }
+        guard isRunning else { return }
         _ = Glibc.kill(process.processIdentifier, SIGKILL)
         let deadline = Date().addingTimeInterval(5)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
+        while isRunning && Date() < deadline { usleep(5_000) }
     }
 
     private func waitForStreamsToClose(timeout: Double) async {
