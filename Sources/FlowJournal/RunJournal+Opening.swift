@@ -56,8 +56,8 @@ extension RunJournal {
     public static func resume(at path: String, retryFailed: Bool) throws(RunJournalError) -> (RunJournal, RunJournal.Stored) {
         let database = try openExisting(at: path)
         do {
-            let (info, stored, replay, started) = try database.write {
-                db -> (RunJournalInfo, Stored, [String: [Int: FlowJournalRecord]], [String: Int]) in
+            let (info, stored, replay, started, checkpoints) = try database.write {
+                db -> (RunJournalInfo, Stored, [String: [Int: FlowJournalRecord]], [String: Int], [String: [Int: FlowValue]]) in
                 let info = try readInfo(db, path: path)
                 if info.state == .running {
                     throw RunJournalError(path: path, "run \(info.runID) is still running (\(info.runningProcess ?? "another process")); "
@@ -75,9 +75,10 @@ extension RunJournal {
                                arguments: [RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName, resumes])
                 var resumed = info
                 resumed.resumes = resumes
-                return (resumed, stored, replay, started)
+                return (resumed, stored, replay, started, try readCheckpoints(db))
             }
-            return (RunJournal(path: path, database: database, info: info, replay: replay, startedBefore: started), stored)
+            return (RunJournal(path: path, database: database, info: info, replay: replay, startedBefore: started,
+                               checkpointsBefore: checkpoints), stored)
         } catch let error as RunJournalError {
             throw error
         } catch {

@@ -48,6 +48,18 @@ extension RunJournal {
         return started
     }
 
+    /// The latest checkpoint of each element by step (``checkpointed(_:at:element:)``); made
+    /// for a journal written before checkpoints were kept.
+    static func readCheckpoints(_ db: Database) throws -> [String: [Int: FlowValue]] {
+        try db.execute(sql: checkpointTable)
+        var checkpoints: [String: [Int: FlowValue]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT step, element, value FROM checkpoint") {
+            var reader = WireReader(row["value"] as Data)
+            checkpoints[row["step"], default: [:]][row["element"]] = try reader.readValue("checkpoint")
+        }
+        return checkpoints
+    }
+
     /// Writes the notes in the journal's ``StartMarkFile`` into the `started` table (at the end
     /// of a run, or on resuming one that crashed) and returns them.
     static func foldStartMarks(_ db: Database, journal: String) throws -> [String: Int] {

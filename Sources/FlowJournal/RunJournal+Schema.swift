@@ -27,7 +27,25 @@ extension RunJournal {
         CREATE TABLE result (
             seq INTEGER PRIMARY KEY, step TEXT NOT NULL, element INTEGER, ok INTEGER NOT NULL,
             worker TEXT, started_at REAL NOT NULL, finished_at REAL NOT NULL, record BLOB NOT NULL);
+        \(checkpointTable);
         """
+
+    /// The latest checkpoint of each element whose op saved one (``FlowOperation/saveCheckpoint(_:)``),
+    /// its value in the wire's value layout. Added to format 2 without a new version: an older
+    /// Flow ignores the table, and this one makes it in a journal that lacks it.
+    static let checkpointTable = """
+        CREATE TABLE IF NOT EXISTS checkpoint (
+            step TEXT NOT NULL, element INTEGER NOT NULL, value BLOB NOT NULL, PRIMARY KEY (step, element))
+        """
+
+    /// Records an element's latest checkpoint.
+    static let checkpointUpsert = "INSERT OR REPLACE INTO checkpoint (step, element, value) VALUES (?, ?, ?)"
+
+    /// An element of a step, as checkpoints are kept by.
+    struct CheckpointKey: Hashable {
+        var step: String
+        var element: Int
+    }
 
     /// Records how far a step's elements may have started.
     static let startedUpsert = "INSERT INTO started (step, through) VALUES (?, ?) ON CONFLICT (step) DO UPDATE SET through = max(through, excluded.through)"

@@ -44,6 +44,8 @@ public final class RunJournal: FlowJournal, Sendable {
     private let replay: [String: [Int: FlowJournalRecord]]
     /// Per step, the highest element index earlier lives of the run said may have started.
     private let startedBefore: [String: Int]
+    /// Per step and element, the latest checkpoint earlier lives of the run saved.
+    private let checkpointsBefore: [String: [Int: FlowValue]]
     /// Where `mayStart` notes go (``StartMarkFile``); `nil` when it could not be opened, and they
     /// are rows of the `started` table at once.
     private let marks: StartMarkFile?
@@ -64,6 +66,8 @@ public final class RunJournal: FlowJournal, Sendable {
         /// cluster run, where encoding took about 3% of a no-op group's time).
         var results: [(step: String, record: FlowJournalRecord)] = []
         var groups: [(step: String, total: Int)] = []
+        /// Checkpoints saved since the last flush, the latest per element.
+        var checkpoints: [CheckpointKey: FlowValue] = [:]
         var closing = false
     }
 
@@ -76,7 +80,7 @@ public final class RunJournal: FlowJournal, Sendable {
     }
 
     init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: [String: [Int: FlowJournalRecord]],
-                 startedBefore: [String: Int] = [:]) {
+                 startedBefore: [String: Int] = [:], checkpointsBefore: [String: [Int: FlowValue]] = [:]) {
         self.path = path
         // Emptied: a new run has no notes, and a resumed one folded them into its table.
         marks = StartMarkFile(journal: path, truncating: true)
@@ -86,6 +90,7 @@ public final class RunJournal: FlowJournal, Sendable {
         runID = info.runID
         self.replay = replay
         self.startedBefore = startedBefore
+        self.checkpointsBefore = checkpointsBefore
         let thread = Thread { [weak self] in self?.flushLoop() }
         thread.name = "flow-journal"
         thread.start()
@@ -142,6 +147,17 @@ public final class RunJournal: FlowJournal, Sendable {
 
     public func startedThrough(at step: FlowStepID) -> Int? {
         startedBefore[step.path]
+    }
+
+    public func checkpointed(_ value: FlowValue, at step: FlowStepID, element index: Int) {
+        if hasFailed.load(ordering: .acquiring) { return }
+        // Written with the next batch (at most ``flushInterval`` later): a checkpoint lost with a
+        // crash only means that a resumed op does more again.
+        buffer.withLock { $0.checkpoints[CheckpointKey(step: step.path, element: index)] = value }
+    }
+
+    public func checkpoints(at step: FlowStepID) -> [Int: FlowValue] {
+        checkpointsBefore[step.path] ?? [:]
     }
 
     /// How many results were recorded by earlier lives of the run and are given back.
@@ -209,7 +225,7 @@ public final class RunJournal: FlowJournal, Sendable {
 
     /// Writes the buffered results and group sizes in one transaction.
     private func flush() throws {
-        let (results, groups) = buffer.withLock { buffer in
+        let (results, groups, checkpoints) = buffer.withLock { buffer in
             defer {
                 // The next batch gets room for as many as this one had: grown by doubling, the
                 // buffer copied its records again at each step (callgrind).
@@ -217,10 +233,11 @@ public final class RunJournal: FlowJournal, Sendable {
                 buffer.results = []
                 buffer.results.reserveCapacity(count)
                 buffer.groups = []
+                buffer.checkpoints = [:]
             }
-            return (buffer.results, buffer.groups)
+            return (buffer.results, buffer.groups, buffer.checkpoints)
         }
-        guard !results.isEmpty || !groups.isEmpty else { return }
+        guard !results.isEmpty || !groups.isEmpty || !checkpoints.isEmpty else { return }
         // In transactions of at most `flushChunk` results: a `mayStart` that has no notes file
         // to append to waits for the one in progress, not for a whole batch of a busy run. Each
         // record is encoded into one reused buffer (a new `Data` a record cost a copy each).
@@ -232,6 +249,11 @@ public final class RunJournal: FlowJournal, Sendable {
                 if start == 0 {
                     for group in groups {
                         try db.execute(sql: "INSERT OR REPLACE INTO step (id, total) VALUES (?, ?)", arguments: [group.step, group.total])
+                    }
+                    for (key, value) in checkpoints {
+                        writer.removeAll()
+                        writer.writeValue(value)
+                        try db.cachedStatement(sql: Self.checkpointUpsert).execute(arguments: [key.step, key.element, Data(writer.bytes)])
                     }
                 }
                 let insert = try ResultInsert(db)

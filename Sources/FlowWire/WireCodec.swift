@@ -64,6 +64,9 @@ package enum WireCodec {
         case .progress(let entries):
             writer.writeVarint(UInt64(entries.count))
             for entry in entries { entry.write(to: &writer) }
+        case .checkpoint(let entries):
+            writer.writeVarint(UInt64(entries.count))
+            for entry in entries { entry.write(to: &writer) }
         case .rate(let rates):
             writer.writeVarint(UInt64(rates.count))
             for rate in rates { rate.write(to: &writer) }
@@ -172,18 +175,30 @@ package enum WireCodec {
                 let worker = try reader.readString("worker name", maximumBytes: WireLimits.maximumReadyNameBytes)
                 return WirePoolResult(worker: worker, result: try WireResult(reading: &reader))
             })
-        case .progress:
-            return .progress(try readBatch(minimumElementSize: WireProgress.minimumEncodedSize, "progress count", &reader) { reader throws(WireDecodingError) in
-                try WireProgress(reading: &reader)
+        case .progress, .checkpoint, .rate:
+            return try decodeEntries(command, &reader)
+        case .returned:
+            return .returned(try readBatch(minimumElementSize: WireTaskReference.encodedSize, "returned count", &reader) { reader throws(WireDecodingError) in
+                let id = try reader.readUInt64("task id")
+                return WireTaskReference(taskID: id, attempt: try reader.readUInt32("attempt"))
+            })
+        }
+    }
+
+    /// The body of PROGRESS, CHECKPOINT or RATE: a list of entries (§15, §7.9).
+    private static func decodeEntries(_ command: WireCommand, _ reader: inout WireReader) throws(WireDecodingError) -> WireMessage {
+        switch command {
+        case .checkpoint:
+            return .checkpoint(try readBatch(minimumElementSize: WireCheckpoint.minimumEncodedSize, "checkpoint count", &reader) { reader throws(WireDecodingError) in
+                try WireCheckpoint(reading: &reader)
             })
         case .rate:
             return .rate(try readBatch(minimumElementSize: WireRate.minimumEncodedSize, "rate count", &reader) { reader throws(WireDecodingError) in
                 try WireRate(reading: &reader)
             })
-        case .returned:
-            return .returned(try readBatch(minimumElementSize: WireTaskReference.encodedSize, "returned count", &reader) { reader throws(WireDecodingError) in
-                let id = try reader.readUInt64("task id")
-                return WireTaskReference(taskID: id, attempt: try reader.readUInt32("attempt"))
+        default:
+            return .progress(try readBatch(minimumElementSize: WireProgress.minimumEncodedSize, "progress count", &reader) { reader throws(WireDecodingError) in
+                try WireProgress(reading: &reader)
             })
         }
     }
@@ -245,6 +260,7 @@ package enum WireCodec {
         case .returned(let tasks): return 10 + tasks.count * WireTaskReference.encodedSize
         case .progress(let entries): return 10 + entries.count * 24
         case .rate(let rates): return 10 + rates.count * 20
+        case .checkpoint(let entries): return 10 + entries.count * 64
         }
     }
 }

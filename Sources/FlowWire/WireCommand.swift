@@ -23,6 +23,9 @@ package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
     /// The bytes a second each group budget allows this worker (§15). Coordinator to a worker
     /// that announced ``WireReady/Feature/progress``.
     case rate = 0x0A
+    /// What tasks' ops saved to continue from (§7.9). Worker to coordinator (and pool to client),
+    /// for tasks whose TASK carried a checkpoint (flags bit 4).
+    case checkpoint = 0x0B
     /// A client registers its run with a pool (§14). Client to pool; its first message.
     case hello = 0x10
     /// The pool accepts a client: its credit and heartbeat interval. Pool to client.
@@ -51,6 +54,7 @@ package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
         case .cancel: return "CANCEL"
         case .progress: return "PROGRESS"
         case .rate: return "RATE"
+        case .checkpoint: return "CHECKPOINT"
         case .hello: return "HELLO"
         case .welcome: return "WELCOME"
         case .submit: return "SUBMIT"
@@ -72,7 +76,7 @@ package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
     /// - Returns: `true` when the spec allows that role to send the command.
     package func canBeSent(by role: WirePeerRole) -> Bool {
         switch self {
-        case .ready, .result, .progress: return role == .worker
+        case .ready, .result, .progress, .checkpoint: return role == .worker
         // A worker gives back queued tasks; a pool gives back a client's tasks it still held (WITHDRAW).
         case .returned: return role == .worker || role == .coordinator
         case .task, .recall, .cancel, .rate, .welcome, .statusReply, .done: return role == .coordinator

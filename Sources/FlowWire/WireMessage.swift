@@ -25,6 +25,9 @@ package enum WireMessage: Sendable, Hashable {
     /// The bytes a second each named group budget allows the receiving worker. Coordinator to a
     /// worker that announced ``WireReady/Feature/progress``; never an empty list.
     case rate([WireRate])
+    /// What tasks' ops saved to continue from, the latest per task. Worker to coordinator, for
+    /// tasks whose TASK carried a checkpoint (flags bit 4); never an empty list.
+    case checkpoint([WireCheckpoint])
     /// A client registers its run. Client to pool; the first message a client sends.
     case hello(WireHello)
     /// The pool accepts a client. Pool to client.
@@ -53,6 +56,7 @@ package enum WireMessage: Sendable, Hashable {
         case .cancel: return .cancel
         case .progress: return .progress
         case .rate: return .rate
+        case .checkpoint: return .checkpoint
         case .hello: return .hello
         case .welcome: return .welcome
         case .submit: return .submit
@@ -78,6 +82,7 @@ extension WireMessage: CustomStringConvertible {
         case .returned(let tasks): return "RETURNED ×\(tasks.count)"
         case .cancel(let ids): return "CANCEL ×\(ids.count)"
         case .progress(let entries): return "PROGRESS ×\(entries.count)"
+        case .checkpoint(let entries): return "CHECKPOINT ×\(entries.count)"
         case .rate(let rates): return "RATE ×\(rates.count)"
         case .hello(let hello): return "HELLO \(hello.clientName) run=\(hello.runID) share=\(hello.share)"
         case .welcome(let welcome): return "WELCOME \(welcome.poolName) slots=\(welcome.slotCount)"

@@ -65,6 +65,9 @@ package struct WireWelcome: Sendable, Hashable {
         /// of SUBMIT's tasks (flags bit 3) and RATE from the client, with request-rate entries,
         /// divides them among its workers, and relays their PROGRESS to the client.
         package static let budgets: UInt32 = 1 << 0
+        /// Bit 1: the pool takes SUBMIT's checkpoints (flags bit 4), hands them to workers that
+        /// read them, and relays their CHECKPOINTs to the client (§7.9).
+        package static let checkpoints: UInt32 = 1 << 1
     }
 
     /// The pool's name (its host and endpoint), for the client's log. At most 255 bytes.

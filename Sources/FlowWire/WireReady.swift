@@ -54,6 +54,9 @@ extension WireReady {
         /// requests its ops report (each part of a multipart upload) to them, and reports them in
         /// PROGRESS as request entries (§15).
         package static let requests: UInt32 = 1 << 5
+        /// Bit 6: the worker reads a TASK's checkpoint (flags bit 4), gives it to the op, and
+        /// sends what the op saves as CHECKPOINT (§7.9).
+        package static let checkpoint: UInt32 = 1 << 6
     }
 
     /// Appends the body fields in spec order.

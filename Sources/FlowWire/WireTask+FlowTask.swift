@@ -32,6 +32,9 @@ extension WireTask {
         }
         operationAttempt = UInt32(clamping: task.operationAttempt)
         retry = WireRetryPolicy(task.retry)
+        // A task whose steps keep checkpoints asks the worker for them (§7.9), with what an
+        // earlier try saved (`null`: nothing yet).
+        if task.checkpoints != nil { checkpoint = .some(task.startingCheckpoint ?? .null) }
         if let limit = task.timeLimit {
             // At least 1 ms: 0 on the wire means no limit.
             timeLimitMilliseconds = UInt32(clamping: max(1, Int64((limit.seconds * 1000).rounded(.up))))
@@ -57,6 +60,8 @@ extension FlowTask {
         // worker's only way to know.
         attempt = Int(wire.operationAttempt)
         retry = wire.retry?.policy ?? .none
+        // What an earlier try saved (§7.9); `null` says the coordinator takes checkpoints, none yet.
+        if case .some(let saved) = wire.checkpoint, saved != .null { checkpoint = saved }
     }
 
     /// The registered op name a worker builds this task's op from, and the parameters it builds

@@ -21,6 +21,7 @@ package struct WireTask: Sendable, Hashable {
         var operationAttempt: UInt32 = 1
         var retry: WireRetryPolicy?
         var budget: UInt64?
+        var checkpoint: FlowValue? = .none
     }
 
     private var storage: _FlowCopyOnWriteBox<Fields>
@@ -102,6 +103,14 @@ package struct WireTask: Sendable, Hashable {
         set { change { $0.budget = newValue } }
     }
 
+    /// The op's last saved checkpoint (``FlowOperation/checkpoint``), flags bit 4, sent only to
+    /// workers that announced ``WireReady/Feature/checkpoint``. Present (`.null` when the op saved
+    /// none yet) means the coordinator takes CHECKPOINTs for this task; `nil` means it does not.
+    package var checkpoint: FlowValue? {
+        get { storage.value.checkpoint }
+        set { change { $0.checkpoint = newValue } }
+    }
+
     /// Whether the task is one element of a group.
     package var isGroupElement: Bool {
         // Pattern-matched: `FlowValue` is `ExpressibleByNilLiteral`, so `!= nil` is ambiguous.
@@ -142,6 +151,8 @@ extension WireTask {
     static let retryPolicyFlag: UInt8 = 0x04
     /// Flags bit 3: a budget id (varint) follows the retry policy (§15).
     static let budgetFlag: UInt8 = 0x08
+    /// Flags bit 4: the op's checkpoint (a value, `null` for none yet) follows the budget (§7.9).
+    static let checkpointFlag: UInt8 = 0x10
     /// The fewest bytes one task takes: fixed fields, empty strings and empty maps.
     static let minimumEncodedSize = 8 + 4 + 1 + 1 + 1 + 1 + 1 + 4
 
@@ -165,11 +176,14 @@ extension WireTask {
         let attemptFlag = operationAttempt > 1 ? Self.operationAttemptFlag : 0
         let retryFlag = retry != nil ? Self.retryPolicyFlag : 0
         let budgetFlag = budget != nil ? Self.budgetFlag : 0
-        writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag | budgetFlag)
+        let checkpoint = storage.value.checkpoint
+        let checkpointFlag = checkpoint != nil ? Self.checkpointFlag : 0
+        writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag | budgetFlag | checkpointFlag)
         writer.writeUInt32(timeLimitMilliseconds)
         if attemptFlag != 0 { writer.writeUInt32(operationAttempt) }
         if let retry { retry.write(to: &writer) }
         if let budget { writer.writeVarint(budget) }
+        if let checkpoint { writer.writeValue(checkpoint) }
         if let groupElement {
             writer.writeVarint(UInt64(elementIndex))
             writer.writeValue(groupElement)
@@ -197,7 +211,8 @@ extension WireTask {
         let bucket = try reader.readValueMap("bucket", reusing: &lastBucket)
         let flagsStart = reader.offset
         let flags = try reader.readUInt8("flags")
-        guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag | Self.retryPolicyFlag | Self.budgetFlag) == 0 else {
+        guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag | Self.retryPolicyFlag | Self.budgetFlag
+                              | Self.checkpointFlag) == 0 else {
             throw WireDecodingError(.invalidField, offset: flagsStart, "flags: reserved bits set in 0x\(flags.hexDigits)")
         }
         let timeLimitMilliseconds = try reader.readUInt32("time limit")
@@ -214,6 +229,7 @@ extension WireTask {
             retry = try WireRetryPolicy(reading: &reader)
         }
         let budget = flags & Self.budgetFlag != 0 ? try reader.readVarint("budget") : nil
+        let checkpoint: FlowValue? = flags & Self.checkpointFlag != 0 ? .some(try reader.readValue("checkpoint")) : .none
         var elementIndex = 0
         // `.none`, not `nil`: `FlowValue` is `ExpressibleByNilLiteral`, and a bare `nil` can
         // become `.some(.null)`.
@@ -225,6 +241,6 @@ extension WireTask {
         storage = _FlowCopyOnWriteBox(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry,
-                                 budget: budget))
+                                 budget: budget, checkpoint: checkpoint))
     }
 }

@@ -58,8 +58,9 @@ private func returnedReferences(_ actions: [WorkerStateMachine.Action]) -> [Wire
                                        registry: FlowOperationRegistry())
         #expect(ready.features & WireReady.Feature.cancel != 0, "bit 3")
         let earlier = WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | WireReady.Feature.queue
-        #expect(ready.features == earlier | WireReady.Feature.cancel | WireReady.Feature.progress | WireReady.Feature.requests,
-                "bits 0 to 5 (progress and requests, §15) and no other")
+        #expect(ready.features == earlier | WireReady.Feature.cancel | WireReady.Feature.progress | WireReady.Feature.requests
+                    | WireReady.Feature.checkpoint,
+                "bits 0 to 6 (progress and requests, §15; checkpoints, §7.9) and no other")
         #expect(WireReady.Feature.cancel == 1 << 3)
     }
 

@@ -195,7 +195,7 @@ struct WirePoolMessageTests {
             (.heartbeat, ["coordinator", "worker", "client"]), (.disconnect, ["coordinator", "worker", "client"]),
             (.ready, ["worker"]), (.result, ["worker"]), (.returned, ["worker", "coordinator"]),
             (.task, ["coordinator"]), (.recall, ["coordinator"]),
-            (.progress, ["worker"]), (.rate, ["coordinator"]),
+            (.progress, ["worker"]), (.rate, ["coordinator"]), (.checkpoint, ["worker"]),
         ]
         #expect(Set(allowed.map(\.0)) == Set(WireCommand.allCases), "every command is listed")
         for (command, senders) in allowed {

@@ -72,6 +72,7 @@ struct FlowEngine: Sendable {
                 return reportUnresolved(error, operation: name, location: location)
             }
         }
+        task.checkpoints = FlowStepCheckpoints(journal: journal, step: id)
         if let journal {
             task.mayHaveRunBefore = journal.startedThrough(at: id) != nil
             guard journal.mayStart(at: id, through: 0) else { return journalRefused() }

@@ -41,6 +41,11 @@ public struct FlowTask: @unchecked Sendable {
     /// Whether an earlier life of the run may have run this task before it stopped: an element of
     /// a resumed run that had started and left no result. The op then sees one try more.
     public var mayHaveRunBefore = false
+    /// What an earlier try saved (``FlowOperation/savedCheckpoint``) when the task brings it
+    /// itself (a worker's TASK); otherwise ``checkpoints`` has it.
+    package var checkpoint: FlowValue? = .none
+    /// Where the op's checkpoints go and come from, `nil` for none (``FlowCheckpointKeeper``).
+    package var checkpoints: (any FlowCheckpointKeeper)?
 
     /// Which try the op sees (``FlowOperation/attempt``): ``attempt``, one more when it may have
     /// run before the run was resumed.
@@ -143,6 +148,12 @@ public struct FlowLocalExecutor: FlowExecutor {
                 return .failure(error, for: task)
             }
         }
+        guard let keeper = task.checkpoints else { return await run(operation, of: task) }
+        let slot = FlowCheckpointSlot(keeper: keeper, element: task.groupIndex ?? 0, saved: task.startingCheckpoint)
+        return await FlowCheckpointSlot.$current.withValue(slot) { await run(operation, of: task) }
+    }
+
+    nonisolated(nonsending) private func run(_ operation: FlowOperation, of task: FlowTask) async -> FlowTaskResult {
         if let index = task.groupIndex {
             // The element itself: `groupElement as Any` would hand the op an `Optional` around it.
             let element: Any = task.groupElement ?? (Optional<Any>.none as Any)

@@ -15,6 +15,8 @@ final class FlowGroupFeed: Sendable {
     private let journal: (any FlowJournal)?
     private let id: FlowStepID
     private let startedBefore: Int
+    /// The checkpoints of the group's ops.
+    private let checkpoints: FlowStepCheckpoints
     private let whenRefused: @Sendable () -> Void
     // A pthread mutex (FlowLocked, adaptive: the child tasks and the engine take it in turn all
     // the time): ThreadSanitizer sees through it (not through `Mutex`, whose futex it does not
@@ -55,6 +57,7 @@ final class FlowGroupFeed: Sendable {
         self.journal = journal
         self.id = id
         startedBefore = journal?.startedThrough(at: id) ?? -1
+        checkpoints = FlowStepCheckpoints(journal: journal, step: id)
     }
 
     /// Whether the journal refused to keep how far elements may start
@@ -143,6 +146,7 @@ final class FlowGroupFeed: Sendable {
     private func makeTask(_ index: Int, element: Any) -> FlowTask {
         var task = Self.task(plan, tags: tags, index: index, element: element)
         task.mayHaveRunBefore = index <= startedBefore
+        task.checkpoints = checkpoints
         return task
     }
 

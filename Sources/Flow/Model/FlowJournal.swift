@@ -60,12 +60,25 @@ public protocol FlowJournal: AnyObject, Sendable {
     /// `nil` when it said nothing there. Elements up to it that have no recorded result run again
     /// with ``FlowTask/mayHaveRunBefore`` set. The default is `nil`.
     func startedThrough(at step: FlowStepID) -> Int?
+
+    /// The op of element `index` of the step at `step` (0: the serial op) saved `value` to continue
+    /// from (``FlowOperation/saveCheckpoint(_:)``); it replaces any earlier one of that element. A
+    /// journal keeps it durably, so that a resumed run hands it back (``checkpoints(at:)``), and
+    /// need not wait for the disk: a checkpoint lost with a crash means only that more is done
+    /// again. The engine calls it from any thread. The default does nothing.
+    func checkpointed(_ value: FlowValue, at step: FlowStepID, element index: Int)
+
+    /// The latest checkpoint of each element of the step at `step` that an earlier life of the run
+    /// saved, by element index; empty for a new run. The default is empty.
+    func checkpoints(at step: FlowStepID) -> [Int: FlowValue]
 }
 
 extension FlowJournal {
     @discardableResult
     public func mayStart(at step: FlowStepID, through index: Int) -> Bool { true }
     public func startedThrough(at step: FlowStepID) -> Int? { nil }
+    public func checkpointed(_ value: FlowValue, at step: FlowStepID, element index: Int) {}
+    public func checkpoints(at step: FlowStepID) -> [Int: FlowValue] { [:] }
 }
 
 /// One accepted result as a journal keeps it.

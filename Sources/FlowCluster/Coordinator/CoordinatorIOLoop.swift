@@ -243,6 +243,8 @@ struct CoordinatorIOLoop {
                 }
             case .finish(let waiter, let result):
                 waiter.resume(returning: result)
+            case .checkpoint(let waiter, let index, let value):
+                waiter.checkpointed(value, element: index)
             case .forward:
                 // Only a pool's machine forwards results (`forwardsResults`); this one never does.
                 break

@@ -100,13 +100,15 @@ extension CoordinatorStateMachine {
 
     /// The TASK entry as a worker with `features` reads it: one that did not announce op attempts
     /// (§7.1) sees attempt 1, one that did not announce retry policies gets none, nor a budget one
-    /// that did not announce progress (§15).
+    /// that did not announce progress (§15), nor a checkpoint one that did not announce checkpoints
+    /// (§7.9).
     @inline(__always)
     private func prepared(_ task: WireTask, for features: UInt32) -> WireTask {
         var task = task
         if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
         if task.retry != nil, features & WireReady.Feature.retryPolicy == 0 { task.retry = nil }
         if task.budget != nil, features & WireReady.Feature.progress == 0 { task.budget = nil }
+        if case .some = task.checkpoint, features & WireReady.Feature.checkpoint == 0 { task.checkpoint = .none }
         return task
     }
 

@@ -108,3 +108,23 @@ extension Dictionary where Key == Data, Value == [Int: Int] {
         values.reduce(0) { $0 + ($1[budget] ?? 0) }
     }
 }
+
+extension CoordinatorStateMachine {
+    /// CHECKPOINT from a worker (§7.9): each entry of a task in flight there with that attempt,
+    /// whose TASK asked for checkpoints, becomes the task's checkpoint (a TASK sent again after
+    /// the worker is lost carries it) and goes to whoever submitted the task; any other entry (a
+    /// task that ended or moved) is ignored, as a progress entry is.
+    mutating func keep(_ entries: [WireCheckpoint], from peer: Data, into actions: inout [Action]) {
+        for entry in entries {
+            guard let index = tasks.index(forKey: entry.taskID) else { continue }
+            let waiter = withTask(at: index) { record -> Waiter? in
+                guard record.worker == peer, record.task.attempt == entry.attempt, case .some = record.task.checkpoint else { return nil }
+                record.task.checkpoint = entry.value
+                return record.waiter
+            }
+            guard let waiter else { continue }
+            let element = withTask(at: index) { $0.task.isGroupElement ? $0.task.elementIndex : 0 }
+            actions.append(.checkpoint(waiter, index: element, entry.value))
+        }
+    }
+}

@@ -63,6 +63,8 @@ extension CoordinatorStateMachine {
             actions += takeBack(references, from: peer)
         case .progress(let entries):
             countProgress(entries, from: peer, now: now)
+        case .checkpoint(let entries):
+            keep(entries, from: peer, into: &actions)
         case .heartbeat:
             break
         case .disconnect(let reason):
@@ -82,13 +84,15 @@ extension CoordinatorStateMachine {
 
     /// Registers the pool this coordinator is a client of (§14) as its one worker: WELCOME's
     /// credit is its slot count, and it offers every op. A pool that holds budgets (WELCOME bit 0)
-    /// is sent them as a worker with the progress and requests features is (§15.2 "Pools").
+    /// is sent them as a worker with the progress and requests features is (§15.2 "Pools"); one that
+    /// relays checkpoints (WELCOME bit 1) gets them as a worker with the checkpoint feature (§7.9).
     mutating func registerPool(_ welcome: WireWelcome, peer: Data, now: Instant) -> [Action] {
         let name = "pool " + welcome.poolName.escapingControlCharacters
         let budgets = welcome.features & WireWelcome.Feature.budgets != 0 ? WireReady.Feature.progress | WireReady.Feature.requests : 0
+        let checkpoints = welcome.features & WireWelcome.Feature.checkpoints != 0 ? WireReady.Feature.checkpoint : 0
         var pool = Worker(name: name, ops: [], slots: Int(welcome.slotCount), lastReceived: now, lastSent: now,
                           heartbeatInterval: .milliseconds(max(1, welcome.heartbeatIntervalMilliseconds)),
-                          features: WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | budgets)
+                          features: WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | budgets | checkpoints)
         pool.isPool = true
         workers[peer] = pool
         return [.report(.workerJoined(name: name, host: welcome.poolName.escapingControlCharacters, slots: Int(welcome.slotCount), ops: 0))]

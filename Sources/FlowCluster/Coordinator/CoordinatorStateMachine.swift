@@ -53,6 +53,9 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         /// machine, ``Configuration/forwardsResults``).
         case forward(Waiter, WireResult, worker: String)
         case report(ClusterEvent)
+        /// Hand what a task's op saved to continue from (§7.9) to whoever submitted it: element
+        /// `index` of its group (0 for a serial op).
+        case checkpoint(Waiter, index: Int, FlowValue)
     }
 
     /// A task the engine is waiting for, or one in flight that the engine no longer wants.

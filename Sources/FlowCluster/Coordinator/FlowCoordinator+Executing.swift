@@ -41,7 +41,7 @@ extension FlowCoordinator {
         let taskID = wire.taskID
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<FlowTaskResult, Never>) in
-                switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, .continuation(continuation), avoid: Set(task.previousWorkers),
+                switch Task.isCancelled ? .stopping : mailbox.post(.submit(wire, .continuation(continuation, checkpoints: task.checkpoints), avoid: Set(task.previousWorkers),
                                                                                    budget: mailbox.budgets.id(for: task.location))) {
                 case .notRunning: continuation.resume(returning: .failure(ClusterError.notRunning, for: task))
                 case .stopping: continuation.resume(returning: .cancelled(task))
@@ -100,7 +100,7 @@ extension FlowCoordinator {
             case .success(let wire):
                 let op = task.registeredOperation.name
                 configuration.metrics?.started(op: op, attempt: task.attempt)
-                commands.append(.submit(wire, .inbox(inbox, metrics: configuration.metrics.map { ($0, op) }),
+                commands.append(.submit(wire, .inbox(inbox, metrics: configuration.metrics.map { ($0, op) }, checkpoints: task.checkpoints),
                                         avoid: Set(task.previousWorkers), budget: budget))
                 queued.append(position)
             case .failure(let failed):

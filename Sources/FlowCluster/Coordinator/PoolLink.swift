@@ -125,8 +125,9 @@ final class PoolLink {
             guard machine.workers[peer] != nil else { return }
             machine.receive(.heartbeat, from: peer, now: now, into: &actions)
             for entry in results { machine.accept(entry.result, from: peer, now: now, ranBy: entry.worker, into: &actions) }
-        case .returned, .heartbeat, .progress:
-            // PROGRESS: relayed by a pool that holds this run's budgets (§15.2 "Pools").
+        case .returned, .heartbeat, .progress, .checkpoint:
+            // PROGRESS: relayed by a pool that holds this run's budgets (§15.2 "Pools");
+            // CHECKPOINT: by one that relays checkpoints (§7.9).
             guard machine.workers[peer] != nil else { return }
             machine.receive(message, from: peer, now: now, into: &actions)
         case .disconnect(let reason):

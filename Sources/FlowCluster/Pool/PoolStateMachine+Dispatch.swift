@@ -71,6 +71,9 @@ extension PoolStateMachine {
                 result.taskID = ticket.taskID
                 result.attempt = ticket.attempt
                 deliver(WirePoolResult(worker: worker, result: result), for: ticket)
+            case .checkpoint(let ticket, _, let value):
+                // Sent at once: before the task's result, which waits in the outbox (§7.9).
+                out.append(.send(to: ticket.client, .checkpoint([WireCheckpoint(taskID: ticket.taskID, attempt: ticket.attempt, value: value)])))
             case .finish(let ticket, let outcome):
                 deliver(WirePoolResult(worker: outcome.worker ?? configuration.name, result: Self.wire(outcome, for: ticket)), for: ticket)
             }

@@ -153,7 +153,8 @@ struct PoolStateMachine: Sendable {
         clients[peer] = Client(hello: hello, name: name, lastReceived: now, lastSent: now,
                                heartbeatInterval: .milliseconds(Int64(max(1, hello.heartbeatIntervalMilliseconds))), since: Date())
         fair.open(peer, share: Int(hello.share))
-        let welcome = WireWelcome(poolName: configuration.name, features: WireWelcome.Feature.budgets, slotCount: configuration.clientCredit,
+        let welcome = WireWelcome(poolName: configuration.name, features: WireWelcome.Feature.budgets | WireWelcome.Feature.checkpoints,
+                                  slotCount: configuration.clientCredit,
                                   heartbeatIntervalMilliseconds: hello.heartbeatIntervalMilliseconds)
         return [.send(to: peer, .welcome(welcome)),
                 .report(.clientJoined(name: name, run: hello.runID.escapingControlCharacters, flow: hello.flowName.escapingControlCharacters,

@@ -84,11 +84,14 @@ final class WorkerByteBudgets: Sendable {
     }
 
     /// The PROGRESS entries due now (bytes entries, then request entries): `nil` until
-    /// ``reportInterval`` has passed since the last, or when nothing was sent.
-    func takeProgress(now: Instant) -> [WireProgress]? {
+    /// ``reportInterval`` has passed since the last (unless `force`), or when nothing was sent.
+    ///
+    /// - Parameter force: take them whatever the interval: tasks finished, and their last
+    ///   progress must reach the coordinator before their RESULTs (after, it counts no more).
+    func takeProgress(now: Instant, force: Bool = false) -> [WireProgress]? {
         state.withLock { state in
             guard !state.sent.isEmpty || !state.requested.isEmpty else { return nil }
-            if let last = state.lastReported, now - last < reportInterval { return nil }
+            if !force, let last = state.lastReported, now - last < reportInterval { return nil }
             state.lastReported = now
             let bytes = state.sent.map { WireProgress(taskID: $0.key.taskID, attempt: $0.key.attempt, bytes: $0.value) }
             let requests = state.requested.map { WireProgress.requests(taskID: $0.key.taskID, count: $0.value) }

@@ -16,6 +16,7 @@ struct WorkerIOLoop {
     let mailbox: WorkerMailbox
     /// The group bytes budgets of this registration (RATE in, PROGRESS out).
     private let byteBudgets = WorkerByteBudgets()
+    private let checkpoints = WorkerCheckpoints()
     private let clock = ContinuousClock()
 
     init(configuration: FlowWorker.Configuration, registry: FlowOperationRegistry, logger: Logger, context: ZMQContext,
@@ -29,10 +30,10 @@ struct WorkerIOLoop {
     }
 
     /// The features this worker keeps (§7.1): it gives a TASK's op attempt and retry policy to the
-    /// op, queues tasks beyond its slots, takes CANCEL, and holds its ops to RATE's bytes and
-    /// requests rates (§15).
+    /// op, queues tasks beyond its slots, takes CANCEL, holds its ops to RATE's bytes and
+    /// requests rates (§15), and gives a TASK's checkpoint to the op and sends what it saves (§7.9).
     static let features = WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | WireReady.Feature.queue
-        | WireReady.Feature.cancel | WireReady.Feature.progress | WireReady.Feature.requests
+        | WireReady.Feature.cancel | WireReady.Feature.progress | WireReady.Feature.requests | WireReady.Feature.checkpoint
 
     /// The READY a worker of `configuration` offering `registry`'s ops says on every connection.
     static func ready(for configuration: FlowWorker.Configuration, registry: FlowOperationRegistry) -> WireReady {
@@ -102,7 +103,7 @@ struct WorkerIOLoop {
         executor.attach()
         defer { executor.close() }
         let runner = WorkerTaskRunner(registry: registry, workerName: configuration.name, metrics: configuration.metrics,
-                                      byteBudgets: byteBudgets)
+                                      byteBudgets: byteBudgets, checkpoints: checkpoints)
         var pending = machine.connected(now: clock.now)
         let pollMilliseconds = Int(min(100, configuration.heartbeatInterval.seconds * 250).rounded(.up))
 
@@ -112,8 +113,8 @@ struct WorkerIOLoop {
             case .stop:
                 return nil
             case .reconnect:
-                // Rates and budget ids are the old coordinator's.
-                byteBudgets.reset()
+                // Rates, budget ids and unsent checkpoints are the old coordinator's.
+                forgetCoordinator()
                 connection.dealer.close()
                 do {
                     connection = try open()
@@ -144,10 +145,21 @@ struct WorkerIOLoop {
         }
     }
 
+    /// Forgets what belonged to the coordinator this worker leaves: its rates and budget ids, and
+    /// checkpoints not sent to it.
+    private func forgetCoordinator() {
+        byteBudgets.reset()
+        checkpoints.reset()
+    }
+
     /// Feeds the machine the tasks that finished, a drain asked for, and the time.
     private func advance(_ machine: inout WorkerStateMachine, tasks: inout RunningTasks, now: ContinuousClock.Instant,
                          into pending: inout [WorkerStateMachine.Action]) {
         let (finished, drain) = mailbox.take()
+        // Taken after the results: whatever an op saved or sent before it returned is here, and
+        // goes before its RESULT (a coordinator counts no progress of a task that ended).
+        if let saved = checkpoints.take() { pending += machine.report(saved, now: now) }
+        if !finished.isEmpty, let progress = byteBudgets.takeProgress(now: now, force: true) { pending += machine.report(progress, now: now) }
         for (run, result) in finished {
             tasks[run] = nil
             pending += machine.finished(run: run, result: result, now: now)

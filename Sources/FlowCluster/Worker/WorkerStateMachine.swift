@@ -190,7 +190,7 @@ struct WorkerStateMachine: Sendable {
             isConnected = false
             actions.append(.log(.info, "registering again; waiting for the next coordinator", [:]))
             return actions + [.reconnect]
-        case .ready, .result, .returned, .progress, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
+        case .ready, .result, .returned, .progress, .checkpoint, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
             return [.log(.warning, "unexpected \(message.command) from the coordinator: dropped", [:])]
         }
     }

@@ -12,6 +12,8 @@ struct WorkerTaskRunner: Sendable {
     var metrics: WorkerMetrics?
     /// The group bytes budgets a task's op reports its progress to (§15).
     var byteBudgets: WorkerByteBudgets?
+    /// Where the ops' checkpoints go, for tasks whose TASK carried one (§7.9).
+    var checkpoints: WorkerCheckpoints?
 
     /// Runs the task; `cause` says, if it is cancelled, why.
     nonisolated(nonsending) func run(_ task: WireTask, cause: FlowCancellationCause) async -> WireResult {
@@ -36,11 +38,13 @@ struct WorkerTaskRunner: Sendable {
                 startedAt: now, finishedAt: now, elementIndex: task.isGroupElement ? task.elementIndex : nil)
         }
         let executor = FlowLocalExecutor(registry: registry)
-        guard let budget = task.budget, let byteBudgets else { return WireResult(await executor.execute(FlowTask(wire: task)), for: task) }
+        var flowTask = FlowTask(wire: task)
+        if task.checkpoint != nil, let checkpoints { flowTask.checkpoints = checkpoints.keeper(for: task) }
+        guard let budget = task.budget, let byteBudgets else { return WireResult(await executor.execute(flowTask), for: task) }
         // Only a task of a group with a budget reports its progress: an unlimited run's ops find
         // no sink and pay one task-local read.
         let sink = WorkerProgressSink(budgets: byteBudgets, task: WireTaskReference(taskID: task.taskID, attempt: task.attempt), budget: budget)
-        let result = await FlowProgress.$sink.withValue(sink) { await executor.execute(FlowTask(wire: task)) }
+        let result = await FlowProgress.$sink.withValue(sink) { await executor.execute(flowTask) }
         return WireResult(result, for: task)
     }
 }
