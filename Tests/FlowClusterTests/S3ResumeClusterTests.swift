@@ -91,12 +91,18 @@ extension ClusterIntegrationTests {
                 _ = try await Self.holdAfterStoredParts(4, proxy: proxy) { coordinator.transcript + first.transcript }
                 first.send(SIGKILL)
                 #expect(await first.waitForExit(timeout: 10) == .signal(SIGKILL))
+                let listingsBefore = try proxy.stats().listUploads
                 try proxy.release()
                 let second = try cluster.start("flow-worker", ["--connect", endpoint, "--name", "w2"] + ClusterScope.fastHeartbeat,
                                                label: "w2", extraEnvironment: s3.credentialsEnvironment)
                 #expect(await coordinator.waitForExit(timeout: 120) == .exit(0), "\(coordinator.transcript)\n\(second.transcript)")
                 try Self.checkResumedUpload(s3, proxy, folder: folder, output: coordinator.stdout)
                 #expect(coordinator.stdout.contains("@ w2]"), "\(coordinator.stdout)")
+                // The TASK sent again carried w1's checkpoint (§7.9): no search of the store's
+                // unfinished uploads.
+                #expect(coordinator.stdout.contains(" from its checkpoint: "), "\(coordinator.stdout)")
+                let stats = try proxy.stats()
+                #expect(stats.listUploads == listingsBefore, "only the first try looked for an unfinished upload: \(stats)")
             }
         }
 
@@ -127,6 +133,40 @@ extension ClusterIntegrationTests {
                                                 extraEnvironment: s3.credentialsEnvironment)
                 #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript)")
                 try Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
+            }
+        }
+
+        /// The journal keeps the upload id, part size and finished parts as parts finish (§7.9):
+        /// `resume` continues the upload even where the store refuses to list unfinished uploads
+        /// (a key without `s3:ListBucketMultipartUploads`), with `ListParts` alone.
+        @Test func aResumeContinuesFromTheJournalWhenTheStoreRefusesToListUploads() async throws {
+            let s3 = try MotoS3Server()
+            defer { s3.stop() }
+            let proxy = try S3ResumeProxy(in: s3)
+            defer { proxy.stop() }
+            try await withCluster { cluster in
+                let folder = try Self.makeFolder(cluster)
+                let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint))
+                let coordinator = try cluster.start("flow-coordinator", ["run", flowFile, "--quiet", "--workers", "1", "--set", "folder=\(folder.path)"],
+                                                    extraEnvironment: s3.credentialsEnvironment)
+                let stored = try await Self.holdAfterStoredParts(4, proxy: proxy) { coordinator.transcript }
+                let runID = try #require(coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
+                // The journal writes what it was told at most 0.1 s later (RunJournal.flushInterval).
+                try await Task.sleep(for: .milliseconds(500))
+                coordinator.send(SIGKILL)
+                #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
+                try proxy.refuseListingUploads()
+                try proxy.release()
+                try #require(try proxy.storedParts(of: Self.key).count == 1)
+
+                let resumed = try cluster.start("flow-coordinator", ["resume", runID, "--quiet", "--full-summary", "--workers", "1"], label: "resume",
+                                                extraEnvironment: s3.credentialsEnvironment)
+                #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript)")
+                try Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
+                let line = resumed.stdout.split(separator: "\n").first { $0.contains(" from its checkpoint: ") }
+                let kept = try #require(line?.firstMatch(of: /: ([0-9]+) of 12 parts on the store \(([0-9]+) recorded\)/), "\(resumed.stdout)")
+                #expect(Int(kept.1)! >= stored.count && Int(kept.2)! >= stored.count, "\(line ?? "")")
+                #expect(!resumed.stdout.contains("could not look for an unfinished multipart upload"), "\(resumed.stdout)")
             }
         }
 

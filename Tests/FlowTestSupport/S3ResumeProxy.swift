@@ -79,6 +79,10 @@ public final class S3ResumeProxy: @unchecked Sendable {
         _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_hold?after=\(count)")!)
     }
 
+    /// `ListMultipartUploads` is answered 403 `AccessDenied` from now on (a key without
+    /// `s3:ListBucketMultipartUploads`).
+    public func refuseListingUploads() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_refuse_listing")!) }
+
     /// Lets held part `PUT`s through, and later ones.
     public func release() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_release")!) }
 

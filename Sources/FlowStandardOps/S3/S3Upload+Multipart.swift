@@ -25,7 +25,7 @@ extension S3Upload {
         // op unwinds its cancellation waits for the abort (FlowPendingWork).
         let hold = FlowPendingWork.hold()
         defer { FlowPendingWork.release(hold) }
-        var unfinished = try await unfinishedUpload(size: size, partSize: partSize, modified: source.modified, deadline: deadline)
+        var unfinished = try await uploadToContinue(size: size, partSize: partSize, modified: source.modified, deadline: deadline)
         var startedAgain = false
         while true {
             let uploadID: String
@@ -36,10 +36,11 @@ extension S3Upload {
                 uploadID = try await create(deadline: deadline, action: action)
             }
             let stored = unfinished?.parts ?? [:]
+            let saved = startRecord(uploadID: uploadID, partSize: partSize, size: size, modified: source.modified, stored: stored)
             do {
                 try Task.checkCancellation()
                 let parts = try await uploadParts(source, count: partCount, partSize: partSize, uploadID: uploadID, stored: stored,
-                                                  deadline: deadline, action: action)
+                                                  saved: saved, deadline: deadline, action: action)
                 var outcome = try await complete(uploadID: uploadID, parts: parts, deadline: deadline, action: action)
                 outcome.size = size
                 outcome.partSize = partSize
@@ -134,12 +135,14 @@ extension S3Upload {
     /// parts' ETags and checksums in order. A stored part whose checksum the listing did not give
     /// is read from disk and hashed here (not sent): the completion names every part's checksum.
     private func uploadParts(_ source: PartSource, count: Int, partSize: Int, uploadID: String, stored: [Int: StoredPart],
-                             deadline: NIODeadline, action: String) async throws -> [SentPart] {
+                             saved: SavedUpload?, deadline: NIODeadline, action: String) async throws -> [SentPart] {
         let logsEachPart = count <= Self.partLinesLimit
         let needsChecksum = checksum.s3Name != nil
         return try await withThrowingTaskGroup(of: (Int, SentPart).self) { group in
             var sent = [SentPart](repeating: SentPart(etag: "", checksum: nil), count: count)
             var next = 1
+            var saved = saved
+            var pacer = CheckpointPacer()
             func start(_ number: Int) {
                 let offset = Int64(number - 1) * Int64(partSize)
                 let length = Int(min(Int64(partSize), source.size - offset))
@@ -164,6 +167,10 @@ extension S3Upload {
             }
             while let (number, part) = try await group.next() {
                 sent[number - 1] = part
+                if saved != nil, stored[number] == nil {
+                    saved?.parts[number] = part
+                    if let saved, pacer.isDue(partsDone: saved.parts.count) { saveCheckpoint(saved.value) }
+                }
                 if next <= count {
                     start(next)
                     next += 1

@@ -62,6 +62,11 @@ struct S3Upload: Sendable {
     /// upload, rather than an interruption the run resumes from (the coordinator gone), which keeps
     /// it for `resume` to continue.
     var abortsWhenCancelled: @Sendable () -> Bool = { true }
+    /// What an earlier try of the op saved (``FlowOperation/savedCheckpoint``): the multipart
+    /// upload to continue (`S3Upload+Checkpoint.swift`).
+    var savedCheckpoint: FlowValue?
+    /// Saves the op's checkpoint (``FlowOperation/saveCheckpoint(_:)``).
+    var saveCheckpoint: @Sendable (FlowValue) -> Void = { _ in }
 
     /// The largest object S3 stores.
     static let maximumObjectSize: Int64 = 5 << 40

@@ -21,6 +21,8 @@ extension UploadFileOp {
         let parent = getppid()
         let cause = FlowProgress.cancellation
         upload.abortsWhenCancelled = { getppid() == parent && cause?.isCoordinatorLost != true }
+        upload.savedCheckpoint = savedCheckpoint
+        upload.saveCheckpoint = { [weak self] in self?.saveCheckpoint($0) }
         return upload
     }
 }

@@ -12,6 +12,7 @@
         GET /_proxy_hold            part PUTs from now on wait until /_proxy_release
         GET /_proxy_hold?after=N    the same, from when the store has taken N part PUTs (at once if it has)
         GET /_proxy_release         lets them (and later ones) through
+        GET /_proxy_refuse_listing  ListMultipartUploads is answered 403 AccessDenied from now on
         GET /_proxy_gone?uploadId=X requests naming upload X are answered 404 NoSuchUpload, as S3
                                     answers for an aborted upload (moto answers a part PUT or a
                                     completion of one with 500)
@@ -54,6 +55,7 @@ def proxy(port, upstream):
     released = threading.Event()
     released.set()
     hold_after = [None]
+    refuse_listing = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -87,6 +89,9 @@ def proxy(port, upstream):
                         hold_after[0] = int(after)
                     else:
                         released.clear()
+                data = b"{}"
+            elif path == "/_proxy_refuse_listing":
+                refuse_listing.set()
                 data = b"{}"
             elif path == "/_proxy_release":
                 with lock:
@@ -126,6 +131,10 @@ def proxy(port, upstream):
                 fail = is_part and int(query["partNumber"][0]) in failing
                 if fail:
                     failing.discard(int(query["partNumber"][0]))
+            if self.command == "GET" and "uploads" in query and refuse_listing.is_set():
+                data = b'<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>'
+                self.answer(403, data, "application/xml")
+                return
             if fail:
                 data = b'<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>'
                 self.answer(503, data, "application/xml")
