@@ -26,26 +26,19 @@ import Testing
         defer { server.stop() }
         try await withCluster { cluster in
             let folder = try GroupLimitClusterTests.makeFolder(cluster, count: 96, size: Self.fileSize)
-            let flow = GroupLimitClusterTests.uploadFlow(maxConcurrent: 24, extra: "      limit: {bytesPerSecond: 4MiB}\n")
+            // Held after the uploads until `status` counted them all (RunControlTests.gateStep).
+            let gate = cluster.path("counted")
+            let flow = GroupLimitClusterTests.uploadFlow(maxConcurrent: 24,
+                                                         extra: "      limit: {bytesPerSecond: 4MiB}\n" + RunControlTests.gateStep(gate))
             let run = try await GroupLimitClusterTests.start(cluster, flow: flow, folder: folder, url: server.url("/b"), workers: 3)
             let id = try await RunControlTests.runID(of: run)
             try await RunControlTests.waitForControl(cluster, id, run: run)
-            // Asked while the run goes (about 6 s of uploads) until it counts bytes: one query
-            // after a fixed 2 s found the run over once, on a loaded machine whose first queries
-            // had been slow.
-            var status: [String: Any] = [:]
-            var sent = 0
-            var failures: [String] = []
-            while sent == 0, run.isRunning, failures.count < 5 {
-                do {
-                    status = try await RunControlTests.status(cluster, id)
-                    sent = ((status["limits"] as? [[String: Any]])?.first?["bytesSent"] as? Int) ?? 0
-                } catch {
-                    failures.append("\(error)")
-                }
-                if sent == 0 { try await Task.sleep(for: .milliseconds(200)) }
+            let total = 96 * Self.fileSize
+            let (status, failures) = await RunControlTests.pollStatus(cluster, id, run: run) {
+                RunControlTests.firstLimit($0, "bytesSent") >= total
             }
-            #expect(sent > 0, "status counts the bytes sent: \(status)\n\(failures)")
+            try Data().write(to: URL(fileURLWithPath: gate))
+            #expect(RunControlTests.firstLimit(status, "bytesSent") >= total, "status counts the bytes sent: \(status)\n\(failures)")
             #expect(await run.waitForExit(timeout: 120) == .exit(0), "\(run.transcript)")
             let (puts, rate) = Self.serverRate(server)
             try #require(puts == 96, "\(puts) PUTs logged")
@@ -66,10 +59,15 @@ import Testing
         defer { server.stop() }
         try await withCluster { cluster in
             let folder = try GroupLimitClusterTests.makeFolder(cluster, count: 100, size: Self.fileSize)
-            let flow = GroupLimitClusterTests.uploadFlow(maxConcurrent: 8, extra: "      limit: {bytesPerSecond: 1MiB}\n")
+            // The uploads start once the test can steer the run (a loaded machine's first `status`
+            // took long enough for half of them to go).
+            let gate = cluster.path("steerable")
+            let flow = GroupLimitClusterTests.uploadFlow(maxConcurrent: 8, extra: "      limit: {bytesPerSecond: 1MiB}\n",
+                                                         before: RunControlTests.gateStep(gate))
             let run = try await GroupLimitClusterTests.start(cluster, flow: flow, folder: folder, url: server.url("/c"), workers: 2)
             let id = try await RunControlTests.runID(of: run)
             try await RunControlTests.waitForControl(cluster, id, run: run)
+            try Data().write(to: URL(fileURLWithPath: gate))
             try await Task.sleep(for: .seconds(2))
             let before = Self.serverRate(server).puts
             #expect(before < 50, "\(before) uploads before the limit was lifted")

@@ -15,12 +15,12 @@ import Testing
         return folder
     }
 
-    static func uploadFlow(maxConcurrent: Int, extra: String) -> String {
+    static func uploadFlow(maxConcurrent: Int, extra: String, before: String = "") -> String {
         """
         flow: limited
         bucket: {folder: ./files, uploadURL: http://127.0.0.1:1/none}
         steps:
-          - op: ListFilesOp
+        \(before)  - op: ListFilesOp
             with: {path: "${folder}"}
           - group:
               op: UploadFileOp

@@ -17,28 +17,22 @@ import Testing
             let (pool, endpoint) = try await PoolTests.startPool(cluster)
             for index in 1...2 { _ = try cluster.worker(connect: endpoint, name: "w\(index)", concurrency: 8) }
             let folder = try GroupLimitClusterTests.makeFolder(cluster, count: 64, size: ByteBudgetClusterTests.fileSize)
-            let flow = GroupLimitClusterTests.uploadFlow(maxConcurrent: 16, extra: "      limit: {bytesPerSecond: 4MiB}\n")
+            // Held after the uploads until `status` counted them all (RunControlTests.gateStep).
+            let gate = cluster.path("counted")
+            let flow = GroupLimitClusterTests.uploadFlow(maxConcurrent: 16,
+                                                         extra: "      limit: {bytesPerSecond: 4MiB}\n" + RunControlTests.gateStep(gate))
             let file = try cluster.write("limited.yaml", flow)
             let run = try PoolTests.run(cluster, file, pool: endpoint, label: "run",
                                         extra: ["--set", "folder=\(folder.path)", "--set", "uploadURL=\(server.url("/p"))",
                                                 "--summary", cluster.path("summary.txt")])
             let id = try await RunControlTests.runID(of: run)
             try await RunControlTests.waitForControl(cluster, id, run: run)
-            // Asked while the run goes (about 4 s of uploads) until it counts bytes: one query
-            // after a fixed wait failed once on a loaded machine.
-            var status: [String: Any] = [:]
-            var sent = 0
-            var failures: [String] = []
-            while sent == 0, run.isRunning, failures.count < 5 {
-                do {
-                    status = try await RunControlTests.status(cluster, id)
-                    sent = ((status["limits"] as? [[String: Any]])?.first?["bytesSent"] as? Int) ?? 0
-                } catch {
-                    failures.append("\(error)")
-                }
-                if sent == 0 { try await Task.sleep(for: .milliseconds(200)) }
+            let total = 64 * ByteBudgetClusterTests.fileSize
+            let (status, failures) = await RunControlTests.pollStatus(cluster, id, run: run) {
+                RunControlTests.firstLimit($0, "bytesSent") >= total
             }
-            #expect(sent > 0, "status counts the bytes the pool relayed: \(status)\n\(failures)")
+            try Data().write(to: URL(fileURLWithPath: gate))
+            #expect(RunControlTests.firstLimit(status, "bytesSent") >= total, "status counts the bytes the pool relayed: \(status)\n\(failures)")
             #expect(await run.waitForExit(timeout: 120) == .exit(0), "\(run.transcript)\n\(pool.transcript)")
             let (puts, rate) = ByteBudgetClusterTests.serverRate(server)
             try #require(puts == 64, "\(puts) PUTs logged")

@@ -11,7 +11,7 @@ import Testing
     static let fileSize = 10 * 1024 * 1024 + 1
     static let partsPerFile = 3
 
-    static func flow(endpoint: String) -> String {
+    static func flow(endpoint: String, after: String = "") -> String {
         """
         flow: parts-as-requests
         bucket: {folder: ./files}
@@ -29,6 +29,7 @@ import Testing
                 endpoint: \(endpoint)
                 partSize: 5MiB
                 partConcurrency: 2
+        \(after)
         """
     }
 
@@ -54,7 +55,9 @@ import Testing
             for index in 0..<Self.fileCount {
                 try PseudoRandomFile.write(to: folder.appendingPathComponent("f-\(index).bin"), size: Self.fileSize)
             }
-            let flowFile = try cluster.write("parts.yaml", Self.flow(endpoint: proxy.endpoint))
+            // Held after the uploads until `status` counted every part (RunControlTests.gateStep).
+            let gate = cluster.path("counted")
+            let flowFile = try cluster.write("parts.yaml", Self.flow(endpoint: proxy.endpoint, after: RunControlTests.gateStep(gate)))
             let coordinator = try cluster.start("flow-coordinator", ["run", flowFile, "--set", "folder=\(folder.path)", "--bind", "tcp://127.0.0.1:*",
                                                                      "--min-workers", "3"] + ClusterScope.fastHeartbeat,
                                                 extraEnvironment: s3.credentialsEnvironment)
@@ -65,21 +68,12 @@ import Testing
             }
             let id = try await RunControlTests.runID(of: coordinator)
             try await RunControlTests.waitForControl(cluster, id, run: coordinator)
-            // Asked until it counts parts (a loaded machine may start slowly), while the run lasts.
-            // A failed query does not end the asking (one did in a loaded CI run, at 0.7 s).
-            var reported = 0
-            var last: [String: Any] = [:]
-            var failures: [String] = []
-            while reported == 0, coordinator.isRunning, failures.count < 5 {
-                do {
-                    last = try await RunControlTests.status(cluster, id)
-                    reported = ((last["limits"] as? [[String: Any]])?.first?["requestsReported"] as? Int) ?? 0
-                } catch {
-                    failures.append("\(error)")
-                }
-                if reported == 0 { try await Task.sleep(for: .milliseconds(500)) }
+            let parts = Self.fileCount * Self.partsPerFile
+            let (last, failures) = await RunControlTests.pollStatus(cluster, id, run: coordinator, every: .milliseconds(500)) {
+                RunControlTests.firstLimit($0, "requestsReported") >= parts
             }
-            #expect(reported > 0, "status counts the parts reported: \(last)\n\(failures)")
+            try Data().write(to: URL(fileURLWithPath: gate))
+            #expect(RunControlTests.firstLimit(last, "requestsReported") >= parts, "status counts the parts reported: \(last)\n\(failures)")
             #expect(await coordinator.waitForExit(timeout: 180) == .exit(0), "\(coordinator.transcript)")
             let stats = try proxy.stats()
             try #require(stats.creates == Self.fileCount && stats.partPuts == Self.fileCount * Self.partsPerFile, "\(stats)")

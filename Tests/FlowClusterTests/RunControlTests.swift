@@ -49,6 +49,38 @@ import Testing
         throw HarnessError("status failed 3 times: \(failures.joined(separator: "\n"))")
     }
 
+    /// A serial step (flow-file text, a top-level list item) that holds the run until the test
+    /// creates `gate`: placed after the step a test asks `status` about, it keeps the run going
+    /// however slowly a loaded machine starts the query; placed before, it lets the test act
+    /// before the step starts.
+    static func gateStep(_ gate: String) -> String {
+        "  - op: ShellOp\n    with: {command: \"while [ ! -e '\(gate)' ]; do sleep 0.05; done\", shell: true, timeout: 600}\n"
+    }
+
+    /// Asks `status` of run `id` until `done` holds for its answer, the run ends, or 120 s pass; a
+    /// failed query does not end the asking (five do). Returns the last answer and the failures.
+    static func pollStatus(_ cluster: ClusterScope, _ id: String, run: ChildProcess, every pause: Duration = .milliseconds(200),
+                           until done: ([String: Any]) -> Bool) async -> (status: [String: Any], failures: [String]) {
+        var status: [String: Any] = [:]
+        var failures: [String] = []
+        let deadline = ContinuousClock.now + .seconds(120)
+        while run.isRunning, failures.count < 5, ContinuousClock.now < deadline {
+            do {
+                status = try await Self.status(cluster, id)
+                if done(status) { break }
+            } catch {
+                failures.append("\(error)")
+            }
+            try? await Task.sleep(for: pause)
+        }
+        return (status, failures)
+    }
+
+    /// The first budget's `field` in a `status --json` answer, 0 when it has none.
+    static func firstLimit(_ status: [String: Any], _ field: String) -> Int {
+        ((status["limits"] as? [[String: Any]])?.first?[field] as? Int) ?? 0
+    }
+
     /// Waits until the run serves its control socket (it opens just after the journal line).
     static func waitForControl(_ cluster: ClusterScope, _ id: String, run: ChildProcess? = nil) async throws {
         var last = ""
