@@ -83,5 +83,5 @@ else:
 PY
     delete_object resume/big.bin
   done
-  grep -h "resuming multipart upload" "$work"/run-killed.log | sed 's/^/  /' | head -1 || true
+  grep -h -E "resuming multipart upload|continuing multipart upload .* from its checkpoint" "$work"/run-killed.log | sed 's/^/  /' | head -2 || true
 }
