@@ -106,40 +106,12 @@ extension ClusterIntegrationTests {
             }
         }
 
-        @Test func aCoordinatorKilledMidUploadIsResumedAndSendsOnlyTheRest() async throws {
-            let s3 = try MotoS3Server()
-            defer { s3.stop() }
-            let proxy = try S3ResumeProxy(in: s3)
-            defer { proxy.stop() }
-            try await withCluster { cluster in
-                let folder = try Self.makeFolder(cluster)
-                let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint))
-                let coordinator = try cluster.start("flow-coordinator", ["run", flowFile, "--quiet", "--workers", "1", "--set", "folder=\(folder.path)"],
-                                                    extraEnvironment: s3.credentialsEnvironment)
-                _ = try await Self.holdAfterStoredParts(4, proxy: proxy) { coordinator.transcript }
-                let runID = try #require(coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
-                let workers = ProcessTable.children(of: coordinator.processIdentifier)
-                coordinator.send(SIGKILL)
-                #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
-                // The local worker stops with its coordinator, leaving the upload for the resume;
-                // the parts it had in flight reach the store after it is gone.
-                let survivors = await ProcessTable.waitUntilGone(workers, timeout: 20)
-                #expect(survivors.isEmpty, "the local worker outlived its killed coordinator: \(survivors)")
-                try proxy.release()
-                #expect(try proxy.stats().aborts == 0)
-                try #require(try proxy.storedParts(of: Self.key).count == 1)
-
-                let resumed = try cluster.start("flow-coordinator", ["resume", runID, "--quiet", "--full-summary", "--workers", "1"], label: "resume",
-                                                extraEnvironment: s3.credentialsEnvironment)
-                #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript)")
-                try Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
-            }
-        }
-
-        /// The journal keeps the upload id, part size and finished parts as parts finish (§7.9):
-        /// `resume` continues the upload even where the store refuses to list unfinished uploads
-        /// (a key without `s3:ListBucketMultipartUploads`), with `ListParts` alone.
-        @Test func aResumeContinuesFromTheJournalWhenTheStoreRefusesToListUploads() async throws {
+        /// A coordinator killed mid-upload: its local worker stops with it and `resume` continues
+        /// the upload. The journal keeps the upload id, part size and finished parts as parts
+        /// finish (§7.9), so the resume continues it even where the store refuses to list
+        /// unfinished uploads (a key without `s3:ListBucketMultipartUploads`), with `ListParts`.
+        @Test(arguments: [false, true])
+        func aCoordinatorKilledMidUploadIsResumedAndSendsOnlyTheRest(listingRefused: Bool) async throws {
             let s3 = try MotoS3Server()
             defer { s3.stop() }
             let proxy = try S3ResumeProxy(in: s3)
@@ -153,10 +125,16 @@ extension ClusterIntegrationTests {
                 let runID = try #require(coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
                 // The journal writes what it was told at most 0.1 s later (RunJournal.flushInterval).
                 try await Task.sleep(for: .milliseconds(500))
+                let workers = ProcessTable.children(of: coordinator.processIdentifier)
                 coordinator.send(SIGKILL)
                 #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
-                try proxy.refuseListingUploads()
+                // The local worker stops with its coordinator, leaving the upload for the resume;
+                // the parts it had in flight reach the store after it is gone.
+                let survivors = await ProcessTable.waitUntilGone(workers, timeout: 20)
+                #expect(survivors.isEmpty, "the local worker outlived its killed coordinator: \(survivors)")
+                if listingRefused { try proxy.refuseListingUploads() }
                 try proxy.release()
+                #expect(try proxy.stats().aborts == 0)
                 try #require(try proxy.storedParts(of: Self.key).count == 1)
 
                 let resumed = try cluster.start("flow-coordinator", ["resume", runID, "--quiet", "--full-summary", "--workers", "1"], label: "resume",
