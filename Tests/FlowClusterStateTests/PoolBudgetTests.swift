@@ -88,4 +88,32 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         for case .send(pool, .rate(let entries)) in machine.tick(now: at(0.05)) { rates += entries }
         #expect(rates == (holds ? [WireRate(budget: 0, bytesPerSecond: 4_000_000), .requests(budget: 0, perMille: 100_000)] : []))
     }
+
+    /// A client that leaves gives its budgets back: the pool's next client gets the same id once
+    /// no task of the one that left is on its way back, so a standing pool keeps as many budgets
+    /// as runs at once.
+    @Test func aLeavingClientsBudgetIsReusedOnceItsTasksAreBack() throws {
+        var (pool, _, sent) = Self.pool()
+        let first = try #require(sent.values.flatMap { $0 }.first?.budget)
+        _ = pool.removeClient(Self.client, reason: "done")
+        func submit(from client: Data, name: String, id: UInt64) -> UInt64? {
+            let hello = WireHello(clientName: name, runID: name, flowName: "f", origin: "o", share: 1, heartbeatIntervalMilliseconds: 60_000)
+            _ = pool.receive(.hello(hello), from: client, now: at(1))
+            var task = WireTask(taskID: id, op: "UploadFileOp", groupElement: .integer(1), elementIndex: 1)
+            task.budget = 3
+            _ = pool.receive(.submit([task]), from: client, now: at(1))
+            // The id the SUBMIT's budget 3 was given (asked again, it is the same one).
+            var machine = pool.machine
+            return UInt64(pool.budgets.id(for: 3, of: client, name: name, in: &machine))
+        }
+        let second = submit(from: Data("second".utf8), name: "second", id: 1)
+        #expect(second != nil && second != first, "the first client's tasks are still on their way back: \(String(describing: second))")
+        // The workers answer the stopped tasks: nothing carries the first budget any more.
+        for (worker, tasks) in sent {
+            let answers = tasks.map { WireResult(taskID: $0.taskID, attempt: $0.attempt, finishState: .cancelled, startedAt: Date(),
+                                                 finishedAt: Date(), elementIndex: $0.elementIndex) }
+            _ = pool.receive(.result(answers), from: worker, now: at(2))
+        }
+        #expect(submit(from: Data("third".utf8), name: "third", id: 1) == first, "the third client's budget takes the freed id")
+    }
 }

@@ -24,8 +24,28 @@ extension CoordinatorStateMachine {
     mutating func openBudget(name: String) -> Int {
         var budget = GroupBudget(name: name, rates: FlowLimitRates(), maxConcurrent: 1, adaptive: false)
         budget.awaitingRates = true
+        // A closed budget is reused once no task carries it any more (a task of the client that
+        // left may still be on its way back): its tasks' progress must not count for another.
+        if let index = closedBudgets.lastIndex(where: { id in !tasks.values.contains { $0.budget == id } }) {
+            let id = closedBudgets.remove(at: index)
+            budgets[id] = budget
+            return id
+        }
         budgets.append(budget)
         return budgets.count - 1
+    }
+
+    /// Closes a budget opened with ``openBudget(name:)`` (a pool's client left): it holds nothing
+    /// back, workers forget its rates, and ``openBudget(name:)`` gives its id out again, so a
+    /// standing pool serving many runs keeps as many budgets as runs at once, not as runs ever.
+    mutating func closeBudget(_ id: Int) {
+        guard id >= 0, id < budgets.count, !closedBudgets.contains(id) else { return }
+        budgets[id] = GroupBudget(name: "", rates: FlowLimitRates(), maxConcurrent: 1, adaptive: false)
+        for peer in Array(sentRates.keys) {
+            sentRates[peer]?[id] = nil
+            sentRates[peer]?[Self.requestsKey(id)] = nil
+        }
+        closedBudgets.append(id)
     }
 
     /// Whether a task of group `budget` may start now (counted as started when it may); when its

@@ -114,6 +114,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var paused = false
     /// The budgets of groups with a `limit:` or adaptive concurrency, by the index tasks carry.
     var budgets: [GroupBudget] = []
+    /// Budgets closed for reuse (a pool's client left, ``closeBudget(_:)``), lowest last.
+    var closedBudgets: [Int] = []
     /// When a task held back by its group's requests rate may go (``dispatch(now:)`` sets it).
     var budgetWake: Instant?
     /// The bytes rates last sent to each worker (RATE, §15), by budget index.

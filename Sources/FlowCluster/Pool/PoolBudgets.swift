@@ -48,11 +48,13 @@ struct PoolBudgets: Sendable {
         }
     }
 
-    /// Forgets a client's budgets (its registration ended); the machine's stay, unused.
-    mutating func forget(_ client: Data) {
+    /// Forgets a client's budgets (its registration ended) and closes them in the machine, which
+    /// gives their ids out again.
+    mutating func forget(_ client: Data, in machine: inout PoolStateMachine.Machine) {
         for (key, id) in ids where key.client == client {
             ids[key] = nil
             rates[id] = nil
+            machine.closeBudget(id)
         }
     }
 

@@ -254,7 +254,7 @@ struct PoolStateMachine: Sendable {
         let actions = stop(running)
         clients[peer] = nil
         outbox[peer] = nil
-        budgets.forget(peer)
+        budgets.forget(peer, in: &machine)
         return actions.filter { if case .send(let to, _) = $0 { to != peer } else { true } }
             + [.report(.clientLeft(name: client.name, run: client.hello.runID.escapingControlCharacters, reason: reason,
                                    dropped: dropped.count, stopped: running.count))]
