@@ -117,13 +117,12 @@ extension CoordinatorStateMachine {
     mutating func keep(_ entries: [WireCheckpoint], from peer: Data, into actions: inout [Action]) {
         for entry in entries {
             guard let index = tasks.index(forKey: entry.taskID) else { continue }
-            let waiter = withTask(at: index) { record -> Waiter? in
+            let handed = withTask(at: index) { record -> (Waiter, Int)? in
                 guard record.worker == peer, record.task.attempt == entry.attempt, case .some = record.task.checkpoint else { return nil }
                 record.task.checkpoint = entry.value
-                return record.waiter
+                return record.waiter.map { ($0, record.task.isGroupElement ? record.task.elementIndex : 0) }
             }
-            guard let waiter else { continue }
-            let element = withTask(at: index) { $0.task.isGroupElement ? $0.task.elementIndex : 0 }
+            guard let (waiter, element) = handed else { continue }
             actions.append(.checkpoint(waiter, index: element, entry.value))
         }
     }

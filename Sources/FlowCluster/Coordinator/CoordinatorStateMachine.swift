@@ -114,7 +114,7 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var paused = false
     /// The budgets of groups with a `limit:` or adaptive concurrency, by the index tasks carry.
     var budgets: [GroupBudget] = []
-    /// Budgets closed for reuse (a pool's client left, ``closeBudget(_:)``), lowest last.
+    /// Budgets closed for reuse (a pool's client left, ``closeBudget(_:)``), in the order they closed.
     var closedBudgets: [Int] = []
     /// When a task held back by its group's requests rate may go (``dispatch(now:)`` sets it).
     var budgetWake: Instant?
