@@ -18,7 +18,7 @@ extension ClusterIntegrationTests {
                 try #require(await coordinator.waitForOutput(timeout: 10) { _, stderr in
                     stderr.contains("worker-1 joined") && stderr.contains("worker-2 joined")
                 })
-                let workers = ProcessTable.children(of: coordinator.processIdentifier)
+                let workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
                 #expect(workers.count == 2, "want two local workers, found \(workers)")
                 try await Task.sleep(for: .milliseconds(300))
 
@@ -48,7 +48,7 @@ extension ClusterIntegrationTests {
                 var workers: [Int32] = []
                 for _ in 0..<500 where workers.count < 2 {
                     try await Task.sleep(for: .milliseconds(20))
-                    workers = ProcessTable.children(of: coordinator.processIdentifier)
+                    workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
                 }
                 #expect(workers.count == 2, "the local workers must start before the flow file is read; found \(workers)\n\(coordinator.transcript)")
                 #expect(!coordinator.stdout.contains("Flow Summary"), "the run must still wait for its bucket")
@@ -76,7 +76,7 @@ extension ClusterIntegrationTests {
                 try #require(await coordinator.waitForOutput(timeout: 10) { _, stderr in
                     stderr.contains("worker-1 joined") && stderr.contains("worker-2 joined")
                 })
-                let workers = ProcessTable.children(of: coordinator.processIdentifier)
+                let workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
                 #expect(workers.count == 2, "want two local workers, found \(workers)")
 
                 coordinator.send(SIGKILL)

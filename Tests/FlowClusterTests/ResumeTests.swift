@@ -88,7 +88,7 @@ extension ClusterIntegrationTests {
                 while server.accessLog().filter({ $0.method == "PUT" }).count < count * 2 / 5, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(5))
                 }
-                let workers = ProcessTable.children(of: coordinator.processIdentifier)
+                let workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
                 coordinator.send(SIGKILL)
                 #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
                 let putsAtKill = server.accessLog().filter { $0.method == "PUT" }.count

@@ -125,7 +125,7 @@ extension ClusterIntegrationTests {
                 let runID = try #require(coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
                 // The journal writes what it was told at most 0.1 s later (RunJournal.flushInterval).
                 try await Task.sleep(for: .milliseconds(500))
-                let workers = ProcessTable.children(of: coordinator.processIdentifier)
+                let workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
                 coordinator.send(SIGKILL)
                 #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
                 // The local worker stops with its coordinator, leaving the upload for the resume;

@@ -14,6 +14,17 @@ enum ProcessTable {
         }
     }
 
+    /// The live children of `parent` whose program is `name` (the last part of its path): a
+    /// coordinator's local workers, not a short-lived process it runs beside them (a CI run of
+    /// the ThreadSanitizer pass once found a third child there).
+    static func children(of parent: Int32, named name: String) -> [Int32] {
+        children(of: parent).filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let program = String(decoding: data.prefix { $0 != 0 }, as: UTF8.self)
+            return program.split(separator: "/").last.map(String.init) == name
+        }
+    }
+
     /// The live processes whose command line contains `text` (a test's temporary folder, which
     /// its programs' arguments name).
     static func mentioning(_ text: String) -> [Int32] {
