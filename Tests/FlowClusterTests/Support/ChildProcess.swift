@@ -29,6 +29,8 @@ final class ChildProcess: @unchecked Sendable {
     private var stdoutData = Data()
     private var stderrData = Data()
     private var openStreams = 2
+    /// How the child ended as the kernel said it before Foundation knew (``termination``).
+    private var peeked: Termination?
 
     /// Starts `executable` with `arguments`; stdin is /dev/null, stdout and stderr are collected.
     init(label: String, executable: URL, arguments: [String], environment: [String: String]? = nil) throws {
@@ -80,7 +82,7 @@ final class ChildProcess: @unchecked Sendable {
     /// Whether the child still runs. Foundation learns of a child's end from SIGCHLD, and a loaded
     /// test process has been seen to miss one (a worker that had logged "stopped", SIGKILLed 20 s
     /// later, still "running" 5 s after that); so the kernel is asked too, without reaping.
-    var isRunning: Bool { process.isRunning && Self.peek(process.processIdentifier) == nil }
+    var isRunning: Bool { termination == nil }
 
     /// Everything the child wrote to stdout so far.
     var stdout: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
@@ -88,9 +90,18 @@ final class ChildProcess: @unchecked Sendable {
     var stderr: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
 
     /// How it ended, `nil` while it runs.
+    ///
+    /// What the kernel said is kept: Foundation may reap the child between two questions and
+    /// still say it runs for a moment, when the kernel no longer knows it (a `termination` of
+    /// `nil` right after `isRunning` said `false` failed a test).
     var termination: Termination? {
-        guard !process.isRunning else { return Self.peek(process.processIdentifier) }
-        return process.terminationReason == .uncaughtSignal ? .signal(process.terminationStatus) : .exit(process.terminationStatus)
+        if !process.isRunning {
+            return process.terminationReason == .uncaughtSignal ? .signal(process.terminationStatus) : .exit(process.terminationStatus)
+        }
+        return lock.withLock {
+            if peeked == nil { peeked = Self.peek(process.processIdentifier) }
+            return peeked
+        }
     }
 
     /// How child `pid` ended if it has ended and is not reaped yet, read with `WNOWAIT` so that
