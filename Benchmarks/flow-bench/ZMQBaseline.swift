@@ -30,8 +30,10 @@ enum ZMQBaseline {
     }
 
     /// Round trips per second through `peers` peer processes with `window` messages in flight,
-    /// over `ipc://`, or over TCP on loopback (what a pool's extra hop costs).
-    static func measure(messages: Int, peers: Int = 2, window: Int = 512, tcp: Bool = false) throws -> Double {
+    /// over `ipc://`, or over TCP on loopback; `peerCommand` is what each peer process runs
+    /// (`zmq-relay` puts a relay and its echo peer in the path).
+    static func measure(messages: Int, peers: Int = 2, window: Int = 512, tcp: Bool = false,
+                        peerCommand: String = "zmq-peer") throws -> Double {
         let context = try ZMQContext()
         let router = try context.socket(.router)
         try router.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0))
@@ -48,7 +50,7 @@ enum ZMQBaseline {
         for _ in 0..<peers {
             let child = Process()
             child.executableURL = URL(fileURLWithPath: me)
-            child.arguments = ["zmq-peer", endpoint]
+            child.arguments = [peerCommand, endpoint]
             try child.run()
             children.append(child)
         }

@@ -30,10 +30,15 @@ func measureGroup(elements: Int, maxConcurrent: Int) async -> (seconds: Double, 
 let arguments = CommandLine.arguments.dropFirst()
 // `flow-bench zmq N`: the raw ZeroMQ baseline (ZMQBaseline), N round trips; `zmq-peer` is its peer.
 // `flow-bench zmq-latency N`: one message in flight to one peer, N round trips: the floor under a
-// serial step's round trip; `zmq-latency-tcp N` the same over TCP on loopback (a pool's extra hop).
+// serial step's round trip; `zmq-latency-tcp N` the same over TCP on loopback; `zmq-latency-relay N`
+// the same through a bare relay process (ZMQRelay, `zmq-relay` is the relay): the floor under a
+// pool's extra hop.
 switch arguments.first {
 case "zmq-peer":
     try ZMQBaseline.runPeer(endpoint: arguments.dropFirst().first ?? "")
+    exit(0)
+case "zmq-relay":
+    try ZMQRelay.run(upstream: arguments.dropFirst().first ?? "")
     exit(0)
 case "zmq":
     let messages = arguments.dropFirst().first.flatMap(Int.init) ?? 200_000
@@ -53,6 +58,11 @@ case "zmq-latency-tcp":
     let messages = arguments.dropFirst().first.flatMap(Int.init) ?? 20_000
     let rate = try ZMQBaseline.median { try ZMQBaseline.measure(messages: messages, peers: 1, window: 1, tcp: true) }
     print(String(format: "raw ZeroMQ round trip: %.3f ms  (ROUTER -> 1 DEALER peer process over tcp 127.0.0.1 and back, 96 B, one in flight; median of 3)", 1000 / rate))
+    exit(0)
+case "zmq-latency-relay":
+    let messages = arguments.dropFirst().first.flatMap(Int.init) ?? 20_000
+    let rate = try ZMQBaseline.median { try ZMQBaseline.measure(messages: messages, peers: 1, window: 1, tcp: true, peerCommand: "zmq-relay") }
+    print(String(format: "raw ZeroMQ round trip through a relay: %.3f ms  (ROUTER -> relay process -> 1 DEALER peer process over tcp 127.0.0.1 and back, 96 B, one in flight; median of 3)", 1000 / rate))
     exit(0)
 default:
     break
