@@ -6,9 +6,12 @@ import Testing
 /// allow for that.) Serialized: run side by side, one test's hold was still there when the first
 /// test's `finish` returned and gone when it checked (ThreadSanitizer pass, a starved pool).
 @Suite(.serialized) struct PendingWorkTests {
-    @Test func finishReturnsWhenTheLastHoldIsReleased() async {
+    /// The limit is far beyond the test's own time, so that a starved test task (the
+    /// ThreadSanitizer pass once kept it from releasing its hold for the whole of a 60 s limit)
+    /// still releases before it: `finish` returns true only if the release woke it.
+    @Test(.timeLimit(.minutes(15))) func finishReturnsWhenTheLastHoldIsReleased() async {
         let hold = FlowPendingWork.hold()
-        let finished = Task { await FlowPendingWork.finish(within: .seconds(60)) }
+        let finished = Task { await FlowPendingWork.finish(within: .seconds(600)) }
         for _ in 0..<100 { await Task.yield() }
         FlowPendingWork.release(hold)
         let result = await finished.value

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Runs a flow as a dry run, in this process: ops that only read run as usual, ops that
 /// rehearse run with ``FlowOperation/isDryRun`` true (a ``FlowDryRunRehearsing`` op runs its
@@ -22,7 +21,9 @@ public final class FlowDryRunExecutor: FlowExecutor {
     /// The registry named ops are built from.
     public let registry: FlowOperationRegistry
     private let local: FlowLocalExecutor
-    private let state = Mutex(State())
+    /// A pthread mutex, not `Mutex`: ThreadSanitizer cannot see `Mutex`'s futex, and reported the
+    /// steps' counts below as raced when a group's elements were recorded side by side.
+    private let state = FlowLocked.make(State())
 
     private struct State {
         var plan = FlowDryRunPlan()
