@@ -120,9 +120,14 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 
     /// Drives a machine with three workers of 64 slots for `seconds`: tasks are always waiting,
     /// and each worker answers everything it was sent 1 ms later. Returns the send time of every
-    /// task, and the machine.
+    /// task.
+    ///
+    /// Tens of thousands of turns: it yields its thread every hundred, so that it does not hold a
+    /// cooperative thread for a minute. Under ThreadSanitizer two of these, each on one of the
+    /// two threads, once kept every other test of the process from running for 65 s, and tests
+    /// that bound a wait at 60 s failed.
     private static func drive(seconds: Double, rates: FlowLimitRates, change: (at: Double, rates: FlowLimitRates)? = nil)
-        -> [Double] {
+        async -> [Double] {
         var machine = Machine(configuration: .init(liveness: 1000, workerTimeout: .seconds(600)))
         let peers = (1...3).map { Data("w\($0)".utf8) }
         for (index, peer) in peers.enumerated() { _ = machine.receive(ready("w\(index)", slots: 64), from: peer, now: at(0)) }
@@ -132,7 +137,10 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         var pending: [Data: [UInt64]] = [:]
         var now = 0.0
         var changed = false
+        var turns = 0
         while now < seconds {
+            turns += 1
+            if turns % 100 == 0 { await Task.yield() }
             if let change, !changed, now >= change.at {
                 machine.setBudget(id: 0, name: "EchoOp", rates: change.rates, maxConcurrent: 1000, adaptive: true, now: at(now))
                 changed = true
@@ -161,8 +169,8 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 
     /// Across three workers with room for 192 at once, a group of 500 a second starts 500 ± 10%
     /// a second in every 10 s window: tasks sent into workers' queues count as started.
-    @Test func dispatchHoldsTheRequestsRateAcrossWorkers() {
-        let sentAt = Self.drive(seconds: 25, rates: FlowLimitRates(requestsPerSecond: 500))
+    @Test func dispatchHoldsTheRequestsRateAcrossWorkers() async {
+        let sentAt = await Self.drive(seconds: 25, rates: FlowLimitRates(requestsPerSecond: 500))
         for from in stride(from: 1.0, through: 15.0, by: 1) {
             let count = sentAt.filter { $0 >= from && $0 < from + 10 }.count
             #expect(abs(count - 5000) <= 500, "window from \(from) s: \(count)")
@@ -171,8 +179,8 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
     }
 
     /// A new rate (`limit` from another terminal) holds from the moment it is set.
-    @Test func aChangedRateTakesEffectInDispatch() {
-        let sentAt = Self.drive(seconds: 20, rates: FlowLimitRates(requestsPerSecond: 1000),
+    @Test func aChangedRateTakesEffectInDispatch() async {
+        let sentAt = await Self.drive(seconds: 20, rates: FlowLimitRates(requestsPerSecond: 1000),
                                 change: (at: 10, rates: FlowLimitRates(requestsPerSecond: 100)))
         let before = sentAt.filter { $0 < 10 }.count
         let after = sentAt.filter { $0 >= 10.001 }.count
@@ -181,8 +189,8 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
     }
 
     /// Without a rate, a group with a budget (adaptive only) goes as fast as the workers answer.
-    @Test func anUnlimitedBudgetDoesNotHoldTasksBack() {
-        let sentAt = Self.drive(seconds: 1, rates: FlowLimitRates())
+    @Test func anUnlimitedBudgetDoesNotHoldTasksBack() async {
+        let sentAt = await Self.drive(seconds: 1, rates: FlowLimitRates())
         #expect(sentAt.count > 50_000)
     }
 
