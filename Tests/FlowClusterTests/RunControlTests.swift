@@ -81,6 +81,24 @@ import Testing
         ((status["limits"] as? [[String: Any]])?.first?[field] as? Int) ?? 0
     }
 
+    /// The pause both steering tests make of a gated run whose two slots are busy: waits until
+    /// two elements run, says `pause`, opens the gate so that those two finish, waits until
+    /// they have, and asks once more a second later. Returns the three answers, for the tests
+    /// to check (`later` shows whether anything started while paused).
+    static func pauseOnceTwoRun(_ cluster: ClusterScope, _ id: String, run: ChildProcess, gate: String) async throws
+        -> (running: [String: Any], paused: [String: Any], later: [String: Any]) {
+        let running = await pollStatus(cluster, id, run: run, every: .milliseconds(100)) { $0["running"] as? Int == 2 }.status
+        let pause = try await command(cluster, ["pause", id])
+        #expect(pause.termination == .exit(0), "\(pause.transcript)")
+        // The two that run finish once the gate opens; nothing starts after them while paused.
+        FileManager.default.createFile(atPath: gate, contents: Data())
+        let paused = await pollStatus(cluster, id, run: run, every: .milliseconds(100)) {
+            $0["done"] as? Int == 2 && $0["running"] as? Int == 0
+        }.status
+        try await Task.sleep(for: .seconds(1))
+        return (running, paused, try await status(cluster, id))
+    }
+
     /// Waits until the run serves its control socket (it opens just after the journal line).
     static func waitForControl(_ cluster: ClusterScope, _ id: String, run: ChildProcess? = nil) async throws {
         var last = ""
@@ -110,26 +128,9 @@ import Testing
             let run = try cluster.coordinator(["run", file, "--workers", "1", "--concurrency", "2", "--quiet", "--timeline", page], label: "run")
             let id = try await Self.runID(of: run)
             try await Self.waitForControl(cluster, id, run: run)
-            var running: [String: Any] = [:]
-            for _ in 0..<100 {
-                running = try await Self.status(cluster, id)
-                if running["running"] as? Int == 2 { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            let (running, paused, later) = try await Self.pauseOnceTwoRun(cluster, id, run: run, gate: gate)
             #expect(running["paused"] as? Bool == false && running["step"] as? String == "ShellOp" && running["total"] as? Int == 12
                     && running["running"] as? Int == 2 && running["done"] as? Int == 0, "\(running)")
-            let pause = try await Self.command(cluster, ["pause", id])
-            #expect(pause.termination == .exit(0), "\(pause.transcript)")
-            // The two that run finish once the gate opens; nothing starts after them while paused.
-            FileManager.default.createFile(atPath: gate, contents: Data())
-            var paused: [String: Any] = [:]
-            for _ in 0..<100 {
-                paused = try await Self.status(cluster, id)
-                if paused["done"] as? Int == 2 && paused["running"] as? Int == 0 { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            try await Task.sleep(for: .seconds(1))
-            let later = try await Self.status(cluster, id)
             #expect(paused["paused"] as? Bool == true && paused["done"] as? Int == 2 && paused["running"] as? Int == 0, "\(paused)")
             #expect(later["done"] as? Int == 2 && later["running"] as? Int == 0, "nothing started while paused: \(later)")
             let goOn = try await Self.command(cluster, ["continue", id])
@@ -167,23 +168,8 @@ import Testing
             let run = try PoolTests.run(cluster, file, pool: endpoint, label: "run", extra: ["--quiet"])
             let id = try await Self.runID(of: run)
             try await Self.waitForControl(cluster, id, run: run)
-            var running: [String: Any] = [:]
-            for _ in 0..<100 {
-                running = try await Self.status(cluster, id)
-                if running["running"] as? Int == 2 { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            let (running, paused, later) = try await Self.pauseOnceTwoRun(cluster, id, run: run, gate: gate)
             #expect(running["paused"] as? Bool == false && running["running"] as? Int == 2 && running["done"] as? Int == 0, "\(running)")
-            #expect(try await Self.command(cluster, ["pause", id]).termination == .exit(0))
-            FileManager.default.createFile(atPath: gate, contents: Data())
-            var paused: [String: Any] = [:]
-            for _ in 0..<100 {
-                paused = try await Self.status(cluster, id)
-                if paused["done"] as? Int == 2 && paused["running"] as? Int == 0 { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            try await Task.sleep(for: .seconds(1))
-            let later = try await Self.status(cluster, id)
             #expect(paused["paused"] as? Bool == true && paused["done"] as? Int == 2 && paused["running"] as? Int == 0, "\(paused)")
             #expect(later["done"] as? Int == 2 && later["running"] as? Int == 0, "nothing started on the pool while paused: \(later)")
             let limit = try await Self.command(cluster, ["limit", id, "--step", "ShellOp", "--requests-per-second", "50"])
