@@ -39,7 +39,7 @@ struct ClusterRunOptions: ParsableArguments {
     /// Local workers to start.
     var workers: Int { workersOption ?? Self.defaultWorkers }
 
-    @Option(name: .long, help: "Tasks each local worker runs at once.")
+    @Option(name: .long, help: ArgumentHelp("Tasks each local worker runs at once.", valueName: "N"))
     var concurrency: Int = Self.defaultConcurrency
 
     @Option(name: .long, help: ArgumentHelp("Seconds a task waits for a worker that offers its op.", valueName: "SECONDS"))
@@ -66,13 +66,13 @@ struct ClusterRunOptions: ParsableArguments {
     @Flag(name: .long, help: "Print every line of the summary. By default a group of more than 100 elements shows its first 10 elements, every failed one, and a count of the rest (--summary FILE always writes everything).")
     var fullSummary = false
 
-    @Option(name: .long, help: "Seconds between heartbeats.")
+    @Option(name: .long, help: ArgumentHelp("Seconds between heartbeats.", valueName: "SECONDS"))
     var heartbeatInterval: Double = 1
 
-    @Option(name: .long, help: "Missed heartbeats before a worker is declared dead.")
+    @Option(name: .long, help: ArgumentHelp("Missed heartbeats before a worker is declared dead.", valueName: "COUNT"))
     var liveness: Int = 3
 
-    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (diagnostics on stderr).")
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (diagnostics on stderr).", valueName: "LEVEL"))
     var logLevel: String = "warning"
 
     func validate() throws {

@@ -44,28 +44,28 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("With --curve-key: the coordinator's public key (40 characters, as its keygen printed), or its key file. Default: $FLOW_COORDINATOR_KEY.", valueName: "KEY"))
     var coordinatorKey: String?
 
-    @Option(name: .long, help: "The coordinator's endpoint, e.g. tcp://10.0.0.5:5555 or ipc:///tmp/flow.sock.")
+    @Option(name: .long, help: ArgumentHelp("The coordinator's endpoint, e.g. tcp://10.0.0.5:5555 or ipc:///tmp/flow.sock.", valueName: "ENDPOINT"))
     var connect: String?
 
-    @Option(name: .long, help: "How many tasks run at once (default: the number of cores).")
+    @Option(name: .long, help: ArgumentHelp("How many tasks run at once (default: the number of cores).", valueName: "N"))
     var concurrency: Int?
 
-    @Option(name: .long, help: "The name shown in summaries (default: HOST-PID).")
+    @Option(name: .long, help: ArgumentHelp("The name shown in summaries (default: HOST-PID).", valueName: "NAME"))
     var name: String?
 
     @Flag(name: .long, help: "List the ops this worker offers and exit.")
     var listOps = false
 
-    @Option(name: .long, help: "Seconds between heartbeats.")
+    @Option(name: .long, help: ArgumentHelp("Seconds between heartbeats.", valueName: "SECONDS"))
     var heartbeatInterval: Double = 1
 
-    @Option(name: .long, help: "Missed heartbeats before reconnecting.")
+    @Option(name: .long, help: ArgumentHelp("Missed heartbeats before reconnecting.", valueName: "COUNT"))
     var liveness: Int = 3
 
     @Option(name: .long, help: ArgumentHelp("The longest wait, in seconds, between attempts to reach a coordinator that is not there (yet): a coordinator started later is found within it.", valueName: "SECONDS"))
     var reconnectInterval: Double = 0.1
 
-    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical.")
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "LEVEL"))
     var logLevel: String = "info"
 
     @Option(name: .long, help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (a bare PORT listens on 127.0.0.1).", valueName: "HOST:PORT"))

@@ -39,13 +39,13 @@ struct PoolCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds a task waits for a worker that offers its op.", valueName: "SECONDS"))
     var workerTimeout: Double = 30
 
-    @Option(name: .long, help: "Seconds between liveness checks (workers and runs announce their own heartbeat intervals).")
+    @Option(name: .long, help: ArgumentHelp("Seconds between liveness checks (workers and runs announce their own heartbeat intervals).", valueName: "SECONDS"))
     var heartbeatInterval: Double = 1
 
-    @Option(name: .long, help: "Missed heartbeats before a worker or run is declared gone.")
+    @Option(name: .long, help: ArgumentHelp("Missed heartbeats before a worker or run is declared gone.", valueName: "COUNT"))
     var liveness: Int = 3
 
-    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (diagnostics on stderr).")
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (diagnostics on stderr).", valueName: "LEVEL"))
     var logLevel: String = "info"
 
     func validate() throws {
