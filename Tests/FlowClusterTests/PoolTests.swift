@@ -181,6 +181,19 @@ import Testing
         }
     }
 
+    /// `status --pool` with no pool there fails at its --timeout as a cluster error (exit 3),
+    /// naming the endpoint and what to check; it used to say "check the --connect endpoint", a
+    /// worker's flag.
+    @Test func statusWithNoPoolThereSaysSoAtItsTimeout() async throws {
+        try await withCluster { cluster in
+            let endpoint = "tcp://127.0.0.1:\(try LoopbackPort.free())"
+            let query = try cluster.coordinator(["status", "--pool", endpoint, "--timeout", "0.5"], label: "status")
+            #expect(await query.waitForExit(timeout: 30) == .exit(3), "\(query.transcript)")
+            #expect(query.stderr.contains("cannot connect to \(endpoint): no answer within 0.5 s"), "\(query.stderr)")
+            #expect(query.stderr.contains("is 'flow-coordinator pool' running there") && !query.stderr.contains("--connect"), "\(query.stderr)")
+        }
+    }
+
     @Test func thePoolKilledAndStartedAgainLeavesBothRunsComplete() async throws {
         try await withCluster { cluster in
             let port = try LoopbackPort.free()

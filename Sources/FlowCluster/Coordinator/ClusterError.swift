@@ -49,7 +49,8 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
         case .cannotBind(let endpoint, let reason):
             return "cannot bind \(endpoint): \(reason); choose another --bind endpoint or stop the process using it"
         case .cannotConnect(let endpoint, let reason):
-            return "cannot connect to \(endpoint): \(reason); check the --connect endpoint"
+            // Said by a worker (its --connect), a run on a pool and `status --pool` (their --pool) alike.
+            return "cannot connect to \(endpoint): \(reason); check the endpoint"
         case .noWorkerOffers(let op, let waited, let count):
             return "no worker offers op '\(op)' (waited \(waited.secondsText), \(count) worker(s) connected); "
                 + "start a flow-worker that registers '\(op)' (flow-worker --list-ops shows a worker's ops) or raise --worker-timeout"
