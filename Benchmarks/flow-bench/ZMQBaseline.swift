@@ -24,6 +24,16 @@ enum ZMQBaseline {
         context.close()
     }
 
+    /// Starts this program again with `arguments` (a peer or a relay) and returns it running.
+    static func startSelf(_ arguments: [String]) throws -> Process {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: me)
+        child.arguments = arguments
+        try child.run()
+        return child
+    }
+
     /// The median of three runs of `measure`.
     static func median(of measure: () throws -> Double) rethrows -> Double {
         try (0..<3).map { _ in try measure() }.sorted()[1]
@@ -45,15 +55,7 @@ enum ZMQBaseline {
             context.close()
             unlink(path)
         }
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var children: [Process] = []
-        for _ in 0..<peers {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: me)
-            child.arguments = [peerCommand, endpoint]
-            try child.run()
-            children.append(child)
-        }
+        let children = try (0..<peers).map { _ in try startSelf([peerCommand, endpoint]) }
         var routes: [Data] = []
         while routes.count < peers {
             if let frames = try router.receiveMultipart(), let route = frames.first { routes.append(route) }

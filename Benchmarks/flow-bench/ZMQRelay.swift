@@ -14,11 +14,7 @@ enum ZMQRelay {
         let down = try context.socket(.router)
         try down.set(.routerMandatory(true), .sendHighWaterMark(0), .receiveHighWaterMark(0))
         try down.bind("tcp://127.0.0.1:*")
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let peer = Process()
-        peer.executableURL = URL(fileURLWithPath: me)
-        peer.arguments = ["zmq-peer", try down.lastEndpoint]
-        try peer.run()
+        let peer = try ZMQBaseline.startSelf(["zmq-peer", try down.lastEndpoint])
         guard let hello = try down.receiveMultipart(), let route = hello.first else { return }
         let up = try context.socket(.dealer)
         try up.set(.sendHighWaterMark(0), .receiveHighWaterMark(0))
