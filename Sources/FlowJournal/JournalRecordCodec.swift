@@ -52,7 +52,7 @@ enum JournalRecordCodec {
             writer.writeDate(attempt.startedAt)
             writer.writeDate(attempt.finishedAt)
             writer.writeFinish(WireFinish(attempt.state))
-            writer.writeVarint(UInt64(max(0, attempt.retryWait.seconds * 1000)))
+            writer.writeVarint(FlowSaturating.milliseconds(attempt.retryWait))
         }
     }
 

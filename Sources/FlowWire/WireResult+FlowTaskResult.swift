@@ -44,7 +44,7 @@ extension WireResult {
                 permanent = true
             }
         }
-        let retryAfter = result.retryAfter.map { UInt64(max(0, ($0.seconds * 1000).rounded())) } ?? 0
+        let retryAfter = result.retryAfter.map(FlowSaturating.milliseconds) ?? 0
         self.init(taskID: task.taskID, attempt: task.attempt, finishState: state, startedAt: result.startedAt,
                   finishedAt: result.finishedAt, events: events, elementIndex: task.isGroupElement ? task.elementIndex : nil,
                   output: output, isPermanent: permanent, retryAfterMilliseconds: retryAfter)

@@ -18,9 +18,9 @@ package struct WireRetryPolicy: Sendable, Hashable {
     package init?(_ policy: FlowRetryPolicy) {
         guard policy.attempts > 1 else { return nil }
         attempts = UInt32(clamping: policy.attempts)
-        delayMilliseconds = UInt32(clamping: Int64((policy.delay.seconds * 1000).rounded()))
+        delayMilliseconds = UInt32(clamping: FlowSaturating.milliseconds(policy.delay))
         backoff = policy.backoff
-        maxDelayMilliseconds = UInt32(clamping: Int64((policy.maxDelay.seconds * 1000).rounded()))
+        maxDelayMilliseconds = UInt32(clamping: FlowSaturating.milliseconds(policy.maxDelay))
         jitter = policy.jitter
     }
 

@@ -18,6 +18,21 @@ import Testing
         """
     }
 
+    /// A store's `Retry-After` is read as at most a day, whatever it says (issue 46 item 1): one of
+    /// 99999999999999999 seconds crashed every worker that read it.
+    @Test func anAbsurdRetryAfterIsReadAsADay() throws {
+        let day = Duration.seconds(86_400)
+        #expect(UploadRequest.retryAfter("99999999999999999") == day)
+        #expect(UploadRequest.retryAfter("184467440737095516150000") == day, "past Int's range")
+        #expect(UploadRequest.retryAfter(" 7 ") == .seconds(7))
+        #expect(UploadRequest.retryAfter("-5") == nil && UploadRequest.retryAfter("1e9") == nil && UploadRequest.retryAfter("") == nil)
+        #expect(UploadRequest.retryAfter("Fri, 31 Dec 9999 23:59:59 GMT") == day)
+        let error = try #require(S3ErrorResponse.error(in: Self.answer(503, "<Error><Code>SlowDown</Code></Error>",
+                                                                        headers: [("Retry-After", "99999999999999999")]),
+                                                      action: "storing"))
+        #expect(error.retryAfter == day)
+    }
+
     @Test func theCodeAndMessageAreTheErrorAndNothingElseOfTheXML() throws {
         let error = try #require(S3ErrorResponse.error(
             in: Self.answer(403, Self.errorXML("SignatureDoesNotMatch", "The request signature we calculated does not match &amp; so on.")),

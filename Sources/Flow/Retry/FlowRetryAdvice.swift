@@ -43,7 +43,7 @@ public struct FlowTimeLimitExceeded: FlowRetryAdvice, CustomStringConvertible, S
 
     /// `time limit of 300 s exceeded` (whole seconds), otherwise in milliseconds.
     public var description: String {
-        let milliseconds = Int64((limit.seconds * 1000).rounded())
+        let milliseconds = FlowSaturating.milliseconds(limit)
         if milliseconds % 1000 == 0 { return "time limit of \(milliseconds / 1000) s exceeded" }
         return "time limit of \(milliseconds) ms exceeded"
     }

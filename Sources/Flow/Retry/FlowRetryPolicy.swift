@@ -42,10 +42,12 @@ public struct FlowRetryPolicy: Sendable, Hashable {
     ///   - random: the source of jitter.
     public func wait(after attempt: Int, retryAfter: Duration? = nil, using random: inout some RandomNumberGenerator) -> Duration {
         if let retryAfter { return min(max(.zero, retryAfter), maxDelay) }
-        let seconds = delay.seconds * pow(backoff, Double(max(0, attempt - 1)))
+        // No delay stays none: 0 × backoff^n is NaN once the power passes Double's range (1,025
+        // tries at backoff 2), and Double.random(in: 0...NaN) traps.
+        let seconds = delay == .zero ? 0 : delay.seconds * pow(backoff, Double(max(0, attempt - 1)))
         let capped = min(seconds, maxDelay.seconds)
         let chosen = jitter ? Double.random(in: 0...capped, using: &random) : capped
-        return .microseconds(Int64((chosen * 1_000_000).rounded()))
+        return .microseconds(FlowSaturating.int64(chosen * 1_000_000))
     }
 }
 

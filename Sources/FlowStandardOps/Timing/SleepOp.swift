@@ -39,7 +39,7 @@ public final class SleepOp: FlowAsyncOperation, @unchecked Sendable {
 
     public override func run() async throws {
         if milliseconds > 0 {
-            try await Task.sleep(nanoseconds: UInt64(milliseconds * 1_000_000))
+            try await Task.sleep(nanoseconds: FlowSaturating.uint64(milliseconds * 1_000_000))
         }
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Flow
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -164,16 +165,23 @@ struct UploadRequest: Sendable {
         return nil
     }
 
-    /// `Retry-After` as a wait: delay-seconds, or an HTTP date.
+    /// The longest wait a `Retry-After` is read as: a day. A step's `maxDelay` caps the wait
+    /// again; this bound only keeps an absurd header (`99999999999999999`) a plain number.
+    static let longestRetryAfter = Duration.seconds(86_400)
+
+    /// `Retry-After` as a wait: delay-seconds, or an HTTP date; at most ``longestRetryAfter``.
     static func retryAfter(_ value: String) -> Duration? {
         let text = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int(text), seconds >= 0 { return .seconds(seconds) }
+        if !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isWholeNumber }) {
+            // Digits past Int's range are a wait past any bound, not an unreadable header.
+            return min(Int(text).map { .seconds($0) } ?? longestRetryAfter, longestRetryAfter)
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: text) else { return nil }
-        return .milliseconds(max(0, Int64(date.timeIntervalSinceNow * 1000)))
+        return min(.milliseconds(max(0, FlowSaturating.int64(date.timeIntervalSinceNow * 1000))), longestRetryAfter)
     }
 
     /// `: ` and the first 200 bytes of a response body on one line, or ` (empty body)`.
