@@ -128,6 +128,25 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(failures.first?.1.groupIndex == 7)
     }
 
+    /// A task whose every worker was lost (they crashed on it, one after another) says so when
+    /// the worker time-out ends, naming them, not that no worker offers its op (issue 46 item 13).
+    @Test func aTaskWhoseWorkersWereAllLostSaysSoNotThatNoneOffersItsOp() {
+        var machine = machine(timeout: .seconds(2))
+        _ = machine.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        _ = machine.receive(ready("w2", slots: 1), from: beta, now: at(0))
+        #expect(sent(submit(1...1, to: &machine, at: 0)).values.flatMap { $0 } == [1])
+        _ = machine.sendFailed(to: alpha, reason: "crashed", now: at(0.5))
+        _ = machine.dispatch(now: at(0.5))
+        _ = machine.sendFailed(to: beta, reason: "crashed", now: at(0.6))
+        #expect(finished(machine.tick(now: at(1))).isEmpty)
+        let failures = finished(machine.tick(now: at(3)))
+        #expect(failures.map(\.0) == [1])
+        let text = failures.first?.1.state.summaryText ?? ""
+        #expect(text.contains("no worker offers op 'EchoOp' any more: the 2 workers that offered it were lost (w1, w2; last: "),
+                "\(text)")
+        #expect(!text.contains("flow-worker --list-ops"), "\(text)")
+    }
+
     @Test func aSilentWorkerIsDeclaredDeadAndItsTasksGoToAnother() {
         var machine = machine()
         _ = machine.receive(ready("w1", slots: 2), from: alpha, now: at(0))

@@ -113,4 +113,15 @@ struct WireReadyLimitTests {
         #expect(once.escapingControlCharacters == once)
         #expect(!once.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) })
     }
+
+    @Test func bidirectionalOverridesInPeerTextAreEscaped() {
+        // A worker named "gpu\u{202E}1-rekrow" would print as "gpu" then its name reversed.
+        #expect("gpu\u{202E}1-rekrow".escapingControlCharacters == "gpu\\u{202E}1-rekrow")
+        let all = "a\u{202A}b\u{202B}c\u{202C}d\u{202D}e\u{202E}f\u{2066}g\u{2067}h\u{2068}i\u{2069}j"
+        #expect(all.escapingControlCharacters
+                == "a\\u{202A}b\\u{202B}c\\u{202C}d\\u{202D}e\\u{202E}f\\u{2066}g\\u{2067}h\\u{2068}i\\u{2069}j")
+        #expect("log \u{2069}".escapingTerminalControls == "log \\u{2069}")
+        // Their neighbours, and other text with the same lead byte (U+2014, U+2192, U+20AC), are kept.
+        #expect("\u{2029}\u{202F}\u{2065}\u{206A}—→€".escapingControlCharacters == "\u{2029}\u{202F}\u{2065}\u{206A}—→€")
+    }
 }

@@ -9,6 +9,9 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
     case cannotConnect(endpoint: String, reason: String)
     /// No connected worker offered an op within the worker time-out.
     case noWorkerOffers(op: String, waited: Duration, connectedWorkers: Int)
+    /// Every worker that offered an op was lost (silent or unreachable: crashed, killed, cut
+    /// off), and none came back within the worker time-out.
+    case workersLost(op: String, lost: [String], lastReason: String, waited: Duration)
     /// `attempts` registrations ended while running one task: it is not tried again.
     case quarantined(op: String, attempts: Int, lastWorker: String, lastReason: String)
     /// A bucket value, parameter or element cannot be sent to a worker.
@@ -29,7 +32,7 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
     /// Whether the cluster itself failed (exit status 3), rather than one task (exit status 1).
     public var isClusterFailure: Bool {
         switch self {
-        case .cannotBind, .cannotConnect, .noWorkerOffers, .cannotStartWorkers, .notRunning, .invalidWorker: return true
+        case .cannotBind, .cannotConnect, .noWorkerOffers, .workersLost, .cannotStartWorkers, .notRunning, .invalidWorker: return true
         case .quarantined, .unsendableValue, .preparationFailed, .protocolViolation, .unanswered: return false
         }
     }
@@ -54,6 +57,11 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
         case .noWorkerOffers(let op, let waited, let count):
             return "no worker offers op '\(op)' (waited \(waited.secondsText), \(count) worker(s) connected); "
                 + "start a flow-worker that registers '\(op)' (flow-worker --list-ops shows a worker's ops) or raise --worker-timeout"
+        case .workersLost(let op, let lost, let reason, let waited):
+            let names = lost.count <= 4 ? lost.joined(separator: ", ") : lost.prefix(3).joined(separator: ", ") + " and \(lost.count - 3) more"
+            return "no worker offers op '\(op)' any more: the \(lost.count == 1 ? "worker" : "\(lost.count) workers") that offered it "
+                + "\(lost.count == 1 ? "was" : "were") lost (\(names); last: \(reason)) and none came back in \(waited.secondsText); "
+                + "they may have crashed on a task: check their logs, then resume the run"
         case .quarantined(let op, let attempts, let worker, let reason):
             return "task of op '\(op)' was given up: \(attempts) worker(s) were lost running it (last: \(worker), \(reason)); "
                 + "it may be crashing its workers: check their logs"

@@ -212,7 +212,11 @@ extension CoordinatorStateMachine {
             }
             if let since, now - since >= configuration.workerTimeout, let waiter {
                 let record = tasks.remove(at: index).value
-                let error = ClusterError.noWorkerOffers(op: record.task.op, waited: now - since, connectedWorkers: workers.count)
+                let lost = lostWorkers.filter { $0.ops.contains(record.task.op) }
+                let error = lost.isEmpty
+                    ? ClusterError.noWorkerOffers(op: record.task.op, waited: now - since, connectedWorkers: workers.count)
+                    : ClusterError.workersLost(op: record.task.op, lost: lost.map(\.name), lastReason: lost.last?.reason ?? "",
+                                               waited: now - since)
                 actions += finish(waiter, .failure(error, wire: record.task))
                 continue
             }

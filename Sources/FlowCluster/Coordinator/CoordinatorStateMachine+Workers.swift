@@ -125,6 +125,8 @@ extension CoordinatorStateMachine {
             event = .workerLeft(name: name, reason: reason.text, requeued: requeued)
         case .silent, .unreachable:
             event = .workerLost(name: name, reason: reason.text, requeued: requeued)
+            lostWorkers.append((name, workers[peer]?.ops ?? [], reason.text))
+            if lostWorkers.count > Self.lostWorkersKept { lostWorkers.removeFirst() }
         }
         return [.report(event)] + actions
     }

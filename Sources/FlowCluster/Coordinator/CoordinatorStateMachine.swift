@@ -122,6 +122,11 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var sentRates: [Data: [Int: UInt64]] = [:]
     /// A budget's bytes rate changed: RATE goes again at the next tick.
     var ratesChanged = false
+    /// The workers lost (silent or unreachable, not those that left) and the ops they offered,
+    /// the latest last and at most ``lostWorkersKept``: a task no worker offers any more says
+    /// that its workers were lost, not that none ever offered its op.
+    var lostWorkers: [(name: String, ops: Set<String>, reason: String)] = []
+    static var lostWorkersKept: Int { 16 }
 
     init(configuration: Configuration) {
         self.configuration = configuration
