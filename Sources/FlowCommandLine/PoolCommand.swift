@@ -1,4 +1,5 @@
 import ArgumentParser
+import Flow
 import FlowCluster
 import Foundation
 import Metrics
@@ -12,7 +13,9 @@ struct PoolCommand: AsyncParsableCommand {
         abstract: "Serve a standing pool of workers that many runs share at once.",
         discussion: """
             Workers connect to the pool as to a coordinator (flow-worker --connect ENDPOINT); runs use it with \
-            flow-coordinator run FLOW --pool ENDPOINT, and share its slots by their --share. \
+            flow-coordinator run FLOW --pool ENDPOINT, and share its slots by their --share, each granted at most \
+            --max-share (or its key's share=N in --authorized-clients); one client runs at most --max-runs-per-client \
+            runs at once, and the rest wait. \
             flow-coordinator status --pool ENDPOINT shows its workers and runs. SIGHUP re-reads both key lists. \
             Stops on SIGTERM or SIGINT, telling every worker and run.
             """
@@ -45,6 +48,15 @@ struct PoolCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Missed heartbeats before a worker or run is declared gone.", valueName: "COUNT"))
     var liveness: Int = 3
 
+    @Option(name: .long, help: ArgumentHelp("The largest share a run is granted, whatever its --share; a client's line in --authorized-clients may give its own (share=N).", valueName: "N"))
+    var maxShare: Int = 4
+
+    @Option(name: .long, help: ArgumentHelp("Runs one client (its CURVE key; without CURVE, its user@host) may have running at once; more wait for one to end.", valueName: "N"))
+    var maxRunsPerClient: Int = 16
+
+    @Option(name: .long, help: ArgumentHelp("Bytes of tasks one client may have waiting at the pool (e.g. 256MiB); a task past it fails, saying so.", valueName: "SIZE"))
+    var maxQueuedBytes: String = "256MiB"
+
     @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (diagnostics on stderr).", valueName: "LEVEL"))
     var logLevel: String = "info"
 
@@ -52,6 +64,7 @@ struct PoolCommand: AsyncParsableCommand {
         if workerTimeout < 0 { throw ValidationError("--worker-timeout must not be negative") }
         if heartbeatInterval <= 0 { throw ValidationError("--heartbeat-interval must be positive") }
         if liveness < 1 { throw ValidationError("--liveness must be at least 1") }
+        try validateCaps()
         if let metrics {
             do { _ = try MetricsEndpoint(parsing: metrics) } catch { throw ValidationError(error.description) }
         }
@@ -68,6 +81,25 @@ struct PoolCommand: AsyncParsableCommand {
         }
     }
 
+    /// The caps on what one client may take (docs/PROTOCOL.md §14.4, §14.5).
+    private func validateCaps() throws {
+        guard (1...Int(AuthorizedKeys.maximumShare)).contains(maxShare) else {
+            throw ValidationError("--max-share \(maxShare) is out of range: give 1 to \(AuthorizedKeys.maximumShare)")
+        }
+        guard (1...100_000).contains(maxRunsPerClient) else {
+            throw ValidationError("--max-runs-per-client \(maxRunsPerClient) is out of range: give 1 to 100000")
+        }
+        guard queuedBytesLimit != nil else {
+            throw ValidationError("--max-queued-bytes \(maxQueuedBytes) is not a size from 1MiB to 1TiB: write e.g. 256MiB or 2GiB")
+        }
+    }
+
+    /// `--max-queued-bytes` in bytes, `nil` when it is no size in range.
+    private var queuedBytesLimit: Int? {
+        guard let bytes = FlowByteSize.parse(maxQueuedBytes), (1 << 20...1 << 40).contains(bytes) else { return nil }
+        return Int(bytes)
+    }
+
     /// Both key lists, as the files say now.
     private func readKeys() throws(CurveKeyFileError) -> PoolKeys? {
         guard let workers = CurveOptions.path(authorizedKeys, environment: "FLOW_AUTHORIZED_KEYS"), let clients = authorizedClients else { return nil }
@@ -81,6 +113,9 @@ struct PoolCommand: AsyncParsableCommand {
         configuration.workerTimeout = .seconds(workerTimeout)
         configuration.heartbeatInterval = .seconds(heartbeatInterval)
         configuration.liveness = liveness
+        configuration.maxShare = UInt32(maxShare)
+        configuration.maxRunsPerClient = maxRunsPerClient
+        configuration.maxQueuedBytes = queuedBytesLimit ?? configuration.maxQueuedBytes
         do {
             if let path = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY"), let keys = try readKeys() {
                 configuration.curve = (try CurveKeyFile.read(at: path), keys)

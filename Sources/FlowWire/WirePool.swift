@@ -68,6 +68,10 @@ package struct WireWelcome: Sendable, Hashable {
         /// Bit 1: the pool takes SUBMIT's checkpoints (flags bit 4), hands them to workers that
         /// read them, and relays their CHECKPOINTs to the client (§7.9).
         package static let checkpoints: UInt32 = 1 << 1
+        /// Bit 2: the pool holds this run: its client has as many runs at the pool as one client
+        /// may (the pool's `--max-runs-per-client`), so its tasks wait there until one of them
+        /// ends. A client says so to its user; one that does not know the bit just waits.
+        package static let held: UInt32 = 1 << 2
     }
 
     /// The pool's name (its host and endpoint), for the client's log. At most 255 bytes.

@@ -118,6 +118,9 @@ final class PoolLink {
                     + "beyond op starts, are not enforced on its workers"
                 logger.warning("\(text)")
             }
+            if welcome.features & WireWelcome.Feature.held != 0 {
+                logger.warning("\(Self.heldText(endpoint: connection.endpoint))")
+            }
             welcomed = true
             refusal = nil
             actions += machine.registerPool(welcome, peer: peer, now: now)
@@ -141,13 +144,31 @@ final class PoolLink {
             // Registered until now (the pool restarted, or stops): HELLO again at once. Refused
             // (no pool there, or not for this key): again after the liveness window.
             guard welcomed else { return }
-            logger.info("the pool at \(connection.endpoint) said DISCONNECT (\(reason.escapingControlCharacters)); saying HELLO again")
+            if Self.isRefusal(reason) {
+                let text = "the pool at \(connection.endpoint) no longer admits this run: \(reason.escapingControlCharacters); "
+                    + "its key must be in the pool's --authorized-clients (then SIGHUP the pool); saying HELLO again"
+                logger.warning("\(text)")
+            } else {
+                logger.info("the pool at \(connection.endpoint) said DISCONNECT (\(reason.escapingControlCharacters)); saying HELLO again")
+            }
             reconnect(now: now)
         case .statusReply:
             break
         default:
             actions.append(.report(.unexpectedMessage(worker: "pool", command: message.command.description)))
         }
+    }
+
+    /// What the run's user reads when the pool holds the run (WELCOME's bit 2, §14.5).
+    static func heldText(endpoint: String) -> String {
+        "the pool at \(endpoint) holds this run: this client already has as many runs there as one client may (the pool's "
+            + "--max-runs-per-client); its tasks wait at the pool until one of them ends"
+    }
+
+    /// Whether a pool's DISCONNECT refuses this client (its key), rather than the pool restarting
+    /// or stopping (§14.7, §14.8).
+    static func isRefusal(_ reason: String) -> Bool {
+        reason.contains("may not submit runs") || reason.contains("no longer authorised")
     }
 
     /// Time passed: once the machine has declared the pool dead (silence), or no WELCOME came

@@ -25,8 +25,18 @@ public final class FlowPool: Service, Sendable {
         public var workerTimeout: Duration = .seconds(30)
         /// CURVE: the pool's key pair and the keys of its workers and clients; `nil` is plaintext.
         public var curve: (keyPair: ZMQCurveKeyPair, keys: PoolKeys)?
-        /// Tasks a client may have submitted and unanswered (WELCOME's slot count).
+        /// Tasks a client may have submitted and unanswered (WELCOME's slot count); the pool
+        /// answers each task past it with a failure (§14.4).
         public var clientCredit: UInt32 = 1_024
+        /// The largest share a run is granted (§14.5): a run that asks for more gets this, unless
+        /// its key's line in the clients file gives its own (`share=N`). At least 1.
+        public var maxShare: UInt32 = 4
+        /// How many runs one client (its CURVE key; without CURVE, its HELLO's `user@host`) may
+        /// have running at once; the pool holds more until one of them ends. At least 1.
+        public var maxRunsPerClient = 16
+        /// How many bytes of tasks one client may have waiting at the pool (§14.4); a task past
+        /// it is answered with a failure. At least 1.
+        public var maxQueuedBytes = 256 << 20
         /// The name the pool gives clients (default: host name and endpoint).
         public var name: String?
         /// The largest frame the pool takes; a peer that sends a larger one is disconnected
@@ -42,6 +52,9 @@ public final class FlowPool: Service, Sendable {
             var configuration = PoolStateMachine.Configuration()
             configuration.name = String((name ?? "\(ProcessInfo.processInfo.hostName) \(endpoint)").prefix(255))
             configuration.clientCredit = max(1, clientCredit)
+            configuration.maxShare = max(1, maxShare)
+            configuration.maxRunsPerClient = max(1, maxRunsPerClient)
+            configuration.maxQueuedBytes = max(1, maxQueuedBytes)
             configuration.liveness = liveness
             configuration.machine.workerTimeout = workerTimeout
             configuration.machine.liveness = liveness
@@ -95,7 +108,7 @@ public final class FlowPool: Service, Sendable {
     /// - Throws: ``ClusterError/cannotBind(endpoint:reason:)``.
     @discardableResult
     public func start() throws -> String {
-        var roles: (@Sendable (String) -> PoolStateMachine.Roles)?
+        var roles: (@Sendable (String) -> (PoolStateMachine.Roles, PoolStateMachine.PeerKey))?
         if let curve = configuration.curve {
             let (onEvent, logger) = (self.onEvent, self.logger)
             do {
@@ -114,7 +127,9 @@ public final class FlowPool: Service, Sendable {
                 throw ClusterError.cannotBind(endpoint: configuration.endpoint, reason: "cannot start the ZAP handler: \(error)")
             }
             let shared = self.shared
-            roles = { key in shared.keys.withLock { $0?.roles(of: key) ?? [] } }
+            roles = { key in
+                shared.keys.withLock { keys in (keys?.roles(of: key) ?? [], keys?.peerKey(key) ?? PoolStateMachine.PeerKey(text: key)) }
+            }
         }
         let loop = PoolIOLoop(configuration: configuration, wakeup: wakeup, isStopping: { [shared] in shared.stopRequested.load(ordering: .acquiring) },
                               logger: logger, roles: roles, onStatus: { [shared] status in shared.state.withLock { $0.status = status } },

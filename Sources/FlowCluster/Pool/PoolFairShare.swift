@@ -16,6 +16,9 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
         /// Where the next waiting task is in `waiting` (a queue without moving its elements).
         var head = 0
         var running = 0
+        /// Whether the run waits for its turn at all (its client has too many runs, §14.5):
+        /// its tasks wait here, and it takes no slot, until it is released.
+        var held = false
         var count: Int { waiting.count - head }
 
         mutating func popFirst() -> Entry? {
@@ -36,9 +39,15 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
     /// How many tasks wait, over all runs.
     private(set) var waitingCount = 0
 
-    /// Adds a run, or changes its share.
-    mutating func open(_ run: Data, share: Int) {
+    /// Adds a run, or changes its share; a `held` run takes no slot until ``release(_:)``.
+    mutating func open(_ run: Data, share: Int, held: Bool = false) {
         runs[run, default: Run(share: max(1, share))].share = max(1, share)
+        runs[run]!.held = held
+    }
+
+    /// A held run takes its turns from now on.
+    mutating func release(_ run: Data) {
+        runs[run]?.held = false
     }
 
     /// Removes a run and everything of it that waits.
@@ -78,7 +87,7 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
     /// among the runs whose head `fits` (a worker with room offers its op).
     mutating func next(where fits: (Entry) -> Bool = { _ in true }) -> (run: Data, entry: Entry)? {
         var best: (run: Data, load: Double, sequence: UInt64)?
-        for (run, state) in runs where state.count > 0 && fits(state.waiting[state.head].entry) {
+        for (run, state) in runs where state.count > 0 && !state.held && fits(state.waiting[state.head].entry) {
             let load = Double(state.running) / Double(state.share)
             let first = state.waiting[state.head].sequence
             if let current = best, current.load < load || (current.load == load && current.sequence < first) { continue }

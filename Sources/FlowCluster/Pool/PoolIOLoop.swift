@@ -11,15 +11,15 @@ struct PoolIOLoop {
     /// Whether the pool was asked to stop.
     let isStopping: @Sendable () -> Bool
     let logger: Logger
-    /// With CURVE: the roles a key may take now (re-read on SIGHUP).
-    let roles: (@Sendable (String) -> PoolStateMachine.Roles)?
+    /// With CURVE: the roles a key may take now, and its share cap (re-read on SIGHUP).
+    let roles: (@Sendable (String) -> (PoolStateMachine.Roles, PoolStateMachine.PeerKey))?
     /// Called after each turn that changed something, at most every 100 ms, with the pool's state.
     let onStatus: @Sendable (PoolStatus) -> Void
     let onEvent: @Sendable (ClusterEvent) -> Void
     private let clock = ContinuousClock()
 
     init(configuration: FlowPool.Configuration, wakeup: ZMQWakeup, isStopping: @escaping @Sendable () -> Bool, logger: Logger,
-         roles: (@Sendable (String) -> PoolStateMachine.Roles)?, onStatus: @escaping @Sendable (PoolStatus) -> Void,
+         roles: (@Sendable (String) -> (PoolStateMachine.Roles, PoolStateMachine.PeerKey))?, onStatus: @escaping @Sendable (PoolStatus) -> Void,
          onEvent: @escaping @Sendable (ClusterEvent) -> Void) {
         self.configuration = configuration
         self.wakeup = wakeup
@@ -95,11 +95,14 @@ struct PoolIOLoop {
         for _ in 0..<10_000 {
             var frames: [Data]
             var peerRoles = PoolStateMachine.Roles.any
+            var key: PoolStateMachine.PeerKey?
             do {
                 if let roles {
                     guard let received = try router.receiveMultipartWithUserID(dontWait: true) else { break }
                     frames = received.frames
-                    peerRoles = received.userID.map(roles) ?? []
+                    let admission = received.userID.map(roles)
+                    peerRoles = admission?.0 ?? []
+                    key = admission?.1
                 } else {
                     guard let received = try router.receiveMultipart(dontWait: true) else { break }
                     frames = received
@@ -118,7 +121,7 @@ struct PoolIOLoop {
             frames = []
             do {
                 let decoded = try WireCodec.decode(taking: &message)
-                actions += machine.receive(decoded, from: peer, roles: peerRoles, now: now)
+                actions += machine.receive(decoded, from: peer, roles: peerRoles, key: key, now: now)
             } catch {
                 let event = malformed.handle(error, frames: message, from: peer, name: machine.peerName(peer), now: now) { reply in
                     _ = try? router.send(reply, flags: .dontWait)
@@ -145,6 +148,8 @@ struct PoolIOLoop {
             case .report(let event):
                 logger.log(level: event.logLevel, "\(event)", metadata: event.metadata)
                 onEvent(event)
+            case .log(let level, let text):
+                logger.log(level: level, "\(text.escapingControlCharacters)")
             }
         }
     }

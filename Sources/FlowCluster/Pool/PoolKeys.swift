@@ -18,6 +18,11 @@ public struct PoolKeys: Sendable, Equatable {
         AuthorizedKeys(names: workers.names.merging(clients.names) { worker, _ in worker })
     }
 
+    /// The key as the pool's state machine knows it: the share its clients line grants, if any.
+    func peerKey(_ key: String) -> PoolStateMachine.PeerKey {
+        PoolStateMachine.PeerKey(text: key, share: clients.shares[key])
+    }
+
     /// What `key` may be.
     func roles(of key: String) -> PoolStateMachine.Roles {
         var roles: PoolStateMachine.Roles = []

@@ -37,6 +37,7 @@ extension PoolStateMachine {
             }
             while room > 0, let (_, pending) = fair.next(where: { !offers.someWorker.contains($0.task.op) || place($0.task.op) != nil }) {
                 if let index = place(pending.task.op) { slots[index].free -= 1 }
+                clients[pending.ticket.client]?.queuedBytes -= pending.size
                 machine.submit(pending.task, waiter: pending.ticket, budget: pending.task.budget.map { Int($0) } ?? -1)
                 room -= 1
             }
@@ -140,7 +141,7 @@ extension PoolStateMachine {
         let runs = clients.sorted { $0.value.since < $1.value.since }.map { peer, client -> PoolStatus.Run in
             let run = fair.runs[peer]
             return PoolStatus.Run(id: client.hello.runID.escapingControlCharacters, flow: client.hello.flowName.escapingControlCharacters,
-                                  origin: client.hello.origin.escapingControlCharacters, client: client.name, share: Int(client.hello.share),
+                                  origin: client.hello.origin.escapingControlCharacters, client: client.name, share: client.share,
                                   inFlight: run?.running ?? 0, queued: run?.count ?? 0, done: client.done)
         }
         return PoolStatus(pool: configuration.name, workers: workers, runs: runs)

@@ -1,6 +1,7 @@
 import Flow
 import FlowWire
 import Foundation
+import Logging
 
 /// A pool's protocol logic (docs/PROTOCOL.md §14), free of sockets and clocks: messages from
 /// workers and clients go in, messages out and events come out. ``PoolIOLoop`` performs them.
@@ -29,6 +30,8 @@ struct PoolStateMachine: Sendable {
     struct Pending: Sendable {
         var task: WireTask
         var ticket: Ticket
+        /// Its size as SUBMIT carried it, counted against the client's queued bytes.
+        var size: Int
     }
 
     /// What a peer's key lets it be (CURVE, §14.7); without CURVE every peer may be either.
@@ -39,11 +42,24 @@ struct PoolStateMachine: Sendable {
         static let any: Roles = [.worker, .client]
     }
 
+    /// A peer's CURVE key, as the pool's lists give it (§14.7): what identifies a client for the
+    /// pool's caps, and the largest share its line grants (`share=N`), if it grants one.
+    struct PeerKey: Sendable {
+        var text: String
+        var share: UInt32?
+    }
+
     struct Configuration: Sendable {
         /// The name the pool gives in WELCOME (its host and endpoint).
         var name = "pool"
         /// How many tasks a client may have submitted and not answered (WELCOME's slot count).
         var clientCredit: UInt32 = 1_024
+        /// The largest share a run is granted when its key's line gives none (`--max-share`, §14.5).
+        var maxShare: UInt32 = 4
+        /// Runs one client may have running at once (`--max-runs-per-client`); more are held.
+        var maxRunsPerClient = 16
+        /// Bytes of tasks one client may have waiting at the pool (`--max-queued-bytes`, §14.4).
+        var maxQueuedBytes = 256 << 20
         /// Missed intervals before a client or worker is declared gone.
         var liveness = 3
         /// The machine's own settings (time-outs, attempts, grace).
@@ -54,7 +70,13 @@ struct PoolStateMachine: Sendable {
     enum Action: Sendable {
         case send(to: Data, WireMessage)
         case report(ClusterEvent)
+        /// A line for the pool's log that no ``ClusterEvent`` stands for (a cap applied).
+        case log(Logger.Level, String)
     }
+
+    /// The longest heartbeat interval the pool takes from a client's HELLO (§14.8): a client that
+    /// announces more is heartbeaten, and declared gone, at this one.
+    static let maxHeartbeatMilliseconds: UInt32 = 60_000
 
     /// A registered client: its run, liveness, and its tasks by its own id.
     struct Client: Sendable {
@@ -67,6 +89,18 @@ struct PoolStateMachine: Sendable {
         var tasks: [UInt64: UInt64] = [:]
         var done = 0
         var since: Date
+        /// Who the client is for the caps: its CURVE key, or without CURVE its HELLO's origin.
+        var identity: String
+        /// The share it was granted: HELLO's, at most its key's cap.
+        var share: Int
+        /// Whether it waits for another run of its identity to end (`--max-runs-per-client`).
+        var held = false
+        /// When it registered, for which held run goes first.
+        var order: UInt64 = 0
+        /// Bytes of its tasks waiting in the fair-share queue.
+        var queuedBytes = 0
+        /// The refusals logged already (credit, bytes): each once per client.
+        var refusalsLogged: Set<SubmitRefusal> = []
     }
 
     let configuration: Configuration
@@ -75,7 +109,9 @@ struct PoolStateMachine: Sendable {
     var clients: [Data: Client] = [:]
     /// Worker hosts (READY), for STATUS; the machine keeps the rest.
     var workerHosts: [Data: String] = [:]
-    private var nextTaskID: UInt64 = 0
+    var nextTaskID: UInt64 = 0
+    /// The order of the next registration.
+    var nextOrder: UInt64 = 0
     /// Results for each client collected in one turn, sent as one DONE.
     var outbox: [Data: [WirePoolResult]] = [:]
     /// The ops every worker offers and the ops some worker offers, kept while the workers stay
@@ -101,17 +137,17 @@ struct PoolStateMachine: Sendable {
     // MARK: Messages
 
     /// A message from a peer, already decoded; `roles` is what its key allows.
-    mutating func receive(_ message: WireMessage, from peer: Data, roles: Roles = .any, now: Instant) -> [Action] {
-        if clients[peer] != nil { return receiveFromClient(message, from: peer, now: now) }
+    mutating func receive(_ message: WireMessage, from peer: Data, roles: Roles = .any, key: PeerKey? = nil, now: Instant) -> [Action] {
+        if clients[peer] != nil { return receiveFromClient(message, from: peer, key: key, now: now) }
         if machine.workers[peer] != nil { return receiveFromWorker(message, from: peer, now: now) }
         switch message {
         case .ready(let ready):
-            guard roles.contains(.worker) else { return refuse(peer, command: message.command) }
+            guard roles.contains(.worker) else { return refuse(peer, command: message.command, key: key) }
             workerHosts[peer] = ready.hostname.escapingControlCharacters
             return receiveFromWorker(message, from: peer, now: now)
         case .hello(let hello):
-            guard roles.contains(.client) else { return refuse(peer, command: message.command) }
-            return register(hello, peer: peer, now: now)
+            guard roles.contains(.client) else { return refuse(peer, command: message.command, key: key) }
+            return register(hello, peer: peer, key: key, now: now)
         case .status:
             return [.send(to: peer, .statusReply(statusJSON()))]
         case .disconnect:
@@ -123,10 +159,12 @@ struct PoolStateMachine: Sendable {
         }
     }
 
-    private func refuse(_ peer: Data, command: WireCommand) -> [Action] {
+    /// The role refusal names the key (§14.7), so that the operator knows which line to move.
+    private func refuse(_ peer: Data, command: WireCommand, key: PeerKey?) -> [Action] {
         let role = command == .ready ? "register as a worker" : "submit runs"
+        let who = key.map { "key \($0.text) (\(Self.peerText(peer)))" } ?? Self.peerText(peer)
         return [.send(to: peer, .disconnect(reason: "this key may not \(role) on this pool")),
-                .report(.roleRefused(peer: Self.peerText(peer), command: command.description))]
+                .report(.roleRefused(peer: who, command: command.description))]
     }
 
     private mutating func receiveFromWorker(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
@@ -148,20 +186,7 @@ struct PoolStateMachine: Sendable {
         }
     }
 
-    private mutating func register(_ hello: WireHello, peer: Data, now: Instant) -> [Action] {
-        let name = hello.clientName.escapingControlCharacters
-        clients[peer] = Client(hello: hello, name: name, lastReceived: now, lastSent: now,
-                               heartbeatInterval: .milliseconds(Int64(max(1, hello.heartbeatIntervalMilliseconds))), since: Date())
-        fair.open(peer, share: Int(hello.share))
-        let welcome = WireWelcome(poolName: configuration.name, features: WireWelcome.Feature.budgets | WireWelcome.Feature.checkpoints,
-                                  slotCount: configuration.clientCredit,
-                                  heartbeatIntervalMilliseconds: hello.heartbeatIntervalMilliseconds)
-        return [.send(to: peer, .welcome(welcome)),
-                .report(.clientJoined(name: name, run: hello.runID.escapingControlCharacters, flow: hello.flowName.escapingControlCharacters,
-                                      origin: hello.origin.escapingControlCharacters, share: Int(hello.share)))]
-    }
-
-    private mutating func receiveFromClient(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
+    private mutating func receiveFromClient(_ message: WireMessage, from peer: Data, key: PeerKey?, now: Instant) -> [Action] {
         clients[peer]?.lastReceived = now
         switch message {
         case .submit(let tasks):
@@ -179,56 +204,12 @@ struct PoolStateMachine: Sendable {
         case .hello(let hello):
             // Registered again on the same connection: what it had here is over (as §8.1's
             // second READY), and it submits again what it still wants.
-            return removeClient(peer, reason: "it said HELLO again") + register(hello, peer: peer, now: now)
+            return removeClient(peer, reason: "it said HELLO again") + register(hello, peer: peer, key: key, now: now)
         case .disconnect(let reason):
             return removeClient(peer, reason: reason.isEmpty ? "it said DISCONNECT" : "it said DISCONNECT: \(reason.escapingControlCharacters)")
         default:
             return [.report(.unexpectedMessage(worker: clients[peer]?.name ?? "?", command: message.command.description))]
         }
-    }
-
-    /// A client's tasks wait for a slot under ids of the pool's own. A task sent again after the
-    /// pool restarted (attempt above 1) ran, or may have run, before: its op sees one more try.
-    private mutating func submit(_ tasks: [WireTask], from peer: Data) -> [Action] {
-        var actions: [Action] = []
-        for var task in tasks {
-            nextTaskID += 1
-            let ticket = Ticket(client: peer, poolTaskID: nextTaskID, taskID: task.taskID, attempt: task.attempt,
-                                elementIndex: task.isGroupElement ? task.elementIndex : nil)
-            if let old = clients[peer]?.tasks[task.taskID] {
-                // The same id again (a client that resent it): the older dispatch is not wanted.
-                if fair.remove(from: peer, where: { $0.task.taskID == old }).isEmpty, machine.tasks[old] != nil {
-                    clients[peer]?.tasks[task.taskID] = nil
-                    actions += stop([old])
-                }
-            }
-            clients[peer]?.tasks[task.taskID] = nextTaskID
-            if task.attempt > 1 { task.operationAttempt = max(1, task.operationAttempt) + task.attempt - 1 }
-            task.taskID = nextTaskID
-            task.attempt = 1
-            // A budget id is the client's own (§15): the pool's own budget stands for it.
-            task.budget = task.budget.map { UInt64(budgets.id(for: $0, of: peer, name: clients[peer]?.name ?? "?", in: &machine)) }
-            fair.append(Pending(task: task, ticket: ticket), to: peer)
-        }
-        return actions
-    }
-
-    /// WITHDRAW (§14.4): a waiting task is given back (RETURNED), one at a worker is answered
-    /// `cancelled` now and stopped there (CANCEL, to a worker that takes it). Ids the client does
-    /// not hold are ignored: no client can name another's task.
-    private mutating func withdraw(_ ids: [UInt64], from peer: Data) -> [Action] {
-        guard let client = clients[peer] else { return [] }
-        var poolIDs: [UInt64: UInt64] = [:]
-        for id in ids { if let poolID = client.tasks[id] { poolIDs[poolID] = id } }
-        guard !poolIDs.isEmpty else { return [] }
-        var actions: [Action] = []
-        let returned = fair.remove(from: peer) { poolIDs[$0.task.taskID] != nil }
-        if !returned.isEmpty {
-            for pending in returned { clients[peer]?.tasks[pending.ticket.taskID] = nil }
-            actions.append(.send(to: peer, .returned(returned.map { WireTaskReference(taskID: $0.ticket.taskID, attempt: $0.ticket.attempt) })))
-        }
-        let inMachine = poolIDs.keys.filter { machine.tasks[$0] != nil }.sorted()
-        return actions + stop(inMachine)
     }
 
     /// Cancels pool tasks in the machine: their outcome (cancelled) goes back now, and the ones on
@@ -258,6 +239,7 @@ struct PoolStateMachine: Sendable {
         return actions.filter { if case .send(let to, _) = $0 { to != peer } else { true } }
             + [.report(.clientLeft(name: client.name, run: client.hello.runID.escapingControlCharacters, reason: reason,
                                    dropped: dropped.count, stopped: running.count))]
+            + (client.held ? [] : releaseHeldRun(of: client.identity))
     }
 
     /// A peer's key left both lists (SIGHUP): its registration ends, and it hears why.
