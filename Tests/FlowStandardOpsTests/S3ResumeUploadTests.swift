@@ -219,6 +219,99 @@ import Testing
         #expect(try s3.object(Self.key) == Data(contentsOf: file))
     }
 
+    /// Another file of the same size, with an older modification time (as `cp -p`, `rsync -t`, tar
+    /// or a restore leave it), meets the parts an earlier try of the first file left (issue 46
+    /// item 2: the object was once parts 1–4 of the old file and 5–9 of the new, and `verify` said
+    /// ok). Only the parts that are this file's bytes are adopted: with part 2 changed, parts 1, 3
+    /// and 4 are kept and part 2 is sent again; with every byte changed, nothing is kept and a new
+    /// upload starts. Either way the object is the new file, byte for byte.
+    @Test(arguments: [false, true])
+    func partsOfAnotherFileOfTheSameSizeAreNeverAdopted(everyPartChanged: Bool) async throws {
+        let s3 = try MotoS3Server()
+        defer { s3.stop() }
+        let proxy = try S3ResumeProxy(in: s3)
+        defer { proxy.stop() }
+        let scratch = try TemporaryDirectory(prefix: "s3-resume")
+        let file = try Self.makeFile(scratch)
+        let input = FileInput.path(file.path, name: "video.bin")
+        let lines = Lines()
+        try proxy.failNextTry(ofParts: [5])
+        _ = try? await Self.upload(s3, endpoint: proxy.endpoint, finalTry: false, lines: lines).upload(input, deadline: .now() + .seconds(120))
+        #expect(try proxy.storedParts(of: Self.key).values.first == [1, 2, 3, 4])
+
+        var replaced = try Data(contentsOf: file)
+        if everyPartChanged {
+            try PseudoRandomFile.write(to: file, size: Self.size, seed: 7)
+            replaced = try Data(contentsOf: file)
+        } else {
+            replaced[(5 << 20) + 1000] ^= 0xFF
+            try replaced.write(to: file)
+        }
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: file.path)
+        let before = try proxy.stats()
+        let outcome = try await Self.upload(s3, endpoint: proxy.endpoint, finalTry: true, lines: lines)
+            .upload(input, deadline: .now() + .seconds(120))
+        let after = try proxy.stats()
+        #expect(try s3.object(Self.key) == replaced)
+        if everyPartChanged {
+            #expect(outcome.partsAlreadyStored == 0)
+            #expect(after.partPuts - before.partPuts == Self.partCount)
+            #expect(after.creates - before.creates == 1, "a new upload")
+            #expect(lines.contains("parts 1, 2, 3 and 4 on the store are not this file's bytes"), "\(lines.all)")
+            #expect(lines.contains("starting a new upload"), "\(lines.all)")
+        } else {
+            #expect(outcome.partsAlreadyStored == 3)
+            #expect(after.partPuts - before.partPuts == Self.partCount - 3)
+            #expect(after.tries(of: 2) - before.tries(of: 2) == 1 && after.tries(of: 1) == before.tries(of: 1))
+            #expect(lines.contains("part 2 on the store is not this file's bytes"), "\(lines.all)")
+        }
+    }
+
+    /// A checkpoint naming an upload that an earlier try completed (its coordinator killed while
+    /// `CompleteMultipartUpload` was in flight): `ListParts` answers NoSuchUpload, and the object is
+    /// checked against the file instead of the whole file being sent again (issue 46 item 10).
+    /// Kept when it is the file; when the file's bytes differ (same size and time), uploaded again.
+    @Test(arguments: [UploadChecksum.crc64nvme, .crc32c, .none], [false, true])
+    func anUploadCompletedByAnEarlierTryIsKeptWhenItIsTheFile(_ checksum: UploadChecksum, fileChanged: Bool) async throws {
+        let s3 = try MotoS3Server()
+        defer { s3.stop() }
+        let proxy = try S3ResumeProxy(in: s3)
+        defer { proxy.stop() }
+        let scratch = try TemporaryDirectory(prefix: "s3-resume")
+        let file = try Self.makeFile(scratch)
+        let input = FileInput.path(file.path, name: "video.bin")
+        let lines = Lines()
+        let saved = Mutex<FlowValue?>(nil)
+        var first = try Self.upload(s3, endpoint: proxy.endpoint, checksum: checksum, finalTry: true, lines: lines)
+        first.saveCheckpoint = { value in saved.withLock { $0 = value } }
+        let done = try await first.upload(input, deadline: .now() + .seconds(120))
+        let checkpoint = try #require(saved.withLock { $0 })
+        if fileChanged {
+            let time = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date)
+            var bytes = try Data(contentsOf: file)
+            bytes[Self.size - 10] ^= 0x5A
+            try bytes.write(to: file)
+            try FileManager.default.setAttributes([.modificationDate: time], ofItemAtPath: file.path)
+        }
+        let before = try proxy.stats()
+        var again = try Self.upload(s3, endpoint: proxy.endpoint, checksum: checksum, finalTry: true, lines: lines)
+        again.savedCheckpoint = checkpoint
+        let outcome = try await again.upload(input, deadline: .now() + .seconds(120))
+        let after = try proxy.stats()
+        #expect(try s3.object(Self.key) == Data(contentsOf: file))
+        if fileChanged {
+            #expect(after.partPuts - before.partPuts == Self.partCount && after.creates - before.creates == 1)
+            #expect(!lines.contains("was completed by an earlier try"), "\(lines.all)")
+        } else {
+            #expect(after.partPuts == before.partPuts && after.creates == before.creates && after.completes == before.completes)
+            #expect(lines.contains("multipart upload \(done.uploadID ?? "?") of s3://photos/\(Self.key) was completed by an earlier try: "
+                                   + "the object matches the file"), "\(lines.all)")
+            #expect(outcome.size == Int64(Self.size) && outcome.parts == Self.partCount)
+            #expect(outcome.completedParts.map(\.etag) == done.completedParts.map(\.etag))
+            #expect(outcome.checksum == done.checksum, "\(outcome.checksum ?? "nil") \(done.checksum ?? "nil")")
+        }
+    }
+
     /// Waits until `condition` holds, up to 60 s.
     static func waitFor(_ what: String, _ condition: () throws -> Bool) async throws {
         let deadline = Date().addingTimeInterval(60)

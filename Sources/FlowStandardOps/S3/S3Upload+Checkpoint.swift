@@ -59,9 +59,14 @@ extension S3Upload {
 
     /// The unfinished upload to continue: the one the op's checkpoint names, else one found in the
     /// store's list of unfinished uploads; `nil` to start a new one.
-    func uploadToContinue(size: Int64, partSize: Int, modified: Date?, deadline: NIODeadline) async throws -> Unfinished? {
-        if let saved = try await savedUpload(size: size, partSize: partSize, modified: modified, deadline: deadline) { return saved }
-        return try await unfinishedUpload(size: size, partSize: partSize, modified: modified, deadline: deadline)
+    func uploadToContinue(_ source: PartSource, partSize: Int, deadline: NIODeadline) async throws -> Unfinished? {
+        let (size, modified) = (source.size, source.modified)
+        if let saved = try await savedUpload(source, partSize: partSize, deadline: deadline) { return saved }
+        // Found on the store, not named by this run: adopted only part by part, as proven.
+        guard let found = try await unfinishedUpload(size: size, partSize: partSize, modified: modified, deadline: deadline) else {
+            return nil
+        }
+        return try await proving(found, source: source, partSize: partSize)
     }
 
     /// Saves the upload as it starts (or continues), with the parts an earlier try stored, and
@@ -78,7 +83,8 @@ extension S3Upload {
     /// The upload the op's checkpoint says to continue, when it is one of this key and file in
     /// parts of `partSize`: `.some(nil)` when it cannot be continued and a new one starts, `nil`
     /// when there is no such checkpoint (then the store's list of unfinished uploads is searched).
-    func savedUpload(size: Int64, partSize: Int, modified: Date?, deadline: NIODeadline) async throws -> Unfinished?? {
+    func savedUpload(_ source: PartSource, partSize: Int, deadline: NIODeadline) async throws -> Unfinished?? {
+        let (size, modified) = (source.size, source.modified)
         guard let saved = SavedUpload(savedCheckpoint), saved.key == key else { return nil }
         guard saved.partSize == partSize, saved.size == size, let modified, saved.modified == modified.timeIntervalSince1970 else {
             log("not continuing multipart upload \(saved.uploadID) of \(objectURI) from the run's journal: the file or the part size "
@@ -90,6 +96,10 @@ extension S3Upload {
         do {
             listed = try await listParts(uploadID: saved.uploadID, deadline: deadline)
         } catch let error as FlowStandardOpError where error.serviceCode == "NoSuchUpload" {
+            // Completed by an earlier try whose answer was lost (its coordinator killed meanwhile)?
+            if let done = try await completedObject(source, partSize: partSize, uploadID: saved.uploadID, deadline: deadline) {
+                return .some(Unfinished(uploadID: saved.uploadID, parts: [:], completed: done))
+            }
             log("multipart upload \(saved.uploadID) of \(objectURI) cannot be continued: the store no longer has it (NoSuchUpload: "
                 + "expired, or aborted by a lifecycle rule or another client); starting the upload again")
             return .some(nil)

@@ -25,7 +25,8 @@ extension S3Upload {
         // op unwinds its cancellation waits for the abort (FlowPendingWork).
         let hold = FlowPendingWork.hold()
         defer { FlowPendingWork.release(hold) }
-        var unfinished = try await uploadToContinue(size: size, partSize: partSize, modified: source.modified, deadline: deadline)
+        var unfinished = try await uploadToContinue(source, partSize: partSize, deadline: deadline)
+        if let done = unfinished?.completed { return done }
         var startedAgain = false
         while true {
             let uploadID: String

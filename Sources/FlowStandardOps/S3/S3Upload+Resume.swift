@@ -9,7 +9,8 @@ import NIOCore
 /// (`ListMultipartUploads?uploads&prefix=KEY`), most recently initiated first, and lists the parts
 /// of each (`ListParts`, page by page) until one fits this file: same part size (its first part
 /// not the last is `partSize` long), no part beyond the file's last, and the same checksum
-/// algorithm when the store names it. Then only the missing parts are sent. A listed part is sent
+/// algorithm when the store names it. Each part kept is then proven to be this file's bytes
+/// (`S3Upload+PartProof.swift`), and only the missing or unproven parts are sent. A listed part is sent
 /// again when its size is not the one its number needs, or when it was not stored in a later second
 /// than the file's last modification (S3 lists times to the second; its bytes may be the old
 /// file's). The store's clock and the machine's are taken to agree.
@@ -30,6 +31,9 @@ extension S3Upload {
         var uploadID: String
         /// The parts kept, by number: their size is right and they are newer than the file.
         var parts: [Int: StoredPart]
+        /// The object, when an earlier try already completed this upload with this file's bytes:
+        /// nothing is left to send (`S3Upload+Completed.swift`).
+        var completed: Outcome? = nil
     }
 
     /// How many uploads and parts a listing asks for at once: small enough that each answer fits
