@@ -191,6 +191,10 @@ public final class ClusterRun: Sendable {
         return await coordinator.waitForWorkers(1, timeout: max(options.workerTimeout - .seconds(1), .milliseconds(100)))
     }
 
+    /// Why the pool refused this run (its key, its role), if it did: what a run that gives up on
+    /// the pool says instead of "no pool answered".
+    package var poolRefusal: String? { coordinator?.configuration.pool?.refusal.value }
+
     /// This process as a pool's client names it: host and process id.
     static var clientName: String {
         String("\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)".prefix(255))

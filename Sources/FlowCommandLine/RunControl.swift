@@ -71,9 +71,7 @@ enum RunControl {
     ///
     /// - Throws: a message for the user when nothing answers.
     static func send(_ request: Request, to path: String, timeout: Duration = .seconds(5)) throws -> Reply {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw RunControlError("no run is going on with that id here (no control socket at \(path)); flow-coordinator runs lists the runs")
-        }
+        try checkReachable(path)
         let context = try ZMQContext()
         defer { context.close() }
         let socket = try ZMQSocket(context: context, type: .req)

@@ -31,7 +31,7 @@ extension RunExecution {
             return nil
         }
         let marker = RunControl.pausedMarker(forJournal: journal.path)
-        let paused = Mutex(FileManager.default.fileExists(atPath: marker))
+        let paused = Mutex(RunControl.pausedMark(at: marker, names: journal.runID, resuming: journal.info.resumes > 0))
         if paused.withLock({ $0 }) {
             run.setPaused(true)
             progress.announce("the run was paused when it stopped, and stays paused: go on with flow-coordinator continue \(journal.runID)")
@@ -51,7 +51,7 @@ extension RunExecution {
                 paused.withLock { $0 = pause }
                 run.setPaused(pause)
                 if pause {
-                    _ = FileManager.default.createFile(atPath: marker, contents: Data())
+                    RunControl.writePausedMark(at: marker, runID: runID)
                 } else {
                     unlink(marker)
                 }

@@ -86,6 +86,7 @@ final class RunService: Service, Sendable {
             progress.note("not every local worker joined in time; going on with those that did")
         }
         if let pool = options.pool, !(await run.waitForPool(slow: { progress.note("waiting for the pool at \(pool): is 'flow-coordinator pool' running there?") })) {
+            if let refusal = run.poolRefusal { return refuse("the pool at \(pool) refused this run: \(refusal)") }
             return refuse("no pool answered at \(pool) within \(options.workerTimeout) s (--worker-timeout): start one there with "
                           + "flow-coordinator pool --bind \(pool), or check --pool, --pool-key and --curve-key")
         }
@@ -119,6 +120,8 @@ final class RunService: Service, Sendable {
         RunExecution.writeManifest(of: flow, options: options)
         if outcome == .clusterError, let error = flow.error {
             CommandLineLogging.printError(String(describing: error))
+            // The pool stopped taking this run (its key revoked): that is why no worker came.
+            if let pool = options.pool, let refusal = run.poolRefusal { CommandLineLogging.printError("the pool at \(pool) refused this run: \(refusal)") }
         }
         // A cancelled run, or one the cluster could not carry, can go on with `resume`.
         let state: RunJournalInfo.State

@@ -33,9 +33,15 @@ import Testing
                                                     "--worker-timeout", "3"] + ClusterScope.fastHeartbeat, label: "impostor")
             #expect(await impostor.waitForExit(timeout: 30) == .exit(3), "\(impostor.transcript)")
             #expect(!impostor.stdout.contains("WillStart"), "\(impostor.stdout)")
+            // It says the pool refused it, and why, not that no pool answered (issue 46 item 13).
+            #expect(impostor.stderr.contains("the pool at \(endpoint) refused this run: this key may not submit runs on this pool"),
+                    "\(impostor.stderr)")
+            #expect(!impostor.stderr.contains("no pool answered"), "\(impostor.stderr)")
             #expect(await pool.waitForStderr(containing: "not authorised for that role", timeout: 10), "\(pool.stderr)")
             let refusal = pool.stderr.split(separator: "\n").first { $0.contains("not authorised for that role") } ?? ""
             #expect(refusal.contains("refused HELLO"), "\(refusal)")
+            // The pool names the key it refused (§14.7).
+            #expect(refusal.contains(workerKey), "\(refusal)")
         }
     }
 
@@ -60,6 +66,10 @@ import Testing
             let arguments = ["run", file, "--pool", endpoint, "--pool-key=\(poolKey)", "--curve-key", cluster.path("late.key")] + ClusterScope.fastHeartbeat
             let refused = try cluster.coordinator(arguments + ["--worker-timeout", "3"], label: "refused")
             #expect(await refused.waitForExit(timeout: 30) == .exit(3), "\(refused.transcript)")
+            // A key in neither list: the run says its key was refused, not that no pool answered.
+            #expect(refused.stderr.contains("the pool at \(endpoint) refused this run: its CURVE key (\(clientKey)) is not in the pool's "
+                                            + "--authorized-clients"), "\(refused.stderr)")
+            #expect(!refused.stderr.contains("no pool answered"), "\(refused.stderr)")
             #expect(await pool.waitForStderr(containing: "in neither list (add it to --authorized-keys for a worker or to --authorized-clients",
                                              timeout: 10), "\(pool.stderr)")
             try "\(clientKey) late\n".write(toFile: clients, atomically: true, encoding: .utf8)

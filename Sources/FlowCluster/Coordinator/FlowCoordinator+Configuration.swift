@@ -57,6 +57,8 @@ extension FlowCoordinator {
         /// The largest SUBMIT the pool takes (its frame limit, §10): a task over it fails at once
         /// instead of being sent.
         public var maximumSubmitSize = WireLimits.maximumInboundFrameSize
+        /// Why the pool refuses the run, as the pool link learns it (for the run's last words).
+        package let refusal = PoolRefusalNote()
 
         /// Creates the settings.
         package init(endpoint: String, hello: WireHello, curve: (keyPair: ZMQCurveKeyPair, poolKey: String)? = nil) {

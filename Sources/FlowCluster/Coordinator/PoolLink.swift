@@ -22,6 +22,8 @@ final class PoolLink {
     private let context: ZMQContext
     private let logger: Logger
     private(set) var socket: ZMQSocket
+    /// With CURVE: the socket's monitor, which tells a handshake the pool's ZAP handler refused.
+    private var monitor: ZMQSocket?
     /// Whether the socket changed since the shell last looked (it must poll the new one).
     var replaced = false
     private var helloSentAt: ContinuousClock.Instant
@@ -35,21 +37,28 @@ final class PoolLink {
         self.context = context
         self.logger = logger
         helloSentAt = now
-        socket = try Self.connect(connection, context: context)
+        (socket, monitor) = try Self.connect(connection, context: context)
         try sendHello(now: now)
     }
 
-    private static func connect(_ connection: Connection, context: ZMQContext) throws -> ZMQSocket {
+    private static func connect(_ connection: Connection, context: ZMQContext) throws -> (ZMQSocket, monitor: ZMQSocket?) {
         let dealer = try ZMQSocket(context: context, type: .dealer)
         try dealer.set(.sendHighWaterMark(0), .receiveHighWaterMark(0), .reconnectInterval(milliseconds: 10),
                        .reconnectIntervalMax(milliseconds: 100), .linger(milliseconds: 0),
                        .maxMessageSize(WireLimits.maximumInboundFrameSize))
+        var monitor: ZMQSocket?
         if let curve = connection.curve {
             try dealer.set(.curvePublicKey(curve.keyPair.publicKey), .curveSecretKey(curve.keyPair.secretKey),
                            .curveServerKey(curve.poolKey))
+            let name = "inproc://flow-pool-link-\(UInt64.random(in: 0...UInt64.max))"
+            try dealer.monitor(name, events: .handshakeFailedAuth)
+            let pair = try ZMQSocket(context: context, type: .pair)
+            try pair.set(.linger(milliseconds: 0))
+            try pair.connect(name)
+            monitor = pair
         }
         try dealer.connect(connection.endpoint)
-        return dealer
+        return (dealer, monitor)
     }
 
     private func sendHello(now: ContinuousClock.Instant) throws {
@@ -62,8 +71,9 @@ final class PoolLink {
         welcomed = false
         do {
             let fresh = try Self.connect(connection, context: context)
+            monitor?.close()
             socket.close()
-            socket = fresh
+            (socket, monitor) = fresh
             replaced = true
             try sendHello(now: now)
         } catch {
@@ -73,7 +83,26 @@ final class PoolLink {
     }
 
     func close() {
+        monitor?.close()
         socket.close()
+    }
+
+    /// The pool refuses this run: said once per reason, and kept for the run's last words.
+    private func noteRefusal(_ reason: String) {
+        if refusal != reason { logger.warning("the pool at \(connection.endpoint) refused this run: \(reason.escapingControlCharacters)") }
+        refusal = reason
+        connection.refusal.set(reason.escapingControlCharacters)
+    }
+
+    /// A CURVE handshake the pool's ZAP handler refused: the key is in none of its lists.
+    private func readMonitor() {
+        guard let monitor else { return }
+        while let frames = try? monitor.receiveMultipart(dontWait: true) {
+            guard let event = ZMQMonitorEvent(frames: frames), event.event == .handshakeFailedAuth else { continue }
+            let key = connection.curve.map { " (\($0.keyPair.publicKey))" } ?? ""
+            noteRefusal("its CURVE key\(key) is not in the pool's --authorized-clients (status \(event.value)): add it there and "
+                + "send the pool SIGHUP, or run with another --curve-key")
+        }
     }
 
     /// Sends what the machine sends its one worker, as the pool's commands.
@@ -123,6 +152,7 @@ final class PoolLink {
             }
             welcomed = true
             refusal = nil
+            connection.refusal.set(nil)
             actions += machine.registerPool(welcome, peer: peer, now: now)
         case .done(let results):
             guard machine.workers[peer] != nil else { return }
@@ -134,23 +164,16 @@ final class PoolLink {
             guard machine.workers[peer] != nil else { return }
             machine.receive(message, from: peer, now: now, into: &actions)
         case .disconnect(let reason):
-            if !welcomed, refusal != reason {
-                // Refused before it was ever accepted (a key for another role, not a pool): said
+            if !welcomed || Self.isRefusal(reason) {
+                // Refused (a key for another role, a key taken off the list, not a pool): said
                 // once, so the user learns why no pool answers.
-                logger.warning("the pool at \(connection.endpoint) refused this run: \(reason.escapingControlCharacters)")
+                noteRefusal(reason)
             }
-            refusal = reason
             if machine.workers[peer] != nil { actions += machine.remove(peer, reason: .left(reason), now: now) }
             // Registered until now (the pool restarted, or stops): HELLO again at once. Refused
             // (no pool there, or not for this key): again after the liveness window.
             guard welcomed else { return }
-            if Self.isRefusal(reason) {
-                let text = "the pool at \(connection.endpoint) no longer admits this run: \(reason.escapingControlCharacters); "
-                    + "its key must be in the pool's --authorized-clients (then SIGHUP the pool); saying HELLO again"
-                logger.warning("\(text)")
-            } else {
-                logger.info("the pool at \(connection.endpoint) said DISCONNECT (\(reason.escapingControlCharacters)); saying HELLO again")
-            }
+            logger.info("the pool at \(connection.endpoint) said DISCONNECT (\(reason.escapingControlCharacters)); saying HELLO again")
             reconnect(now: now)
         case .statusReply:
             break
@@ -174,6 +197,7 @@ final class PoolLink {
     /// Time passed: once the machine has declared the pool dead (silence), or no WELCOME came
     /// within the liveness window, HELLO again on a new socket.
     func tick<Waiter>(_ machine: CoordinatorStateMachine<Waiter>, window: Duration, now: ContinuousClock.Instant) {
+        readMonitor()
         if welcomed, machine.workers[Self.peer] == nil {
             logger.info("the pool at \(connection.endpoint) went silent; saying HELLO again")
             reconnect(now: now)
