@@ -29,7 +29,7 @@ final class JournalReserve: Sendable {
     /// then goes on without.
     init?(journal: String) {
         path = Self.path(forJournal: journal)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return nil }
         // Allocated, not just sized: a sparse file would give nothing back.
         let allocated = posix_fallocate(descriptor, 0, off_t(Self.size)) == 0

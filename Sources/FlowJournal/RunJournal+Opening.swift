@@ -15,15 +15,11 @@ extension RunJournal {
     /// - Throws: ``RunJournalError`` when the file cannot be made or already exists.
     public static func create(at path: String, runID: String, flowFile: String, flowText: String,
                               definition: FlowDefinition) throws(RunJournalError) -> RunJournal {
-        let folder = (path as NSString).deletingLastPathComponent
-        do {
-            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-        } catch {
-            throw RunJournalError(path: path, "cannot make its folder: \(error.localizedDescription)")
-        }
+        try makePrivateFolder(of: path)
         guard !FileManager.default.fileExists(atPath: path) else {
             throw RunJournalError(path: path, "a file is already there; a journal is never overwritten (give another --journal)")
         }
+        try makePrivateFile(at: path)
         var bucketWriter = WireWriter()
         bucketWriter.writeValueMap(definition.bucket)
         let started = Date()
@@ -54,6 +50,8 @@ extension RunJournal {
     /// - Throws: ``RunJournalError`` for a file that is not a Flow journal, is damaged, comes from
     ///   a newer Flow, or belongs to a run still going on.
     public static func resume(at path: String, retryFailed: Bool) throws(RunJournalError) -> (RunJournal, RunJournal.Stored) {
+        // A journal an earlier Flow made readable to all is made the owner's alone as it resumes.
+        for file in [path, path + "-wal", path + "-shm"] { _ = chmod(file, 0o600) }
         let database = try openExisting(at: path)
         do {
             let (info, stored, replay, started, checkpoints) = try database.write {

@@ -28,7 +28,7 @@ final class StartMarkFile: Sendable {
     /// `journal`; `nil` when it cannot be opened (the journal then writes its notes as rows).
     init?(journal: String, truncating: Bool = false) {
         let flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (truncating ? O_TRUNC : 0)
-        let opened = open(Self.path(forJournal: journal), flags, 0o644)
+        let opened = open(Self.path(forJournal: journal), flags, 0o600)
         guard opened >= 0 else { return nil }
         descriptor = opened
     }

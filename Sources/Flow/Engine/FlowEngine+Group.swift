@@ -31,7 +31,8 @@ extension FlowEngine {
         journal?.groupStarted(at: id, total: elements.count)
         let accept = acceptor(for: plan, tally: tally, total: elements.count)
         // Elements an earlier life of this run finished are taken as they were, not run again.
-        let replay = await replayRecorded(at: id, elements: elements, accept: accept)
+        let recordedAs: String? = if case .named(let name, _) = plan.source { name } else { nil }
+        let replay = await replayRecorded(at: id, elements: elements, operation: recordedAs, location: plan.location, accept: accept)
         if let stop = replay.stop { return stop }
         // Elements start in index order, from a feed that tells the journal ahead how far they
         // may have started.

@@ -43,7 +43,9 @@ extension FlowEngine {
     ///
     /// - Returns: which elements were taken back (empty when none were), and the group's end if
     ///   one of them ends it.
-    func replayRecorded(at id: FlowStepID, elements: FlowGroupElements,
+    /// - Parameter operation: the op the step names, when a flow file names it: a result of
+    ///   another op ends the group (``refuseRecorded(_:where:location:)``).
+    func replayRecorded(at id: FlowStepID, elements: FlowGroupElements, operation: String?, location: FlowSourceLocation?,
                         accept: (FlowTaskResult, String?) -> Outcome?) async -> (replayed: [Bool], stop: Outcome?) {
         guard let recorded = journal?.recordedResults(at: id), !recorded.isEmpty else { return ([], nil) }
         var replayed = [Bool](repeating: false, count: elements.count)
@@ -53,6 +55,9 @@ extension FlowEngine {
             // workers it is alive (they reconnect after 3 s without).
             if offset % Self.replayTurn == Self.replayTurn - 1 { await Task.yield() }
             guard let index = entry.result.groupIndex, elements.indices.contains(index), !replayed[index] else { continue }
+            if let operation, entry.result.operationName != operation {
+                return (replayed, refuseRecorded(entry.result.operationName, where: operation, location: location))
+            }
             replayed[index] = true
             if let stop = accept(entry.result, entry.tag ?? FlowGroupTag.make()) { return (replayed, stop) }
         }

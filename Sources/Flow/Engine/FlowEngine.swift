@@ -53,6 +53,9 @@ struct FlowEngine: Sendable {
     private func runSerial(_ reference: FlowOperationReference, location: FlowSourceLocation?, policy: FlowTaskPolicy,
                            id: FlowStepID) async -> Outcome? {
         if let replayed = journal?.recordedResults(at: id).first?.result {
+            if case .named(let name, _) = reference, replayed.operationName != name {
+                return refuseRecorded(replayed.operationName, where: name, location: location)
+            }
             // Done in an earlier life of this run: its lines and bucket writes, as they were.
             run.progress(.operationStarted(name: replayed.operationName))
             run.progress(.operationFinished(run.record(replayed, appliesBucketChanges: true, location: location)))
@@ -92,6 +95,21 @@ struct FlowEngine: Sendable {
     func journalRefused() -> Outcome {
         run.stop()
         return .cancelled
+    }
+
+    /// A recorded result of another op than the step's: the journal's flow was replaced, or its
+    /// results edited, after they were recorded. Taking it would report a step as done by an op
+    /// that never ran there (a `SleepOp`'s result once stood in for a `ShellOp`), so the step
+    /// fails instead, saying so, and nothing after it starts.
+    func refuseRecorded(_ recorded: String, where operation: String, location: FlowSourceLocation?) -> Outcome {
+        let now = Date()
+        let message = "the run's journal holds a result of \(recorded.escapingControlCharacters) for this step, where the flow runs "
+            + "\(operation): the journal's flow or results were changed after they were recorded, so this run cannot be resumed "
+            + "from it; start the flow again with flow-coordinator run"
+        let result = FlowTaskResult(operationName: operation, state: .withError(message), events: [], bucket: [:],
+                                    startedAt: now, finishedAt: now)
+        run.progress(.operationFinished(run.record(result, appliesBucketChanges: false, location: location)))
+        return .failed(result.failure)
     }
 
     /// A parameter referenced a missing bucket key: the op fails as the seed fails a missing key.
