@@ -6,7 +6,8 @@ extension RunExecution {
     /// Writes `run --manifest FILE`: one JSON object a line for every object the run uploaded
     /// (`target`, `size`, `algorithm`, `checksum`, `etag`) or found on the store and left alone
     /// (the same, with `skipped`: `same size`, `same modtime` or `same checksum`), taken from the
-    /// `manifest {…}` lines `UploadFileOp` logs, in the order the uploads finished. A manifest
+    /// `manifest {…}` lines `UploadFileOp` logs (its own, never another op's), in the order the
+    /// uploads finished. A manifest
     /// that cannot be written is reported, not fatal.
     ///
     /// When `skipExisting` left files alone, it also prints, after the summary, one line that
@@ -31,10 +32,9 @@ extension RunExecution {
     static func manifestEntries(of flow: Flow) -> [UploadManifestEntry] {
         var entries: [UploadManifestEntry] = []
         for record in flow.operationRecords {
+            // An op record's lines are what the op logged, without the summary's label.
             for entry in record.logLines {
-                let line = entry.text
-                guard let start = line.range(of: UploadManifestEntry.logPrefix + "{"),
-                      let manifest = UploadManifestEntry(logLine: String(line[start.lowerBound...])) else { continue }
+                guard let manifest = UploadManifestEntry.recorded(by: record.operationName, line: entry.text) else { continue }
                 entries.append(manifest)
             }
         }

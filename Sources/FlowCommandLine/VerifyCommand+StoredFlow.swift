@@ -1,6 +1,7 @@
 import Flow
 import FlowJournal
 import FlowStandardOps
+import Foundation
 
 /// Where `verify` finds an S3 object's store when its manifest line does not say (lines written
 /// before they recorded `endpoint` and `region`): the run's flow, as its journal keeps it.
@@ -26,6 +27,34 @@ extension VerifyCommand {
             settings[name] = StoreSettings(endpoint: resolved["endpoint"]?.stringValue, region: resolved["region"]?.stringValue)
         }
         return settings
+    }
+
+    /// Why an S3 entry is not checked where it says, `nil` when it may be: `verify` signs its
+    /// requests with this machine's credentials, so it sends them only to an endpoint the run's
+    /// flow uploads to (or to `--endpoint`, which replaces every entry's).
+    /// The environment's endpoint (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`) and AWS's own
+    /// (`*.amazonaws.com`) are trusted as well.
+    static func endpointRefusal(_ entry: UploadManifestEntry, settings: [String: StoreSettings],
+                                environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        guard S3Target.isS3(entry.target), let endpoint = entry.endpoint else { return nil }
+        let trusted = settings.values.compactMap(\.endpoint) + ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"].compactMap { environment[$0] }
+        let known = Set(trusted.compactMap(normalizedEndpoint))
+        let mine = normalizedEndpoint(endpoint)
+        if let mine, known.contains(mine) || URL(string: mine)?.host?.hasSuffix(".amazonaws.com") == true { return nil }
+        return "not checking \(entry.target.escapingControlCharacters): its recorded endpoint \(endpoint.escapingControlCharacters) is "
+            + "not one the run's flow uploads to, and this machine's credentials are sent only there (give --endpoint URL to "
+            + "check it at a store you trust)"
+    }
+
+    /// `scheme://host:port/path` in lowercase (path as given, without a trailing `/`), `nil` for
+    /// text that is no http(s) URL: two spellings of one endpoint compare equal.
+    static func normalizedEndpoint(_ text: String) -> String? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        var path = url.path
+        while path.hasSuffix("/") { path.removeLast() }
+        return "\(scheme)://\(host):\(port)\(path)"
     }
 
     /// The entry with the flow's endpoint and region for its bucket where it recorded none.

@@ -63,7 +63,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let path = RunsCommand.journalPath(for: run, folder: folder)
         let entries: [UploadManifestEntry]
         do {
-            entries = try Self.entries(journal: path)
+            entries = try Self.entries(journal: path, endpointGiven: endpoint != nil)
         } catch {
             let looked = path == run ? "" : " (looked for \(path); --dir DIR says where the journals are)"
             CommandLineLogging.printError("cannot verify \(run): \(error)\(looked)")
@@ -96,16 +96,22 @@ struct VerifyCommand: AsyncParsableCommand {
     /// (an element run again after a retry or a resume), in the order they were first recorded.
     ///
     /// - Throws: ``RunJournalError`` for a file that is not a journal this version reads.
-    static func entries(journal path: String) throws -> [UploadManifestEntry] {
+    /// - Parameter endpointGiven: whether `--endpoint` replaces every entry's endpoint; without it,
+    ///   an entry whose endpoint the run's flow does not upload to is left out, with a warning.
+    static func entries(journal path: String, endpointGiven: Bool = false) throws -> [UploadManifestEntry] {
         let (stored, records) = try RunJournal.readRecords(at: path)
         let settings = storeSettings(stored, file: path)
         var entries: [UploadManifestEntry] = []
         var positions: [String: Int] = [:]
         for record in records {
             for event in record.result.events {
-                guard case .log(let line) = event.kind, let start = line.range(of: UploadManifestEntry.logPrefix + "{"),
-                      let recorded = UploadManifestEntry(logLine: String(line[start.lowerBound...])) else { continue }
+                guard case .log(let line) = event.kind,
+                      let recorded = UploadManifestEntry.recorded(by: record.result.operationName, line: line) else { continue }
                 let entry = filled(recorded, from: settings)
+                if !endpointGiven, let refusal = endpointRefusal(entry, settings: settings) {
+                    CommandLineLogging.printDiagnostic("warning: \(refusal)")
+                    continue
+                }
                 if let position = positions[entry.target] {
                     entries[position] = entry
                 } else {

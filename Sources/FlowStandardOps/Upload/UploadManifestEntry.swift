@@ -78,6 +78,19 @@ public struct UploadManifestEntry: Codable, Sendable, Hashable {
     /// `manifest {JSON}`.
     public var logLine: String { Self.logPrefix + json }
 
+    /// The entry an `UploadFileOp` recorded: its own manifest line, whole (`manifest {JSON}` from
+    /// its first character), in a result of that op; `nil` for any other op's line and for a line
+    /// that only contains such text. A line of another op (a `SimplePrintOp` printing a `--set`
+    /// value) once added an entry, and `verify` then sent a signed request to the endpoint it named.
+    ///
+    /// - Parameters:
+    ///   - operation: the op of the result the line belongs to, as the coordinator named the task.
+    ///   - line: the line as the op logged it, without the summary's label.
+    package static func recorded(by operation: String, line: String) -> UploadManifestEntry? {
+        guard operation == "UploadFileOp", line.hasPrefix(logPrefix + "{") else { return nil }
+        return UploadManifestEntry(logLine: line)
+    }
+
     /// The entry a log line holds, `nil` for any other line.
     public init?(logLine: String) {
         guard logLine.hasPrefix(Self.logPrefix),
