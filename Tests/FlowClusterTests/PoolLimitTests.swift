@@ -1,0 +1,69 @@
+import FlowTestSupport
+import Foundation
+import Testing
+
+/// What one client may take of a pool, with real processes (issue 46): a client past
+/// `--max-runs-per-client` waits and is told why, and a client whose key is taken off the list
+/// mid-run says the pool refused it.
+@Suite(.serialized) struct PoolLimitTests {
+    /// A flow whose one ShellOp waits until `gate` exists.
+    static func gatedFlow(_ name: String, gate: String) -> String {
+        """
+        flow: \(name)
+        steps:
+          - op: ShellOp
+            with: {command: "while [ ! -e \(gate) ]; do sleep 0.05; done; echo opened", shell: true}
+
+        """
+    }
+
+    @Test func aRunPastMaxRunsPerClientWaitsSaysWhyAndRunsWhenTheOtherEnds() async throws {
+        try await withCluster { cluster in
+            let (pool, endpoint) = try await PoolTests.startPool(cluster, extra: ["--max-runs-per-client", "1"])
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
+            let gate = cluster.path("gate")
+            let first = try PoolTests.run(cluster, try cluster.write("first.yaml", Self.gatedFlow("first", gate: gate)), pool: endpoint, label: "first")
+            #expect(await pool.waitForStderr(containing: "of flow first from", timeout: 30), "\(pool.stderr)")
+
+            let second = try PoolTests.run(cluster, try cluster.write("second.yaml", PoolTests.echoFlow("second", count: 2, sleep: 0)),
+                                           pool: endpoint, label: "second")
+            // Held: the pool says why, and so does the waiting run, while the first one still runs.
+            #expect(await second.waitForStderr(containing: "holds this run", timeout: 30), "\(second.transcript)")
+            #expect(second.stderr.contains("--max-runs-per-client"), "\(second.stderr)")
+            #expect(await pool.waitForStderr(containing: "(--max-runs-per-client 1); its tasks start when one of them ends", timeout: 10),
+                    "\(pool.stderr)")
+            #expect(!second.stdout.contains("outs"), "\(second.stdout)")
+
+            _ = try cluster.write("gate", "")
+            #expect(await first.waitForExit(timeout: 60) == .exit(0), "\(first.transcript)")
+            #expect(await second.waitForExit(timeout: 60) == .exit(0), "\(second.transcript)\n\(pool.stderr)")
+            #expect(second.stdout.finalBucketValue("outs") == PoolTests.expectedOutputs("second", count: 2), "\(second.stdout)")
+        }
+    }
+
+    @Test func aClientWhoseKeyIsTakenOffMidRunSaysThePoolRefusedIt() async throws {
+        try await withCluster { cluster in
+            let poolKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "pool.key")
+            let workerKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-worker", "w.key")
+            let clientKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "c.key")
+            let workers = try cluster.write("workers", "\(workerKey) w1\n")
+            let clients = try cluster.write("clients", "\(clientKey) c1\n")
+            let (pool, endpoint) = try await PoolTests.startPool(cluster, extra: ["--curve-key", cluster.path("pool.key"),
+                                                                                 "--authorized-keys", workers, "--authorized-clients", clients])
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2,
+                                   extra: ["--curve-key", cluster.path("w.key"), "--coordinator-key=\(poolKey)"])
+            let file = try cluster.write("gated.yaml", Self.gatedFlow("gated", gate: cluster.path("gate")))
+            let run = try cluster.coordinator(["run", file, "--pool", endpoint, "--pool-key=\(poolKey)", "--curve-key", cluster.path("c.key"),
+                                               "--worker-timeout", "3"] + ClusterScope.fastHeartbeat, label: "client")
+            #expect(await pool.waitForStderr(containing: "of flow gated from", timeout: 30), "\(pool.stderr)")
+
+            try "# nobody now\n".write(toFile: clients, atomically: true, encoding: .utf8)
+            pool.send(SIGHUP)
+            #expect(await run.waitForStderr(containing: "refused this run: this client's key is no longer authorised", timeout: 30),
+                    "\(run.transcript)\n\(pool.stderr)")
+            #expect(await run.waitForExit(timeout: 60) == .exit(3), "\(run.transcript)")
+            let lastWords = run.stderr.split(separator: "\n").suffix(3).joined(separator: "\n")
+            #expect(lastWords.contains("the pool at \(endpoint) refused this run"), "\(run.stderr)")
+        }
+    }
+}
