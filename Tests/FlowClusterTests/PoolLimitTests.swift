@@ -17,6 +17,19 @@ import Testing
         """
     }
 
+    @Test func capsOutOfRangeAreUsageErrorsThatNameTheRange() async throws {
+        try await withCluster { cluster in
+            let cases = [(["--max-share", "0"], "--max-share 0 is out of range: give 1 to 10000"),
+                         (["--max-runs-per-client", "0"], "--max-runs-per-client 0 is out of range: give 1 to 100000"),
+                         (["--max-queued-bytes", "12KiB"], "--max-queued-bytes 12KiB is not a size from 1MiB to 1TiB")]
+            for (extra, message) in cases {
+                let pool = try cluster.coordinator(["pool", "--bind", "tcp://127.0.0.1:*"] + extra, label: "usage")
+                #expect(await pool.waitForExit(timeout: 10) == .exit(2), "\(extra): \(pool.transcript)")
+                #expect(pool.stderr.contains(message), "\(pool.stderr)")
+            }
+        }
+    }
+
     @Test func aRunPastMaxRunsPerClientWaitsSaysWhyAndRunsWhenTheOtherEnds() async throws {
         try await withCluster { cluster in
             let (pool, endpoint) = try await PoolTests.startPool(cluster, extra: ["--max-runs-per-client", "1"])
