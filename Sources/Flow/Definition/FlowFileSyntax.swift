@@ -22,6 +22,7 @@ enum FlowFileSyntax {
     ///   - text: the file's text.
     ///   - file: the file's path as given, for locations.
     static func parse(_ text: String, file: String) -> Outcome {
+        if let refusal = refusedKeyAliases(in: text, file: file) { return .invalid(refusal) }
         do {
             guard let node = try Yams.compose(yaml: text, FlowCoreSchema.resolver) else { return .empty }
             return .document(node)
