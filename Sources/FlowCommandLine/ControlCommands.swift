@@ -1,4 +1,5 @@
 import ArgumentParser
+import Flow
 import FlowJournal
 import Foundation
 
@@ -12,6 +13,16 @@ struct RunControlTarget: ParsableArguments {
 
     @Option(name: .long, help: ArgumentHelp("Seconds to wait for the run's answer.", valueName: "SECONDS"))
     var timeout: Double = 5
+
+    /// The longest `--timeout`: an hour.
+    static let longestTimeout = 3600.0
+
+    func validate() throws {
+        // Checked here: it becomes whole milliseconds, which `1e300` or `inf` would trap.
+        guard timeout >= 0.1, timeout <= Self.longestTimeout else {
+            throw ValidationError("--timeout \(timeout) is out of range: give 0.1 to \(Int(Self.longestTimeout)) seconds")
+        }
+    }
 
     /// The control socket's path.
     var socketPath: String {
@@ -28,7 +39,7 @@ struct RunControlTarget: ParsableArguments {
         let command = request.command
         let reply: RunControl.Reply
         do {
-            reply = try RunControl.send(request, to: socketPath, timeout: .milliseconds(Int64(max(0.1, timeout) * 1000)))
+            reply = try RunControl.send(request, to: socketPath, timeout: .milliseconds(Int64((min(max(0.1, timeout), Self.longestTimeout) * 1000).rounded())))
         } catch {
             CommandLineLogging.printError("\(error)")
             throw ExitCode(3)
@@ -91,7 +102,8 @@ struct LimitCommand: ParsableCommand {
         abstract: "Change a running group's budget: bytes or op starts a second, for the whole cluster.",
         discussion: """
             The new rates hold within a second, instead of the flow file's limit and its schedule, until the run ends. \
-            A rate not given stays as it is; 'off' lifts it. Exit codes: 0 done; 2 bad options; 3 no such run or group.
+            A rate not given stays as it is; 'off' lifts it. Bytes a second go from 1 B to 1 TiB, requests a second from 0.001 \
+            to 1000000. Exit codes: 0 done; 2 bad options (a rate out of range); 3 no such run or group.
             """)
 
     @OptionGroup var target: RunControlTarget
@@ -108,6 +120,18 @@ struct LimitCommand: ParsableCommand {
     func validate() throws {
         guard bytesPerSecond != nil || requestsPerSecond != nil else {
             throw ValidationError("give --bytes-per-second or --requests-per-second (a rate, or off)")
+        }
+        // Refused here, with exit 2, rather than by the run (exit 3) or not at all: a rate out of
+        // range once reached the run's coordinator and killed it.
+        do {
+            _ = try bytesPerSecond.map(FlowNumberRange.bytesPerSecond)
+        } catch {
+            throw ValidationError("--bytes-per-second: \(error)")
+        }
+        do {
+            _ = try requestsPerSecond.map(FlowNumberRange.requestsPerSecond)
+        } catch {
+            throw ValidationError("--requests-per-second: \(error)")
         }
     }
 

@@ -76,12 +76,13 @@ enum RunControl {
         defer { context.close() }
         let socket = try ZMQSocket(context: context, type: .req)
         defer { socket.close() }
-        let milliseconds = Int(timeout.components.seconds * 1000)
+        // Whole milliseconds, at least 1 (0 would not wait at all), at most an hour.
+        let milliseconds = Int(clamping: min(3_600_000, max(1, timeout.components.seconds &* 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)))
         try socket.set(.linger(milliseconds: 0), .receiveTimeout(milliseconds: milliseconds), .sendTimeout(milliseconds: milliseconds))
         try socket.connect("ipc://" + path)
         _ = try socket.send([try JSONEncoder().encode(request)])
         guard let frames = try socket.receiveMultipart(), let body = frames.first else {
-            throw RunControlError("the run did not answer within \(milliseconds / 1000) s at \(path): it may have stopped without cleaning up")
+            throw RunControlError("the run did not answer within \(String(format: "%g", Double(milliseconds) / 1000)) s at \(path): it may have stopped without cleaning up")
         }
         return try JSONDecoder().decode(Reply.self, from: body)
     }

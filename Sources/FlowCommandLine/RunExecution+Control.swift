@@ -104,19 +104,13 @@ extension RunExecution {
     fileprivate static func limit(_ request: RunControl.Request, limits: RunGroupLimits, progress: ProgressReporter) -> RunControl.Reply {
         guard let step = request.step else { return RunControl.Reply(ok: false, error: "limit needs --step NAME") }
         do {
+            // Checked again here, for a client that did not: a rate out of range would trap the
+            // coordinator's conversions (FlowNumberRange).
             let bytes = try request.bytesPerSecond.map { text throws -> Int64? in
-                if text == "off" { return nil }
-                guard let bytes = FlowByteSize.parse(text), bytes > 0 else {
-                    throw RunControlError("--bytes-per-second must be a size a second such as 50MiB, or off: '\(text.prefix(40))'")
-                }
-                return bytes
+                do { return try FlowNumberRange.bytesPerSecond(text) } catch { throw RunControlError("--bytes-per-second: \(error)") }
             }
             let requests = try request.requestsPerSecond.map { text throws -> Double? in
-                if text == "off" { return nil }
-                guard let number = Double(text), number.isFinite, number > 0 else {
-                    throw RunControlError("--requests-per-second must be a number above 0, or off: '\(text.prefix(40))'")
-                }
-                return number
+                do { return try FlowNumberRange.requestsPerSecond(text) } catch { throw RunControlError("--requests-per-second: \(error)") }
             }
             let changed = try limits.setLimit(step: step, bytesPerSecond: bytes, requestsPerSecond: requests)
             var said: [String] = []

@@ -115,12 +115,12 @@ private let groupErrors: [FlowFileErrorCase] = [
         "f.yaml:4:11: op must be text (a registered op name), found a list",
         "f.yaml:5:14: input must be text (the bucket key of the input array), found a map",
         "f.yaml:6:15: output must be text (the bucket key to collect the results at), found the integer 7: quote it as \"7\" to use it as text",
-        "f.yaml:7:22: maxConcurrent must be an integer of at least 1, found the integer 0",
+        "f.yaml:7:22: maxConcurrent must be an integer from 1 to 100000, found the integer 0",
         "f.yaml:8:21: allowFailure must be true or false, found the text 'maybe'",
         "f.yaml:9:13: with must be a map of parameters for every op in the group, found a list",
     ]),
     .init("maxConcurrent is a fraction", "flow: x\nsteps:\n  - group: {op: A, input: i, output: o, maxConcurrent: 2.5}\n", [
-        "f.yaml:3:56: maxConcurrent must be an integer of at least 1, found the number 2.5",
+        "f.yaml:3:56: maxConcurrent must be an integer from 1 to 100000, found the number 2.5",
     ]),
     .init("empty input", "flow: x\nsteps:\n  - group: {op: A, input: '', output: o}\n", [
         "f.yaml:3:27: input is empty: give the bucket key of the input array",
@@ -158,7 +158,7 @@ private let policyErrors: [FlowFileErrorCase] = [
         "f.yaml:4:12: retry has no attempts: add 'attempts: <tries in all, the first included>'",
     ]),
     .init("retry attempts of zero", "flow: x\nsteps:\n  - op: A\n    retry: {attempts: 0}\n", [
-        "f.yaml:4:23: attempts must be an integer of at least 1 (every try, the first included), found the integer 0",
+        "f.yaml:4:23: attempts must be an integer from 1 to 1000 (every try, the first included), found the integer 0",
     ]),
     .init("retry is a number", "flow: x\nsteps:\n  - op: A\n    retry: 3\n", [
         "f.yaml:4:12: retry must be a map such as {attempts: 5, delay: 1, backoff: 2, maxDelay: 60, jitter: true}, found the integer 3",
@@ -167,7 +167,7 @@ private let policyErrors: [FlowFileErrorCase] = [
         "f.yaml:4:26: unknown key 'maxdelay' in retry; did you mean 'maxDelay'?",
     ]),
     .init("backoff below one", "flow: x\nsteps:\n  - op: A\n    retry: {attempts: 2, backoff: 0.5}\n", [
-        "f.yaml:4:35: backoff must be at least 1 (1 keeps every wait the same), found the number 0.5",
+        "f.yaml:4:35: backoff must be from 1 (every wait the same) to 100, found the number 0.5",
     ]),
     .init("jitter is text", "flow: x\nsteps:\n  - op: A\n    retry: {attempts: 2, jitter: maybe}\n", [
         "f.yaml:4:34: jitter must be true or false, found the text 'maybe'",

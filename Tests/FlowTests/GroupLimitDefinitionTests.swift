@@ -47,10 +47,10 @@ import Testing
         #expect(diagnostics("      limit: {bytesPerSecnd: 1MiB}\n")
                 == ["f.yaml:7:15: unknown key 'bytesPerSecnd' in limit; did you mean 'bytesPerSecond'?"])
         #expect(diagnostics("      limit: {bytesPerSecond: 20 furlongs}\n")
-                == ["f.yaml:7:31: bytesPerSecond must be a size a second such as 200MiB, 512KiB or 1000000 (above 0), or off, "
-                    + "found the text '20 furlongs'"])
+                == ["f.yaml:7:31: bytesPerSecond must be a size a second from 1 B to 1 TiB (1099511627776 bytes), such as 200MiB, 512KiB "
+                    + "or 1000000, or off, found the text '20 furlongs'"])
         #expect(diagnostics("      limit: {requestsPerSecond: 0}\n")
-                == ["f.yaml:7:34: requestsPerSecond must be a number of op starts a second above 0, or off, found the integer 0"])
+                == ["f.yaml:7:34: requestsPerSecond must be a number of op starts a second from 0.001 to 1000000, or off, found the integer 0"])
         #expect(diagnostics("      limit: {schedule: \"25:00,1MiB\"}\n")
                 == ["f.yaml:7:25: schedule: '25:00,1MiB': '25:00' is not a time of day HH:MM (00:00 to 23:59)"])
         #expect(diagnostics("      limit: 5\n")
@@ -124,8 +124,8 @@ import Testing
         #expect(error("") == "the timetable is empty: give entries such as \"08:00,20MiB 19:00,off\"")
         #expect(error("Xyz-08:00,1M") == "'Xyz-08:00,1M': 'Xyz' is not a day: use Mon, Tue, Wed, Thu, Fri, Sat or Sun")
         #expect(error("08:00") == "'08:00' is not an entry of the form [DAY-]HH:MM,BYTES[:REQUESTS] (such as 08:00,20MiB or Mon-19:00,off)")
-        #expect(error("08:00,lots") == "'08:00,lots': 'lots' is not a rate of bytes a second: a size such as 512KiB or 20MiB, or off")
-        #expect(error("08:00,1M:-3") == "'08:00,1M:-3': '-3' is not a number of requests a second above 0, or off")
+        #expect(error("08:00,lots") == "'08:00,lots': 'lots' is not a rate of bytes a second: give a size such as 512KiB or 200MiB, from 1 B to 1 TiB, or off")
+        #expect(error("08:00,1M:-3") == "'08:00,1M:-3': -3 requests a second is out of range: give 0.001 to 1000000 requests a second, or off")
     }
 }
 

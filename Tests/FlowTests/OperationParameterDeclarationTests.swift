@@ -91,7 +91,7 @@ import FlowStandardOps
         #expect(diagnostics(text) == [
             "f.yaml:4:12: unknown parameter 'mesage' for SimplePrintOp; did you mean 'message'?",
             "f.yaml:6:19: unknown parameter 'msec' for SleepOp: SleepOp takes 'ms'",
-            "f.yaml:7:23: attempts must be an integer of at least 1 (every try, the first included), found the integer 0",
+            "f.yaml:7:23: attempts must be an integer from 1 to 1000 (every try, the first included), found the integer 0",
         ])
     }
 

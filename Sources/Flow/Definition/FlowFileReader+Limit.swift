@@ -43,32 +43,33 @@ extension FlowFileReader {
         return failed ? nil : limit
     }
 
-    /// A size a second (`200MiB`, `1048576`) or `off`: `.some(nil)` for off, `nil` when wrong.
+    /// A size a second (`200MiB`, `1048576`) in ``FlowNumberRange/bytesPerSecond``, or `off`:
+    /// `.some(nil)` for off, `nil` when wrong.
     private mutating func readBytesPerSecond(_ node: Yams.Node) -> Int64?? {
         if case .scalar(let scalar) = node {
             let text = scalar.string
             if text.lowercased() == "off" { return .some(nil) }
-            if let bytes = FlowByteSize.parse(text), bytes > 0, Self.tagName(of: node) != .float || bytes >= 1 {
-                return .some(bytes)
-            }
+            if let bytes = FlowByteSize.parse(text), FlowNumberRange.bytesPerSecond.contains(bytes) { return .some(bytes) }
         }
-        report("bytesPerSecond must be a size a second such as 200MiB, 512KiB or 1000000 (above 0), or off, "
-               + "found \(Self.describe(node))", at: node)
+        report("bytesPerSecond must be a size a second from \(FlowNumberRange.bytesPerSecondText) (1099511627776 bytes), such as 200MiB, "
+               + "512KiB or 1000000, or off, found \(Self.describe(node))", at: node)
         return nil
     }
 
-    /// A number above 0 or `off`: `.some(nil)` for off, `nil` when wrong.
+    /// A number in ``FlowNumberRange/requestsPerSecond``, or `off`: `.some(nil)` for off, `nil`
+    /// when wrong.
     private mutating func readRequestsPerSecond(_ node: Yams.Node) -> Double?? {
         if case .scalar(let scalar) = node {
             if scalar.string.lowercased() == "off" { return .some(nil) }
             switch Self.tagName(of: node) {
             case .int, .float:
-                if let number = FlowCoreSchema.double(scalar.string), number.isFinite, number > 0 { return .some(number) }
+                if let number = FlowCoreSchema.double(scalar.string), FlowNumberRange.requestsPerSecond.contains(number) { return .some(number) }
             default:
                 break
             }
         }
-        report("requestsPerSecond must be a number of op starts a second above 0, or off, found \(Self.describe(node))", at: node)
+        report("requestsPerSecond must be a number of op starts a second from \(FlowNumberRange.requestsPerSecondText), or off, "
+               + "found \(Self.describe(node))", at: node)
         return nil
     }
 }

@@ -18,10 +18,13 @@ extension FlowFileReader {
         var failed = false
         var attempts: Int?
         if let value = fields["attempts"] {
-            if case .scalar(let scalar) = value, Self.tagName(of: value) == .int, let number = Self.integer(scalar), number >= 1 {
+            if case .scalar(let scalar) = value, Self.tagName(of: value) == .int, let number = Self.integer(scalar),
+               FlowNumberRange.attempts.contains(number) {
                 attempts = number
             } else {
-                report("attempts must be an integer of at least 1 (every try, the first included), found \(Self.describe(value))", at: value)
+                let range = FlowNumberRange.attempts
+                report("attempts must be an integer from \(range.lowerBound) to \(range.upperBound) (every try, the first included), "
+                       + "found \(Self.describe(value))", at: value)
                 failed = true
             }
         } else {
@@ -33,10 +36,10 @@ extension FlowFileReader {
         }
         if let value = fields["backoff"] {
             if let factor = readNumber("backoff", value, meaning: "the factor each wait grows by") {
-                if factor >= 1 && factor.isFinite {
+                if FlowNumberRange.backoff.contains(factor) {
                     policy.backoff = factor
                 } else {
-                    report("backoff must be at least 1 (1 keeps every wait the same), found \(Self.describe(value))", at: value)
+                    report("backoff must be from 1 (every wait the same) to 100, found \(Self.describe(value))", at: value)
                     failed = true
                 }
             } else {

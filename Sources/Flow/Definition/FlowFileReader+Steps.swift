@@ -82,7 +82,7 @@ extension FlowFileReader {
     private mutating func readGroupConcurrency(_ fields: FlowFileFields, op: String?, into step: inout FlowGroupStep) -> Bool {
         var read = true
         if let value = fields["maxConcurrent"] {
-            if let number = readPositiveInteger("maxConcurrent", value) { step.maxConcurrent = number } else { read = false }
+            if let number = readInteger("maxConcurrent", value, in: FlowNumberRange.maxConcurrent) { step.maxConcurrent = number } else { read = false }
         }
         if let value = fields["allowFailure"] {
             if let flag = readBool("allowFailure", value) { step.allowFailure = flag } else { read = false }
@@ -211,13 +211,13 @@ extension FlowFileReader {
         return failed ? nil : branches
     }
 
-    /// An integer of at least 1.
-    private mutating func readPositiveInteger(_ name: String, _ node: Yams.Node) -> Int? {
+    /// An integer in `range`.
+    private mutating func readInteger(_ name: String, _ node: Yams.Node, in range: ClosedRange<Int>) -> Int? {
         if case .scalar(let scalar) = node, Self.tagName(of: node) == .int,
-           let number = Self.integer(scalar), number >= 1 {
+           let number = Self.integer(scalar), range.contains(number) {
             return number
         }
-        report("\(name) must be an integer of at least 1, found \(Self.describe(node))", at: node)
+        report("\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), found \(Self.describe(node))", at: node)
         return nil
     }
 

@@ -132,24 +132,12 @@ public struct FlowLimitSchedule: Sendable, Hashable {
         let parts = rates.split(separator: ":", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count) else { throw fail }
         var bytes = Setting<Int64>.unchanged
-        if !parts[0].isEmpty {
-            if parts[0].lowercased() == "off" {
-                bytes = .off
-            } else if let size = FlowByteSize.parse(String(parts[0])), size > 0 {
-                bytes = .limit(size)
-            } else {
-                throw FlowLimitScheduleError("'\(word)': '\(parts[0])' is not a rate of bytes a second: a size such as 512KiB or 20MiB, or off")
-            }
-        }
         var requests = Setting<Double>.unchanged
-        if parts.count == 2 {
-            if parts[1].lowercased() == "off" {
-                requests = .off
-            } else if let number = Double(parts[1]), number.isFinite, number > 0 {
-                requests = .limit(number)
-            } else {
-                throw FlowLimitScheduleError("'\(word)': '\(parts[1])' is not a number of requests a second above 0, or off")
-            }
+        do {
+            if !parts[0].isEmpty { bytes = try FlowNumberRange.bytesPerSecond(String(parts[0])).map { .limit($0) } ?? .off }
+            if parts.count == 2 { requests = try FlowNumberRange.requestsPerSecond(String(parts[1])).map { .limit($0) } ?? .off }
+        } catch {
+            throw FlowLimitScheduleError("'\(word)': \(error.description)")
         }
         guard bytes.isSet || requests.isSet else { throw fail }
         return Entry(weekday: weekday, minute: hour * 60 + minute, bytes: bytes, requests: requests)

@@ -46,7 +46,7 @@ extension CoordinatorStateMachine {
                     entries.append(WireRate(budget: UInt64(budget), bytesPerSecond: entry))
                 }
                 guard requests else { continue }
-                let perMille = Self.share(of: budgets[budget].requestsPerSecond.map { Int64(($0 * 1000).rounded()) }, count: count, total: total)
+                let perMille = Self.share(of: budgets[budget].requestsPerSecond.map(Self.perMille), count: count, total: total)
                 // With the budget's first bytes rate, always: a worker takes a bytes rate alone as
                 // "no requests limit".
                 if let entry = rateEntry(to: peer, key: Self.requestsKey(budget), share: perMille, forced: forced || isNew) {
@@ -92,7 +92,19 @@ extension CoordinatorStateMachine {
     /// A worker's share of `rate` (0 for no rate), at least 1 byte a second.
     static func share(of rate: Int64?, count: Int, total: Int) -> UInt64 {
         guard let rate, rate > 0, total > 0 else { return 0 }
-        return max(1, UInt64((Double(rate) * Double(count) / Double(total)).rounded()))
+        // Below 2^64 whatever the rate (count <= total), but a conversion of a Double is kept
+        // from trapping all the same.
+        let share = (Double(rate) * Double(min(count, total)) / Double(total)).rounded()
+        return share >= 18_446_744_073_709_551_615 ? .max : max(1, UInt64(share))
+    }
+
+    /// A requests rate in thousandths of a request a second, the wire's unit, at least 1 (a
+    /// rate above 0 is a limit) and at most `Int64.max` (2^63 once a Double): a rate that came past the flow file's
+    /// range (the library's API, a pool's client) must not trap here, as `1e17` once did.
+    static func perMille(_ rate: Double) -> Int64 {
+        let scaled = (rate * 1000).rounded()
+        guard !scaled.isNaN else { return 1 }
+        return scaled >= 9_223_372_036_854_775_807 ? .max : max(1, Int64(scaled))
     }
 
     /// Whether a share moved enough to be worth a RATE: to or from no limit, or by more than 5%.

@@ -46,7 +46,7 @@ struct RequestTokenBucket: Sendable {
     func nextToken(now: Instant) -> Instant {
         guard let refilledAt else { return now }
         let missing = 1 - (tokens + rate * Self.seconds(now - refilledAt))
-        return missing <= 0 ? now : now + .nanoseconds(Int64((missing / rate * 1e9).rounded(.up)))
+        return missing <= 0 ? now : now + .tokenWait(seconds: missing / rate)
     }
 
     private mutating func refill(now: Instant) {

@@ -45,7 +45,7 @@ struct ByteTokenBucket: Sendable {
     mutating func wait(for ticket: Double, now: Instant) -> Duration {
         refill(now: now)
         guard ticket > paid else { return .zero }
-        return .nanoseconds(Int64(((ticket - paid) / rate * 1e9).rounded(.up)))
+        return .tokenWait(seconds: (ticket - paid) / rate)
     }
 
     private mutating func refill(now: Instant) {
