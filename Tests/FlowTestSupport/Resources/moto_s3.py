@@ -10,6 +10,9 @@
   moto_s3.py get ENDPOINT BUCKET KEY OUT          (signed with AWS_ACCESS_KEY_ID/SECRET from the environment)
   moto_s3.py list ENDPOINT BUCKET                 keys and sizes, as JSON
   moto_s3.py uploads ENDPOINT BUCKET              multipart uploads in progress, as JSON
+  moto_s3.py create-bucket ENDPOINT BUCKET        makes BUCKET
+  moto_s3.py delete-bucket ENDPOINT BUCKET        aborts BUCKET's uploads, deletes its objects, then BUCKET
+      get, list, uploads, create-bucket and delete-bucket speak plain S3: CephRGWServer uses them on a Ceph gateway.
   moto_s3.py proxy PORT UPSTREAM FAIL_PARTS [FAIL_ABORTS]
       A proxy on 127.0.0.1:PORT in front of UPSTREAM that answers the first try of each part number
       in FAIL_PARTS (comma-separated, e.g. "2,3") with 503 SlowDown, the first FAIL_ABORTS
@@ -72,6 +75,16 @@ def main():
         upload = s3.create_multipart_upload(Bucket=bucket, Key=sys.argv[4])["UploadId"]
         s3.upload_part(Bucket=bucket, Key=sys.argv[4], UploadId=upload, PartNumber=1, Body=b"x" * (5 << 20))
         print(upload)
+    elif command == "create-bucket":
+        s3.create_bucket(Bucket=bucket)
+    elif command == "delete-bucket":
+        for upload in s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
+            s3.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+        # One by one: DeleteObjects needs a body checksum that not every store takes in boto3's form.
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            for item in page.get("Contents", []):
+                s3.delete_object(Bucket=bucket, Key=item["Key"])
+        s3.delete_bucket(Bucket=bucket)
     else:
         sys.exit("unknown command " + command)
 
