@@ -54,6 +54,36 @@ import Testing
         }
     }
 
+    @Test func tasksPastTheQueuedBytesFailWithThePoolsReasonAndTheRunEnds() async throws {
+        try await withCluster { cluster in
+            let (pool, endpoint) = try await PoolTests.startPool(cluster, extra: ["--max-queued-bytes", "1MiB"])
+            _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 1)
+            // Every task carries 100 KiB in its command: one runs (held at the gate), at most ten
+            // wait, and the others would take the waiting bytes past 1 MiB.
+            let gate = cluster.path("gate")
+            let items = (0..<16).map { "i\($0)" }.joined(separator: ", ")
+            let flow = """
+                flow: heavy
+                bucket:
+                  items: [\(items)]
+                steps:
+                  - group:
+                      op: ShellOp
+                      input: items
+                      output: outs
+                      maxConcurrent: 16
+                      with: {command: "while [ ! -e \(gate) ]; do sleep 0.05; done; printf %s \\"$1\\" # \(String(repeating: "x", count: 100 << 10))", shell: true}
+
+                """
+            let run = try PoolTests.run(cluster, try cluster.write("heavy.yaml", flow), pool: endpoint, label: "heavy")
+            #expect(await pool.waitForStderr(containing: "bytes waiting (--max-queued-bytes)", timeout: 30), "\(pool.stderr)")
+            _ = try cluster.write("gate", "")
+            #expect(await run.waitForExit(timeout: 60) == .exit(1), "\(run.transcript)")
+            #expect(run.transcript.contains("the pool refused this task"), "\(run.transcript)")
+            #expect(run.transcript.contains("one client may have at most 1048576 waiting (the pool's --max-queued-bytes)"), "\(run.transcript)")
+        }
+    }
+
     @Test func aClientWhoseKeyIsTakenOffMidRunSaysThePoolRefusedIt() async throws {
         try await withCluster { cluster in
             let poolKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "pool.key")
