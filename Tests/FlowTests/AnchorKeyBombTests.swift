@@ -43,6 +43,20 @@ import Testing
         ])
     }
 
+    @Test func anExplicitKeyOverLinesIsRefusedToo() {
+        let text = "flow: x\nbucket:\n  m: &m {a: 1}\n  n:\n    ? - b\n      - *m\n    : 1\nsteps: [{op: A}]\n"
+        #expect(diagnostics(text).first?.hasPrefix("f.yaml:6:9: the alias '*m' of a map is used in a key") == true, "\(diagnostics(text))")
+    }
+
+    @Test func onlyTextThatMayHoldAnAliasInAKeyIsParsedTwice() {
+        for keyed in ["a: &a 1\nb: {*a : 1}", "a: &a 1\n*a : 2", "a: &a 1\nb: {[*a, x]: 1}", "a: &a 1\n? *a\n: 2", Self.bomb(levels: 2)] {
+            #expect(FlowFileSyntax.mayUseAliasesInKeys(keyed), "\(keyed)")
+        }
+        for values in ["a: &a {x: 1}\nb: *a\nc: [*a, *a]\nd: {e: 1, <<: *a}\nf: \"*.jpg\"\n- *a\n", "a: *x\nb: \"*: no anchor\""] {
+            #expect(!FlowFileSyntax.mayUseAliasesInKeys(values), "\(values)")
+        }
+    }
+
     @Test func aBucketFileIsRefusedTheSameWay() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString).yaml").path
         try "a: &a {x: 1}\nb: {*a : 1}\n".write(toFile: path, atomically: true, encoding: .utf8)

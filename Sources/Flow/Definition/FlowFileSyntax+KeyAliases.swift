@@ -12,13 +12,13 @@ extension FlowFileSyntax {
     /// reader's own budgets (``FlowFileReader/nodeLimit``), which run after composing, never see
     /// it. Keys of a flow file or a bucket file are text, so an alias of a map or a list inside a
     /// key is refused outright, and aliases of texts inside keys count against
-    /// ``FlowFileReader/expansionByteLimit``. One pass over libyaml's events, linear in the text;
-    /// text without both an `&` and a `*` has no alias and is not looked at.
+    /// ``FlowFileReader/expansionByteLimit``. One pass over libyaml's events, linear in the text,
+    /// for text that may hold such keys at all (``mayUseAliasesInKeys(_:)``).
     ///
     /// - Returns: the refusal, at the alias (or, past the byte budget, at the aliased text); `nil`
     ///   when the keys are fine, or the text is not valid YAML (composing it says why).
     static func refusedKeyAliases(in text: String, file: String) -> FlowFileError.Diagnostic? {
-        guard text.utf8.contains(UInt8(ascii: "*")), text.utf8.contains(UInt8(ascii: "&")) else { return nil }
+        guard mayUseAliasesInKeys(text) else { return nil }
         var bytes = Array(text.utf8)
         var scan = KeyAliasScan(file: file, byteBudget: FlowFileReader.expansionByteLimit + bytes.count)
         var parser = yaml_parser_t()
@@ -33,6 +33,31 @@ extension FlowFileSyntax {
                 if let refusal = scan.take(event) { return refusal }
             }
             return nil
+        }
+    }
+}
+
+extension FlowFileSyntax {
+    /// Whether `text` may hold an alias in a key, told from its bytes alone so that a file that
+    /// cannot is not parsed twice: it needs an anchor (`&`), and a key that holds an alias is
+    /// either an explicit one (`? `) or an implicit one, which YAML keeps to one line, so a `*`
+    /// comes before a `:` on that line (`*a : 1`, `[*a, *b]: 1`, `{*a : 1}`). A file of values
+    /// (`copy: *base`, `- *item`) is not looked at again.
+    static func mayUseAliasesInKeys(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard bytes.contains(UInt8(ascii: "&")) else { return false }
+            var starOnLine = false
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "?"): return true
+                case UInt8(ascii: "*"): starOnLine = true
+                case UInt8(ascii: ":"): if starOnLine { return true }
+                case UInt8(ascii: "\n"), UInt8(ascii: "\r"): starOnLine = false
+                default: break
+                }
+            }
+            return false
         }
     }
 }
@@ -70,7 +95,10 @@ private struct KeyAliasScan {
 
     /// Takes one event; the refusal when it is an alias the keys may not hold.
     mutating func take(_ event: yaml_event_t) -> FlowFileError.Diagnostic? {
-        let location = FlowSourceLocation(file: file, line: Int(event.start_mark.line) + 1, column: Int(event.start_mark.column) + 1)
+        // Made only where it is kept: most events are plain values.
+        var location: FlowSourceLocation {
+            FlowSourceLocation(file: file, line: Int(event.start_mark.line) + 1, column: Int(event.start_mark.column) + 1)
+        }
         switch event.type {
         case YAML_SCALAR_EVENT:
             let inKey = enterNode()
