@@ -35,6 +35,7 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
             --concurrency tasks at once. Reconnects when the coordinator restarts. On SIGTERM or SIGINT it \
             finishes the running tasks, says goodbye and exits 0.
             """,
+        version: FlowVersion.current,
         subcommands: [KeygenCommand.self]
     )
 

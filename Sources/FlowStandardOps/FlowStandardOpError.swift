@@ -36,6 +36,9 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
         /// An S3-compatible store refused a request; ``FlowStandardOpError/serviceCode`` holds the
         /// error's `Code` (`SignatureDoesNotMatch`, `SlowDown`, …).
         public static let s3 = Code("s3")
+        /// The store does not take the checksum the flow asked for (a trailing checksum on Ceph
+        /// RGW before Squid): permanent, its message says what to give instead.
+        public static let storeRefusedChecksum = Code("storeRefusedChecksum")
         /// No credentials were found for a store that needs them; the message names where they
         /// were looked for.
         public static let missingCredentials = Code("missingCredentials")

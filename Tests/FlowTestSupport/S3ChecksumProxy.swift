@@ -14,9 +14,13 @@ public final class S3ChecksumProxy: @unchecked Sendable {
         .appendingPathComponent("Resources/s3_checksum_proxy.py").path
 
     /// Starts the proxy in front of `server`.
-    public init(in server: MotoS3Server) throws {
+    ///
+    /// - Parameter pacific: be a store that refuses trailing checksums as Ceph RGW 16 does (400
+    ///   `XAmzContentSHA256Mismatch` to `STREAMING-UNSIGNED-PAYLOAD-TRAILER`), flipping no byte.
+    public init(in server: MotoS3Server, pacific: Bool = false) throws {
         let port = try LoopbackPort.free()
-        guard let process = try MotoS3Server.startScript([String(port), server.endpoint], script: Self.script, listeningOn: port, stdin: stdinPipe,
+        guard let process = try MotoS3Server.startScript([String(port), server.endpoint] + (pacific ? ["pacific"] : []), script: Self.script,
+                                                          listeningOn: port, stdin: stdinPipe,
                                                           within: 10) else {
             throw TestSupportError("the S3 checksum proxy did not start on port \(port)")
         }
@@ -26,7 +30,8 @@ public final class S3ChecksumProxy: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// `puts`, `corrupted`, `refused` and `forwarded` requests so far.
+    /// `puts`, `corrupted`, `refused`, `forwarded` and `trailers_refused` requests so far, and
+    /// `flow_agents` and `other_agents`: requests with and without `User-Agent: flow/…`.
     public func stats() throws -> [String: Int] {
         try JSONDecoder().decode([String: Int].self, from: Data(contentsOf: URL(string: endpoint + "/_proxy_stats")!))
     }

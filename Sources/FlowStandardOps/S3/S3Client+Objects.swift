@@ -30,6 +30,7 @@ extension S3Client {
         request.method = .GET
         request.headers.add(name: "Host", value: location.host)
         for (name, value) in signature { request.headers.add(name: name, value: value) }
+        HTTPUploadClient.stamp(&request.headers)
         request.tlsConfiguration = tls
         do {
             let response = try await HTTPUploadClient.shared.execute(request, deadline: deadline)

@@ -39,22 +39,11 @@ extension S3Upload {
     func putWhole(_ source: PartSource, deadline: NIODeadline, action: String) async throws -> Outcome {
         var headers = client.objectHeaders
         let body: S3Client.Body
-        var recorder: UploadChecksumRecorder?
         var value: String?
         switch source {
         case .file(let file, let size) where checksum.s3Name != nil:
-            // Streamed aws-chunked, the checksum in the trailer.
-            let checksumRecorder = UploadChecksumRecorder(checksum)
-            recorder = checksumRecorder
-            var upload = FileUpload(file: file, size: size, prefix: nil, suffix: nil)
-            upload.checksum = checksumRecorder
-            upload.awsChunked = true
-            let encoding = headers.first { $0.0.lowercased() == "content-encoding" }?.1
-            headers.removeAll { $0.0.lowercased() == "content-encoding" }
-            headers.append(("Content-Encoding", encoding.map { "aws-chunked,\($0)" } ?? "aws-chunked"))
-            headers.append(("x-amz-trailer", checksum.s3Header ?? ""))
-            headers.append(("x-amz-sdk-checksum-algorithm", checksum.s3Name ?? ""))
-            body = .file(upload)
+            // Streamed aws-chunked, the checksum in the trailer (S3Upload+TrailerFallback.swift).
+            return try await putWholeTrailing(file, size: size, source: source, deadline: deadline, action: action)
         case .file(let file, let size) where checksum == .md5:
             // Content-MD5 goes before the body: read once into memory (at most a part's size).
             let (bytes, hash, md5) = try await source.read(at: 0, count: Int(size), checksum: .md5)
@@ -73,8 +62,26 @@ extension S3Upload {
         let answer = try await explainingChecksum(action: action) {
             try await client.expectSuccess(.PUT, key: key, headers: headers, body: body, deadline: deadline, action: action)
         }
-        if let recorder { value = recorder.value }
         return Outcome(size: source.size, parts: 0, checksum: value, etag: answer.headers.first(name: "ETag"))
+    }
+
+    /// Streams the file `aws-chunked` with its checksum in the trailer, hashed as it is read.
+    func putWholeStreamed(_ file: OpenFile, size: Int64, source: PartSource, deadline: NIODeadline, action: String) async throws -> Outcome {
+        var headers = client.objectHeaders
+        let recorder = UploadChecksumRecorder(checksum)
+        var upload = FileUpload(file: file, size: size, prefix: nil, suffix: nil)
+        upload.checksum = recorder
+        upload.awsChunked = true
+        let encoding = headers.first { $0.0.lowercased() == "content-encoding" }?.1
+        headers.removeAll { $0.0.lowercased() == "content-encoding" }
+        headers.append(("Content-Encoding", encoding.map { "aws-chunked,\($0)" } ?? "aws-chunked"))
+        headers.append(("x-amz-trailer", checksum.s3Header ?? ""))
+        headers.append(("x-amz-sdk-checksum-algorithm", checksum.s3Name ?? ""))
+        // Not explained as changed bytes: this form has no payload hash, so a store's
+        // XAmzContentSHA256Mismatch means it does not take the form (putWholeTrailing).
+        let answer = try await client.expectSuccess(.PUT, key: key, headers: headers, body: .file(upload), deadline: deadline,
+                                                    action: action)
+        return Outcome(size: source.size, parts: 0, checksum: recorder.value, etag: answer.headers.first(name: "ETag"))
     }
 
     /// Runs a request, making a store's refusal of a body for its checksum (`BadDigest`,

@@ -45,12 +45,18 @@ struct S3Upload: Sendable {
         var completedParts: [SentPart] = []
         /// Parts an earlier try had left on the store, not sent again.
         var partsAlreadyStored = 0
+        /// The algorithm of ``checksum`` when it is not the upload's own: MD5 for an object sent
+        /// in the signed form to a store that refused the trailer (`S3Upload+TrailerFallback.swift`).
+        var algorithm: UploadChecksum? = nil
     }
 
     let client: S3Client
     let key: String
     /// The checksum sent with the body (and each part) for the store to check.
     var checksum: UploadChecksum = .none
+    /// Whether the flow left the checksum to Flow (`checksum: auto`): a store that refuses the
+    /// trailer form then gets the signed form instead of a failure.
+    var fallsBackFromTrailer = false
     /// The step's `retry`, applied to each part.
     let retry: FlowRetryPolicy
     /// Writes a log line of the op.

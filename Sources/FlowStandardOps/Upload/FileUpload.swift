@@ -67,6 +67,8 @@ struct FileUpload: Sendable {
     /// - Parameter keeping: how many bytes of the answer's body to keep in ``Answer/excerpt``.
     func send(url: String, method: HTTPMethod, headers: HTTPHeaders, on client: HTTPClient, tls: TLSConfiguration? = nil,
               deadline: NIODeadline, keeping: Int = 200) async throws -> Answer {
+        var headers = headers
+        HTTPUploadClient.stamp(&headers)
         var request = try HTTPClient.Request(url: url, method: method, headers: headers, tlsConfiguration: tls)
         let loop = client.eventLoopGroup.next()
         request.body = .stream(contentLength: length) { [self] writer in

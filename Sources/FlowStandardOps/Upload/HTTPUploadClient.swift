@@ -1,6 +1,8 @@
 import AsyncHTTPClient
+import Flow
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 
 /// The one HTTP client of a process that uploads: AsyncHTTPClient on NIO's shared event loops,
@@ -13,6 +15,14 @@ enum HTTPUploadClient {
     /// Connections per host kept open at most, beyond which requests wait for one: more than a
     /// worker's slots, so uploads to one server never queue behind each other.
     static let connectionsPerHost = 64
+
+    /// `flow/VERSION`, sent with every request unless the op's `headers` name another.
+    static let userAgent = "flow/" + FlowVersion.current
+
+    /// Adds ``userAgent`` to `headers` unless they have a `User-Agent` already.
+    static func stamp(_ headers: inout HTTPHeaders) {
+        if !headers.contains(name: "User-Agent") { headers.add(name: "User-Agent", value: userAgent) }
+    }
 
     static let shared: HTTPClient = {
         var configuration = HTTPClient.Configuration()
@@ -28,6 +38,8 @@ enum HTTPUploadClient {
     /// (so the connection can be reused), keeping the first `keeping` bytes of it.
     static func execute(_ request: HTTPClientRequest, length: Int, deadline: NIODeadline, keeping limit: Int) async throws
         -> FileUpload.Answer {
+        var request = request
+        stamp(&request.headers)
         let response = try await shared.execute(request, deadline: deadline)
         // An answer came: the body was sent.
         UploadMetrics.bytesSent.increment(by: length)

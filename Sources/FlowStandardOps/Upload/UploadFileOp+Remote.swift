@@ -12,7 +12,8 @@ extension UploadFileOp: FlowRemoteOperation {
             parameters["timeout"] = .double(timeout)
             parameters["skipExisting"] = skipRule.flowValue
             parameters["caFile"] = caFile.map(FlowValue.string)
-            parameters["checksum"] = .string(checksum.rawValue)
+            // `auto` goes as `auto`: each worker reads its own machine's AWS checksum settings.
+            parameters["checksum"] = .string(checksumLeftToFlow ? "auto" : checksum.rawValue)
             return parameters
         }
         var parameters: [String: FlowValue] = [

@@ -44,7 +44,7 @@ extension UploadFileOp {
             let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
                                   objectHeaders: objectHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
                                   tls: try tlsConfiguration())
-            let upload = S3Upload(client: client, key: key, checksum: checksum, retry: retryPolicy) { [weak self] line in
+            var upload = S3Upload(client: client, key: key, checksum: checksum, retry: retryPolicy) { [weak self] line in
                 guard let self, !self.isCancelled else {
                     // The op has already reported, cancelled: its summary takes no more lines, so
                     // what its cleanup did (an abort, or the command to run when it failed) goes
@@ -54,8 +54,10 @@ extension UploadFileOp {
                 }
                 self.log(message: line)
             }
+            upload.fallsBackFromTrailer = checksumIsAuto
             let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
-            let head = { try await client.head(key: key, checksumMode: self.skipRule == .checksum, deadline: deadline,
+            let validates = validatesStoredChecksums
+            let head = { try await client.head(key: key, checksumMode: self.skipRule == .checksum && validates, deadline: deadline,
                                                action: "checking whether \(upload.objectURI) exists failed") }
             if let copy = try await existingCopy(of: input, element: element, head: head) {
                 log(message: "skipped \(input.name): the store has it already (\(copy.detail)) at \(upload.objectURI)")
@@ -67,7 +69,8 @@ extension UploadFileOp {
             let kept = outcome.partsAlreadyStored > 0 ? ", \(outcome.partsAlreadyStored) already on the store" : ""
             let parts = outcome.parts > 0 ? " (\(outcome.parts) parts\(kept))" : ""
             log(message: "uploaded \(input.name) (\(outcome.size) bytes) -> \(upload.objectURI) in \(DurationText.elapsed(since: started)) s\(parts)")
-            var entry = UploadManifestEntry(target: upload.objectURI, size: outcome.size, algorithm: checksum, checksum: outcome.checksum,
+            var entry = UploadManifestEntry(target: upload.objectURI, size: outcome.size, algorithm: outcome.algorithm ?? checksum,
+                                            checksum: outcome.checksum,
                                             etag: outcome.etag)
             entry.record(target)
             entry.record(multipart: outcome)

@@ -1,5 +1,6 @@
 import Flow
 import Foundation
+import Synchronization
 
 /// `skipExisting`: what the `HEAD` before an upload must show for the file to be left alone, the
 /// same in a real run and a dry run (``UploadSkipRule``).
@@ -59,13 +60,32 @@ extension UploadFileOp {
             guard let stored = answer.modificationTime, stored == Self.modificationTime(of: input, element: element) else { return nil }
             return copy
         case .checksum:
-            guard let stored = answer.checksum(checksum) else { return nil }
+            guard let stored = answer.checksum(checksum) else { return withoutStoredChecksum(answer, copy: copy, input: input, element: element) }
             let local = try await Self.localChecksum(of: input, algorithm: checksum, isCancelled: { self.isCancelled })
             guard local == stored else { return nil }
             copy.checksum = stored
             return copy
         }
     }
+
+    /// The store keeps no checksum of the op's algorithm (Ceph RGW before Squid, nginx, a store
+    /// that was sent none): `skipExisting: checksum` compares what it can, the size and the
+    /// modification time stored with the upload (`x-amz-meta-mtime`, sent for this rule too), and
+    /// says so once per store for the process's life, instead of sending every file again silently.
+    private func withoutStoredChecksum(_ answer: ObjectHead, copy: ExistingCopy, input: FileInput, element: Any?) -> ExistingCopy? {
+        let store = s3Target?.endpoint.absoluteString ?? baseURL.host ?? baseURL.absoluteString
+        if Self.storesWithoutChecksum.withLock({ $0.insert(store).inserted }) {
+            log(message: "the store at \(store) keeps no \(checksum.rawValue) checksum: skipExisting: checksum compares size and "
+                + "modification time there (an object stored without its time is sent again)")
+        }
+        guard let stored = answer.modificationTime, stored == Self.modificationTime(of: input, element: element) else { return nil }
+        var copy = copy
+        copy.rule = .modtime
+        return copy
+    }
+
+    /// The stores that said they keep no checksum of the op's algorithm, said once each.
+    static let storesWithoutChecksum = Mutex<Set<String>>([])
 
     /// The file's modification time: read here for a path; for bytes the coordinator read, what
     /// it noted in the element (`mtime`), else `nil`.
@@ -78,10 +98,10 @@ extension UploadFileOp {
         }
     }
 
-    /// The metadata stored with an upload for `skipExisting: modtime`: `x-amz-meta-mtime`, none
-    /// for other rules or when the time cannot be read.
+    /// The metadata stored with an upload for `skipExisting: modtime` (and `checksum`, whose store
+    /// may keep no checksum): `x-amz-meta-mtime`, none for other rules or when the time cannot be read.
     func modificationTimeHeaders(of input: FileInput, element: Any?) -> [String: String] {
-        guard skipRule == .modtime, let time = Self.modificationTime(of: input, element: element) else { return [:] }
+        guard skipRule == .modtime || skipRule == .checksum, let time = Self.modificationTime(of: input, element: element) else { return [:] }
         return [FileModificationTime.header: time.text]
     }
 

@@ -108,6 +108,14 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     /// The checksum computed while the file is read and sent for the store to check (S3), or
     /// recorded (HTTP): `checksum`, ``UploadChecksum/s3Default`` for S3 and none for HTTP unless given.
     public private(set) var checksum: UploadChecksum = .none
+    /// Whether S3's checksum is left to Flow (`checksum: auto`, or none given): CRC64NVME where
+    /// the machine's `AWS_REQUEST_CHECKSUM_CALCULATION` is `when_supported` (the default), none
+    /// where it is `when_required`; a store that refuses trailing checksums gets Content-MD5.
+    public private(set) var checksumIsAuto = false
+    /// Whether the flow named no S3 checksum (or `auto`), whatever this machine's settings made of it.
+    private(set) var checksumLeftToFlow = false
+    /// Whether a `HEAD` asks for the stored checksum (`AWS_RESPONSE_CHECKSUM_VALIDATION`).
+    private(set) var validatesStoredChecksums = true
     /// The S3 parameters as the flow gave them, sent to workers as they are so that each worker
     /// takes its own defaults (region, endpoint) from its own environment.
     let s3Parameters: [String: FlowValue]
@@ -187,7 +195,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             self.init(s3: target, given: given, headers: try parameters.stringMap("headers"),
                       source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
                       skipExisting: false, caFile: try Self.caFile(parameters))
-            checksum = try parameters.choice("checksum", default: UploadChecksum.s3Default)
+            try setS3Checksum(parameters)
             try setSkipRule(parameters)
             return
         }
@@ -202,6 +210,25 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             skipExisting: false, caFile: try Self.caFile(parameters))
         checksum = try parameters.choice("checksum", default: UploadChecksum.none)
         try setSkipRule(parameters)
+    }
+
+    /// Reads S3's `checksum`: `auto` (or none given) as ``checksumIsAuto`` says, else the one named;
+    /// and the machine's AWS checksum switches (``S3ChecksumSettings``).
+    private func setS3Checksum(_ parameters: FlowParameters) throws {
+        let settings: S3ChecksumSettings
+        do throws(S3CredentialError) {
+            settings = try S3ChecksumSettings.read()
+        } catch {
+            throw parameters.error("checksum", "cannot read this machine's AWS checksum settings: \(error.description)")
+        }
+        validatesStoredChecksums = settings.validatesWhenSupported
+        if parameters["checksum"] == nil || parameters["checksum"]?.stringValue?.lowercased() == "auto" {
+            checksumLeftToFlow = true
+            checksumIsAuto = settings.calculatesWhenSupported
+            checksum = settings.calculatesWhenSupported ? .s3Default : .none
+        } else {
+            checksum = try parameters.choice("checksum", default: UploadChecksum.s3Default)
+        }
     }
 
     /// Reads `skipExisting`; `checksum` needs an algorithm to compare.

@@ -96,6 +96,7 @@ struct UploadRequest: Sendable {
         request.method = .HEAD
         request.tlsConfiguration = tls
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        HTTPUploadClient.stamp(&request.headers)
         do {
             let response = try await HTTPUploadClient.shared.execute(request, deadline: .now() + .milliseconds(Int64(timeout * 1000)))
             for try await _ in response.body {}
@@ -113,6 +114,7 @@ struct UploadRequest: Sendable {
         request.method = .GET
         request.tlsConfiguration = tls
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        HTTPUploadClient.stamp(&request.headers)
         do {
             let response = try await HTTPUploadClient.shared.execute(request, deadline: .now() + .milliseconds(Int64(timeout * 1000)))
             let head = ObjectHead(status: Int(response.status.code), headers: response.headers)

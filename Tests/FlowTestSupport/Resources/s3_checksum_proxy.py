@@ -1,13 +1,20 @@
 """A proxy in front of an S3 server (moto) that checks upload checksums as S3 does, and flips one
 byte of the first try of every object PUT and part PUT on the way.
 
-  s3_checksum_proxy.py PORT UPSTREAM
+  s3_checksum_proxy.py PORT UPSTREAM [pacific]
 
 moto keeps the checksum it is sent without recomputing it; this proxy recomputes it over the body
 as it arrives (aws-chunked with a trailer, or plain with x-amz-checksum-* or Content-MD5) and
 answers 400 BadDigest when it does not match, as S3 does. The first try of each PUT (by path and
 query) has one byte flipped first, so it is refused; later tries go to UPSTREAM unchanged.
-GET /_proxy_stats gives {"puts", "corrupted", "refused", "forwarded"}. Stops when stdin closes.
+GET /_proxy_stats gives {"puts", "corrupted", "refused", "forwarded", "trailers_refused", "flow_agents",
+"other_agents"}: the last two count requests whose User-Agent is flow/… and the rest. Stops when
+stdin closes.
+
+With `pacific`, it is a store that does not know trailing checksums, as Ceph RGW 16 ("Pacific")
+answers them: no byte is flipped, and a PUT whose x-amz-content-sha256 is
+STREAMING-UNSIGNED-PAYLOAD-TRAILER gets 400 XAmzContentSHA256Mismatch (the gateway takes the words
+for the payload's hash); every other request goes on as it is.
 """
 import base64
 import hashlib
@@ -72,7 +79,9 @@ def decode_chunked(body):
 
 def main():
     port, upstream = int(sys.argv[1]), urllib.parse.urlparse(sys.argv[2])
-    seen, stats, lock = set(), {"puts": 0, "corrupted": 0, "refused": 0, "forwarded": 0}, threading.Lock()
+    pacific = len(sys.argv) > 3 and sys.argv[3] == "pacific"
+    seen, lock = set(), threading.Lock()
+    stats = {"puts": 0, "corrupted": 0, "refused": 0, "forwarded": 0, "trailers_refused": 0, "flow_agents": 0, "other_agents": 0}
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -93,7 +102,14 @@ def main():
             body = self.rfile.read(length) if length else b""
             if self.path == "/_proxy_stats":
                 return self.answer(200, json.dumps(stats).encode())
-            if self.command == "PUT":
+            with lock:
+                stats["flow_agents" if (self.headers.get("User-Agent") or "").startswith("flow/") else "other_agents"] += 1
+            if pacific and self.command == "PUT" and self.headers.get("x-amz-content-sha256") == "STREAMING-UNSIGNED-PAYLOAD-TRAILER":
+                with lock:
+                    stats["trailers_refused"] += 1
+                return self.answer(400, b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>XAmzContentSHA256Mismatch</Code>'
+                                        b'<BucketName>photos</BucketName><RequestId>tx0</RequestId><HostId>h</HostId></Error>')
+            if self.command == "PUT" and not pacific:
                 chunked = self.headers.get("x-amz-content-sha256") == "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
                 data, trailers = decode_chunked(body) if chunked else (body, {})
                 with lock:
