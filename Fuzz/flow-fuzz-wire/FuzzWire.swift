@@ -25,6 +25,18 @@ enum FuzzWire {
         guard WireCodec.encode(back) == again else {
             fatalError("encoding is not stable for \(message)")
         }
+        if case .result(let results) = message { convert(results) }
+    }
+
+    /// A RESULT's numbers as the coordinator and a worker convert them (a `Retry-After` of any
+    /// length once trapped in this conversion): to the engine's result and back to the wire.
+    static func convert(_ results: [WireResult]) {
+        for result in results {
+            let task = WireTask(taskID: result.taskID, attempt: result.attempt, op: "UploadFileOp",
+                                groupElement: result.elementIndex.map { _ in .integer(0) }, elementIndex: result.elementIndex ?? 0)
+            let engine = FlowTaskResult(wire: result, for: task, worker: "w1")
+            _ = WireResult(engine, for: task)
+        }
     }
 }
 
@@ -54,6 +66,11 @@ enum WireSeeds {
                            elementIndex: 17, retryAfterMilliseconds: 1500),
                 WireResult(taskID: 9, attempt: 1, finishState: .successfully, startedAt: time, finishedAt: time,
                            elementIndex: 0, output: .string("url_of_5")),
+            ])),
+            // A Retry-After past any bound (99999999999999999 s once trapped converting it).
+            ("result-retry-after-max", .result([
+                WireResult(taskID: 10, attempt: 1, finishState: .withError("HTTP 503 SlowDown"), startedAt: time, finishedAt: time,
+                           elementIndex: 3, retryAfterMilliseconds: .max),
             ])),
             ("heartbeat", .heartbeat),
             ("disconnect", .disconnect(reason: "worker stopping")),

@@ -37,7 +37,7 @@ extension WireTask {
         if task.checkpoints != nil { checkpoint = .some(task.startingCheckpoint ?? .null) }
         if let limit = task.timeLimit {
             // At least 1 ms: 0 on the wire means no limit.
-            timeLimitMilliseconds = UInt32(clamping: max(1, Int64((limit.seconds * 1000).rounded(.up))))
+            timeLimitMilliseconds = UInt32(clamping: max(1, FlowSaturating.int64((limit.seconds * 1000).rounded(.up))))
         }
     }
 }
