@@ -1,6 +1,7 @@
 import Foundation
 
-/// A real S3 API on 127.0.0.1: moto's server (`moto[server]` from PyPI, installed when missing) in
+/// A real S3 API on 127.0.0.1: moto's server (`moto[server]` from PyPI, at the versions
+/// `Resources/requirements-test.txt` pins, installed when the installed ones differ) in
 /// its signature-checking mode. After four unsigned set-up requests (an IAM user `flow` with an S3
 /// policy, its access key, and the bucket) every request must carry a valid SigV4 signature of
 /// that user's key. It is `Resources/moto_s3.py`.
@@ -135,12 +136,47 @@ public final class MotoS3Server: @unchecked Sendable {
         return process
     }
 
-    /// Installs `moto[server]` and boto3 with pip when python3 cannot import them.
+    /// `Resources/requirements-test.txt`: moto, boto3 and what they run on, pinned.
+    static let requirements = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/requirements-test.txt").path
+
+    /// Installs the pinned moto, boto3 and their server's packages with pip when the installed
+    /// versions differ (a moto other than the pinned one can refuse valid signatures).
+    ///
+    /// - Throws: when pip cannot install them.
     static func installIfMissing() throws {
-        if try TestCommand.run(["python3", "-c", "import moto.server, boto3, flask"]).status == 0 { return }
-        let installed = try TestCommand.run(["python3", "-m", "pip", "install", "--quiet", "moto[server]", "boto3"])
-        guard installed.status == 0 else { throw TestSupportError("pip install 'moto[server]' boto3 failed: \(installed.output)") }
+        try pinnedPackages.get()
     }
+
+    /// Checked and installed once per process: tests start servers side by side, and two pips
+    /// installing into the same folder at once break each other.
+    private static let pinnedPackages: Result<Void, TestSupportError> = Result {
+        let check = try TestCommand.run(["python3", "-c", MotoS3Server.versionCheck, requirements])
+        if check.status == 0 { return }
+        let installed = try TestCommand.run(["python3", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements])
+        guard installed.status == 0 else {
+            throw TestSupportError("pip install -r \(requirements) failed (installed: \(check.output)): \(installed.output)")
+        }
+    }.mapError { $0 as? TestSupportError ?? TestSupportError("\($0)") }
+
+    /// Exits 1 printing each `name==version` of a requirements file that is not what is installed.
+    private static let versionCheck = """
+        import sys, importlib.metadata as metadata
+        wrong = []
+        for line in open(sys.argv[1]):
+            line = line.split("#")[0].strip()
+            if not line:
+                continue
+            name, version = line.split("==")
+            name = name.split("[")[0]
+            try:
+                have = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                have = "none"
+            if have != version:
+                wrong.append("%s %s, wants %s" % (name, have, version))
+        print("; ".join(wrong))
+        sys.exit(1 if wrong else 0)
+        """
 }
 
 /// A proxy in front of a ``MotoS3Server`` that answers the first try of chosen part numbers with
