@@ -72,4 +72,51 @@ import Testing
         let gone = try await Self.send(.GET, "/\(first.bucket)/only-here.txt", to: second)
         #expect(String(decoding: gone.body, as: UTF8.self).contains("NoSuchBucket"), "status \(gone.status)")
     }
+
+    /// A cluster of its own whose owner is a `sleep`: killing the owner must stop every daemon
+    /// and remove the folder (a test run killed outright leaves nothing behind), which the
+    /// shared gateway relies on.
+    @Test func aGatewayWhoseOwnerDiesIsStoppedAndRemoved() async throws {
+        let parent = try TemporaryDirectory(prefix: "ceph-owner")
+        defer { parent.remove() }
+        let folder = parent.file("cluster").path
+        let owner = Process()
+        owner.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        owner.arguments = ["600"]
+        try owner.run()
+        let started = try await Self.offThread {
+            try TestCommand.run(["env", "CEPH_RGW_OWNER_PID=\(owner.processIdentifier)", CephRGWServer.script, "start", folder])
+        }
+        #expect(started.output.hasPrefix("endpoint=http://127.0.0.1:"), "\(started.output)")
+        let recorded = try String(contentsOfFile: folder + "/pids", encoding: .utf8).split(separator: "\n")
+            .map { $0.split(separator: " ") }.compactMap { words in Int32(words[0]).map { ($0, String(words[1])) } }
+        #expect(Set(recorded.map(\.1)) == ["owner-watch", "mon.a", "osd.0", "client.rgw.a"])
+        #expect(recorded.allSatisfy { Self.runs($0.0) })
+
+        kill(owner.processIdentifier, SIGKILL)
+        owner.waitUntilExit()
+        // The script's own pidfd wait: returns when the watcher has stopped the cluster and removed the folder.
+        let watcher = try #require(recorded.first { $0.1 == "owner-watch" }?.0)
+        let waited = try await Self.offThread { try TestCommand.run([CephRGWServer.script, "wait-owner", String(watcher)]) }
+        #expect(waited.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: folder))
+        for (pid, name) in recorded {
+            #expect(!Self.runs(pid), "\(name) (pid \(pid)) still runs")
+        }
+    }
+
+    /// Whether `pid` runs (a zombie waiting for its reaper does not).
+    static func runs(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        let state = stat[stat.index(after: close)...].split(separator: " ").first
+        return state != "Z" && state != "X"
+    }
+
+    /// Runs a blocking command on a thread of its own, so that no cooperative thread waits for it.
+    static func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
 }

@@ -26,6 +26,8 @@ public final class CephRGWServer: Sendable {
     public let scratch: TemporaryDirectory
     /// The gateway's folder: its daemons' logs are in `log/`.
     public let cluster: String
+    /// `scripts/lib/ceph-rgw`, for tests of the script itself.
+    public static var script: String { CephRGWGateway.script }
 
     /// Starts the process's gateway when it is not running yet, and makes a bucket on it.
     ///
