@@ -72,4 +72,40 @@ import Testing
         #expect(stats["trailers_refused"] == 1 && stats["forwarded"] == 0, "no retry: \(stats)")
         #expect(try s3.objects().isEmpty)
     }
+
+    /// A store that takes no checksum headers at all (Backblaze B2: `InvalidArgument: Unsupported
+    /// header 'x-amz-sdk-checksum-algorithm'` on PutObject and UploadPart): with `auto`, a small
+    /// file and a file of three parts both arrive byte-identical, the multipart one after its
+    /// refused upload was aborted and another started with Content-MD5 parts.
+    @Test func anAutoChecksumFallsBackOnAStoreThatTakesNoChecksumHeaders() async throws {
+        let s3 = try MotoS3Server()
+        defer { s3.stop() }
+        let proxy = try S3ChecksumProxy(in: s3, b2: true)
+        defer { proxy.stop() }
+        let scratch = try TemporaryDirectory(prefix: "s3-b2")
+        let lines = S3ResumeUploadTests.Lines()
+        let big = scratch.file("big.bin")
+        try PseudoRandomFile.write(to: big, size: 12 * 1024 * 1024 + 7, seed: 11)
+        let target = try S3Target(parameters: FlowParameters(["url": .string("s3://\(s3.bucket)/"), "endpoint": .string(proxy.endpoint),
+                                                              "partSize": .string("5MiB")], operation: "UploadFileOp"), environment: [:])
+        let credentials = S3Credentials(accessKeyID: s3.accessKeyID, secretAccessKey: s3.secretAccessKey)
+        let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region), objectHeaders: [],
+                              timeout: 60)
+        var upload = S3Upload(client: client, key: "big.bin", checksum: .crc64nvme, retry: .none) { lines.append($0) }
+        upload.fallsBackFromTrailer = true
+        let outcome = try await upload.upload(.path(big.path, name: "big.bin"), deadline: .now() + .seconds(120))
+        #expect(try s3.object("big.bin") == Data(contentsOf: big))
+        #expect(outcome.parts == 3 && outcome.algorithm == .md5, "\(outcome)")
+        #expect(lines.contains("the store at \(proxy.endpoint) does not take checksum headers on multipart uploads; sending Content-MD5 instead"),
+                "\(lines.all)")
+        #expect(try s3.multipartUploads().isEmpty, "the refused upload was aborted")
+
+        let small = scratch.file("small.bin")
+        try Data(repeating: 9, count: 3_000).write(to: small)
+        let single = try await Self.upload(s3, endpoint: proxy.endpoint, key: "small.bin", checksum: .crc64nvme, auto: true, lines: lines)
+            .upload(.path(small.path, name: "small.bin"), deadline: .now() + .seconds(60))
+        #expect(try s3.object("small.bin") == Data(contentsOf: small))
+        #expect(single.algorithm == .md5)
+        #expect((try proxy.stats()["headers_refused"] ?? 0) >= 1)
+    }
 }

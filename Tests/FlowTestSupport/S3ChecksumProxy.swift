@@ -15,11 +15,15 @@ public final class S3ChecksumProxy: @unchecked Sendable {
 
     /// Starts the proxy in front of `server`.
     ///
-    /// - Parameter pacific: be a store that refuses trailing checksums as Ceph RGW 16 does (400
-    ///   `XAmzContentSHA256Mismatch` to `STREAMING-UNSIGNED-PAYLOAD-TRAILER`), flipping no byte.
-    public init(in server: MotoS3Server, pacific: Bool = false) throws {
+    /// - Parameters:
+    ///   - pacific: be a store that refuses trailing checksums as Ceph RGW 16 does (400
+    ///     `XAmzContentSHA256Mismatch` to `STREAMING-UNSIGNED-PAYLOAD-TRAILER`), flipping no byte.
+    ///   - b2: be a store that refuses every checksum header as Backblaze B2 does (400
+    ///     `InvalidArgument: Unsupported header '…'`), flipping no byte.
+    public init(in server: MotoS3Server, pacific: Bool = false, b2: Bool = false) throws {
         let port = try LoopbackPort.free()
-        guard let process = try MotoS3Server.startScript([String(port), server.endpoint] + (pacific ? ["pacific"] : []), script: Self.script,
+        let mode = pacific ? ["pacific"] : b2 ? ["b2"] : []
+        guard let process = try MotoS3Server.startScript([String(port), server.endpoint] + mode, script: Self.script,
                                                           listeningOn: port, stdin: stdinPipe,
                                                           within: 10) else {
             throw TestSupportError("the S3 checksum proxy did not start on port \(port)")

@@ -65,6 +65,31 @@ extension S3Upload {
         }
     }
 
+    /// A multipart upload with the op's checksum, or, where the store refuses checksum headers
+    /// (Backblaze B2 answers `InvalidArgument: Unsupported header 'x-amz-sdk-checksum-algorithm'`
+    /// to a part) and the checksum is `auto`, with `Content-MD5` on each part instead: the refused
+    /// upload was aborted as a permanent failure aborts it, and a new one starts at once.
+    func uploadInPartsFallingBack(_ source: PartSource, partSize: Int, deadline: NIODeadline, action: String) async throws -> Outcome {
+        guard fallsBackFromTrailer, checksum.s3Name != nil else {
+            return try await uploadInParts(source, partSize: partSize, deadline: deadline, action: action)
+        }
+        if !Self.refusesTrailer(endpointName) {
+            do {
+                return try await uploadInParts(source, partSize: partSize, deadline: deadline, action: action)
+            } catch let error as FlowStandardOpError where Self.isTrailerRefusal(error) {
+                if Self.rememberTrailerRefused(endpointName) {
+                    log("the store at \(endpointName) does not take checksum headers on multipart uploads; sending Content-MD5 instead")
+                }
+            }
+        }
+        var plain = self
+        plain.checksum = .md5
+        plain.fallsBackFromTrailer = false
+        var outcome = try await plain.uploadInParts(source, partSize: partSize, deadline: deadline, action: action)
+        outcome.algorithm = .md5
+        return outcome
+    }
+
     /// Sends the whole file, read into memory, as a signed `PUT` with `Content-MD5`: the form every
     /// S3-compatible store takes. Its checksum is recorded as MD5 (what such a store keeps, as the
     /// ETag of a single `PUT`).

@@ -102,7 +102,7 @@ struct S3Upload: Sendable {
         guard size > Int64(partSize) else {
             return try await putWhole(source, deadline: deadline, action: action)
         }
-        return try await uploadInParts(source, partSize: partSize, deadline: deadline, action: action)
+        return try await uploadInPartsFallingBack(source, partSize: partSize, deadline: deadline, action: action)
     }
 
     /// The part size for a file: the preferred one, larger when 10,000 parts would not hold the

@@ -1,7 +1,7 @@
 """A proxy in front of an S3 server (moto) that checks upload checksums as S3 does, and flips one
 byte of the first try of every object PUT and part PUT on the way.
 
-  s3_checksum_proxy.py PORT UPSTREAM [pacific]
+  s3_checksum_proxy.py PORT UPSTREAM [pacific|b2]
 
 moto keeps the checksum it is sent without recomputing it; this proxy recomputes it over the body
 as it arrives (aws-chunked with a trailer, or plain with x-amz-checksum-* or Content-MD5) and
@@ -15,6 +15,11 @@ With `pacific`, it is a store that does not know trailing checksums, as Ceph RGW
 answers them: no byte is flipped, and a PUT whose x-amz-content-sha256 is
 STREAMING-UNSIGNED-PAYLOAD-TRAILER gets 400 XAmzContentSHA256Mismatch (the gateway takes the words
 for the payload's hash); every other request goes on as it is.
+
+With `b2`, it is a store that takes no checksum headers at all, as Backblaze B2 answers them: a
+request naming one (x-amz-sdk-checksum-algorithm, x-amz-checksum-algorithm, x-amz-checksum-*,
+x-amz-trailer) gets 400 InvalidArgument "Unsupported header 'NAME' received for this API call."
+(counted in "headers_refused").
 """
 import base64
 import hashlib
@@ -79,9 +84,11 @@ def decode_chunked(body):
 
 def main():
     port, upstream = int(sys.argv[1]), urllib.parse.urlparse(sys.argv[2])
-    pacific = len(sys.argv) > 3 and sys.argv[3] == "pacific"
+    mode = sys.argv[3] if len(sys.argv) > 3 else ""
+    pacific, b2 = mode == "pacific", mode == "b2"
     seen, lock = set(), threading.Lock()
-    stats = {"puts": 0, "corrupted": 0, "refused": 0, "forwarded": 0, "trailers_refused": 0, "flow_agents": 0, "other_agents": 0}
+    stats = {"puts": 0, "corrupted": 0, "refused": 0, "forwarded": 0, "trailers_refused": 0, "headers_refused": 0,
+             "flow_agents": 0, "other_agents": 0}
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -109,7 +116,15 @@ def main():
                     stats["trailers_refused"] += 1
                 return self.answer(400, b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>XAmzContentSHA256Mismatch</Code>'
                                         b'<BucketName>photos</BucketName><RequestId>tx0</RequestId><HostId>h</HostId></Error>')
-            if self.command == "PUT" and not pacific:
+            unsupported = [name for name in self.headers.keys()
+                           if name.lower().startswith("x-amz-checksum") or name.lower() in ("x-amz-sdk-checksum-algorithm", "x-amz-trailer")]
+            if b2 and unsupported:
+                with lock:
+                    stats["headers_refused"] += 1
+                message = "Unsupported header '%s' received for this API call." % unsupported[0].lower()
+                return self.answer(400, ('<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidArgument</Code>'
+                                         '<Message>%s</Message></Error>' % message).encode())
+            if self.command == "PUT" and not (pacific or b2):
                 chunked = self.headers.get("x-amz-content-sha256") == "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
                 data, trailers = decode_chunked(body) if chunked else (body, {})
                 with lock:
