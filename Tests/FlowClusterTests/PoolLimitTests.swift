@@ -54,9 +54,17 @@ import Testing
         }
     }
 
+    /// The pool and the run keep the default heartbeat (1 s, liveness 3), not the tests' fast one:
+    /// in a debug build on a loaded 2-core machine, encoding and sending this run's 1.6 MB SUBMIT
+    /// once took the client past the fast heartbeat's 0.6 s window, and the pool dropped it as
+    /// silent before its tasks arrived (a clean-clone CI run here: 'left: no message for 0.6 s;
+    /// dropped 0 waiting tasks', three times, then the task was given up).
     @Test func tasksPastTheQueuedBytesFailWithThePoolsReasonAndTheRunEnds() async throws {
         try await withCluster { cluster in
-            let (pool, endpoint) = try await PoolTests.startPool(cluster, extra: ["--max-queued-bytes", "1MiB"])
+            let pool = try cluster.coordinator(["pool", "--bind", "tcp://127.0.0.1:*", "--max-queued-bytes", "1MiB"], label: "pool")
+            #expect(await pool.waitForStderr(containing: "pool listening on ", timeout: 10), "\(pool.transcript)")
+            let listening = pool.stderr.split(separator: "\n").first { $0.contains("pool listening on ") } ?? ""
+            let endpoint = try #require(listening.firstMatch(of: #/pool listening on (tcp://[0-9.]+:[0-9]+)/#)?.1).description
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 1)
             // Every task carries 100 KiB in its command: one runs (held at the gate), at most ten
             // wait, and the others would take the waiting bytes past 1 MiB.
@@ -75,7 +83,8 @@ import Testing
                       with: {command: "while [ ! -e \(gate) ]; do sleep 0.05; done; printf %s \\"$1\\" # \(String(repeating: "x", count: 100 << 10))", shell: true}
 
                 """
-            let run = try PoolTests.run(cluster, try cluster.write("heavy.yaml", flow), pool: endpoint, label: "heavy")
+            let run = try cluster.coordinator(["run", try cluster.write("heavy.yaml", flow), "--pool", endpoint, "--worker-timeout", "30"],
+                                              label: "heavy")
             #expect(await pool.waitForStderr(containing: "bytes waiting (--max-queued-bytes)", timeout: 30), "\(pool.stderr)")
             _ = try cluster.write("gate", "")
             #expect(await run.waitForExit(timeout: 60) == .exit(1), "\(run.transcript)")
