@@ -24,6 +24,11 @@ extension S3Upload {
     /// Remembers that `endpoint` refuses trailing checksums; `true` the first time.
     static func rememberTrailerRefused(_ endpoint: String) -> Bool { trailerRefused.withLock { $0.insert(endpoint).inserted } }
 
+    /// The endpoints that refused checksum headers on a multipart upload (B2), for this process's
+    /// life: apart from ``trailerRefused``, since a store may refuse the trailer form and take the
+    /// headers (Ceph RGW 16 takes, and ignores, a part's checksum).
+    static let checksumHeadersRefused = Mutex<Set<String>>([])
+
     /// Whether `error`, the answer to a `PUT` in the trailer form, says the store does not take
     /// that form (rather than that the bytes changed: the form carries no payload hash to mismatch).
     static func isTrailerRefusal(_ error: FlowStandardOpError) -> Bool {
@@ -73,11 +78,12 @@ extension S3Upload {
         guard fallsBackFromTrailer, checksum.s3Name != nil else {
             return try await uploadInParts(source, partSize: partSize, deadline: deadline, action: action)
         }
-        if !Self.refusesTrailer(endpointName) {
+        let endpoint = endpointName
+        if !Self.checksumHeadersRefused.withLock({ $0.contains(endpoint) }) {
             do {
                 return try await uploadInParts(source, partSize: partSize, deadline: deadline, action: action)
             } catch let error as FlowStandardOpError where Self.isTrailerRefusal(error) {
-                if Self.rememberTrailerRefused(endpointName) {
+                if Self.checksumHeadersRefused.withLock({ $0.insert(endpoint).inserted }) {
                     log("the store at \(endpointName) does not take checksum headers on multipart uploads; sending Content-MD5 instead")
                 }
             }
