@@ -22,7 +22,7 @@ extension ClusterIntegrationTests {
             return folder
         }
 
-        static func flow(endpoint: String, extra: String = "", retry: String = "", budget: String = "") -> String {
+        static func flow(endpoint: String, bucket: String = "photos", extra: String = "", retry: String = "", budget: String = "") -> String {
             """
             flow: s3-upload
             bucket: {folder: ./photos}
@@ -35,7 +35,7 @@ extension ClusterIntegrationTests {
                   output: objects
                   maxConcurrent: 4\(retry.isEmpty ? "" : "\n      retry: \(retry)")\(budget.isEmpty ? "" : "\n      maxFailures: \(budget)")
                   with:
-                    url: s3://photos/2026/
+                    url: s3://\(bucket)/2026/
                     endpoint: \(endpoint)
                     partSize: 5MiB
                     partConcurrency: 2\(extra.isEmpty ? "" : "\n        " + extra)

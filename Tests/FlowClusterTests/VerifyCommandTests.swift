@@ -44,7 +44,7 @@ extension ClusterIntegrationTests {
 
                 let clean = try await Self.verify(cluster, [runID], label: "clean")
                 #expect(clean.termination == .exit(0), "\(clean.transcript)")
-                #expect(clean.stdout == "verified 4 objects: 4 ok, 0 missing, 0 changed\n", "\(clean.transcript)")
+                #expect(clean.stdout == "verified 4 objects: 4 ok (4 by size only), 0 missing, 0 changed\n", "\(clean.transcript)")
 
                 try FileManager.default.removeItem(at: server.storedFile("/v/a.bin"))
                 try Data(repeating: 9, count: 10).write(to: server.storedFile("/v/b.bin"))
@@ -54,16 +54,17 @@ extension ClusterIntegrationTests {
                 #expect(broken.stdout.contains("\(server.url("/v/a.bin")): missing\n"), "\(broken.stdout)")
                 #expect(broken.stdout.contains("\(server.url("/v/b.bin")): size 2000 ≠ 10\n"), "\(broken.stdout)")
                 #expect(!broken.stdout.contains("c.bin"), "a HEAD cannot see a same-size change without an ETag: \(broken.stdout)")
-                #expect(broken.stdout.hasSuffix("verified 4 objects: 2 ok, 1 missing, 1 changed\n"), "\(broken.stdout)")
+                #expect(broken.stdout.hasSuffix("verified 4 objects: 2 ok (2 by size only), 1 missing, 1 changed\n"), "\(broken.stdout)")
                 let report = try String(contentsOfFile: cluster.path("verify.json"), encoding: .utf8)
                 #expect(report.contains(#""missing" : 1"#) && report.contains(#""changed" : 1"#), "\(report)")
+                #expect(report.contains(#""size" : 2"#), "the two objects as recorded were compared by size alone: \(report)")
 
                 let deep = try await Self.verify(cluster, [runID, "--deep"], label: "deep")
                 #expect(deep.termination == .exit(1), "\(deep.transcript)")
                 let recorded = UploadChecksum.sha256.base64(of: Data(repeating: 3, count: 3_000)) ?? ""
                 let stored = UploadChecksum.sha256.base64(of: Data(repeating: 9, count: 3_000)) ?? ""
                 #expect(deep.stdout.contains("\(server.url("/v/c.bin")): sha256 \(recorded) ≠ \(stored)\n"), "\(deep.stdout)")
-                #expect(deep.stdout.hasSuffix("verified 4 objects: 1 ok, 1 missing, 2 changed\n"), "\(deep.stdout)")
+                #expect(deep.stdout.hasSuffix("verified 4 objects: 1 ok (1 by checksum), 1 missing, 2 changed\n"), "\(deep.stdout)")
                 #expect(server.accessLog().filter { $0.method == "GET" }.count == 4, "--deep reads every object")
             }
         }
@@ -106,7 +107,7 @@ extension ClusterIntegrationTests.S3Uploads {
 
             let clean = try await ClusterIntegrationTests.VerifyCommand.verify(cluster, [journal], environment: s3.credentialsEnvironment)
             #expect(clean.termination == .exit(0), "\(clean.transcript)")
-            #expect(clean.stdout == "verified 3 objects: 3 ok, 0 missing, 0 changed\n", "\(clean.transcript)")
+            #expect(clean.stdout == "verified 3 objects: 3 ok (3 by checksum), 0 missing, 0 changed\n", "\(clean.transcript)")
 
             try Self.boto3(s3, """
                 s3.delete_object(Bucket="photos", Key="2026/photo 0.jpg")
@@ -116,7 +117,7 @@ extension ClusterIntegrationTests.S3Uploads {
             #expect(broken.termination == .exit(1), "\(broken.transcript)")
             #expect(broken.stdout.contains("s3://photos/2026/photo 0.jpg: missing\n"), "\(broken.stdout)")
             #expect(broken.stdout.contains("s3://photos/2026/photo 1.jpg: "), "\(broken.stdout)")
-            #expect(broken.stdout.hasSuffix("verified 3 objects: 1 ok, 1 missing, 1 changed\n"), "\(broken.stdout)")
+            #expect(broken.stdout.hasSuffix("verified 3 objects: 1 ok (1 by checksum), 1 missing, 1 changed\n"), "\(broken.stdout)")
 
             let deep = try await ClusterIntegrationTests.VerifyCommand.verify(cluster, [journal, "--deep"], environment: s3.credentialsEnvironment)
             #expect(deep.termination == .exit(1), "\(deep.transcript)")
@@ -155,7 +156,7 @@ extension ClusterIntegrationTests.S3Uploads {
 
             let verify = try await ClusterIntegrationTests.VerifyCommand.verify(cluster, [path], environment: s3.credentialsEnvironment)
             #expect(verify.termination == .exit(0), "\(verify.transcript)")
-            #expect(verify.stdout == "verified 2 objects: 2 ok, 0 missing, 0 changed\n", "\(verify.transcript)")
+            #expect(verify.stdout == "verified 2 objects: 2 ok (2 by checksum), 0 missing, 0 changed\n", "\(verify.transcript)")
         }
     }
 }

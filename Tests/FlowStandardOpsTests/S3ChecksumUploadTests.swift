@@ -15,7 +15,7 @@ import Testing
 /// it"), so these tests prove what is sent, signed and stored, and the values are checked here
 /// against the bytes; a refusal is checked with the store's own error answer.
 @Suite(.serialized) struct S3ChecksumUploadTests {
-    static func upload(_ s3: MotoS3Server, _ input: FileInput, key: String, checksum: UploadChecksum,
+    static func upload(_ s3: any S3TestStore, _ input: FileInput, key: String, checksum: UploadChecksum,
                        partSize: String = "5MiB") async throws -> S3Upload.Outcome {
         let target = try S3Target(parameters: FlowParameters(["url": .string("s3://\(s3.bucket)/"), "endpoint": .string(s3.endpoint),
                                                               "partSize": .string(partSize), "partConcurrency": .integer(2)],

@@ -76,6 +76,13 @@ public final class CephRGWServer: Sendable {
         return try JSONDecoder().decode([String: Int].self, from: Data(result.output.utf8))
     }
 
+    /// The multipart uploads in progress in the bucket (`ListMultipartUploads`): their keys.
+    public func multipartUploads() throws -> [String] {
+        let result = try admin(["uploads", endpoint, bucket])
+        guard result.status == 0 else { throw TestSupportError("ListMultipartUploads failed: \(result.output)") }
+        return try JSONDecoder().decode([[String: String]].self, from: Data(result.output.utf8)).compactMap { $0["key"] }
+    }
+
     /// Removes the bucket with everything in it (the OSD keeps objects in memory) and the scratch
     /// folder; the gateway runs on for the other tests.
     public func stop() {

@@ -128,8 +128,9 @@ extension S3Upload {
         let answer = String(decoding: completed.excerpt, as: UTF8.self)
         let objectChecksum = element.flatMap { S3ErrorResponse.value(of: $0, in: answer) }
             ?? Self.compositeChecksum(checksum, parts: parts.compactMap(\.checksum))
-        return Outcome(size: 0, parts: parts.count, checksum: objectChecksum, etag: S3ErrorResponse.value(of: "ETag", in: answer),
-                       uploadID: uploadID, completedParts: parts)
+        // An empty `<ETag></ETag>` (Ceph RGW 16) is no ETag: verify computes one from the parts'.
+        let etag = S3ErrorResponse.value(of: "ETag", in: answer).flatMap { UploadManifestEntry.unquoted($0) == nil ? nil : $0 }
+        return Outcome(size: 0, parts: parts.count, checksum: objectChecksum, etag: etag, uploadID: uploadID, completedParts: parts)
     }
 
     /// Sends every part the store does not have, `partConcurrency` at once, and returns all the

@@ -1,8 +1,20 @@
 import Flow
 
 /// What `VerifyObjectOp` found for one recorded object, compared with what the run recorded
-/// (``UploadManifestEntry``): its group output, a map `{target, status, detail}`.
+/// (``UploadManifestEntry``): its group output, a map `{target, status, detail, by}`.
 public struct ObjectCheck: Sendable, Hashable {
+    /// What a check compared besides the size, the strongest the store and the record allowed.
+    public enum Basis: String, Sendable, CaseIterable {
+        /// A checksum: the one the store keeps, or (deep) the one the bytes read back hash to.
+        case checksum
+        /// An ETag: the store's, against the recorded one or the one computed from the recorded
+        /// parts' ETags (a multipart object on a store whose `CompleteMultipartUpload` named none);
+        /// deep, the MD5 of each part (or of the object) read back.
+        case etag
+        /// The size alone: neither the store nor the record had anything more to compare.
+        case size
+    }
+
     /// How the stored object compares.
     public enum Status: String, Sendable, CaseIterable {
         /// As recorded.
@@ -20,17 +32,22 @@ public struct ObjectCheck: Sendable, Hashable {
     /// What differs, one difference a clause: `size 10 ≠ 12`, `crc64nvme X ≠ Y`, `etag "a" ≠ "b"`
     /// (recorded first, then stored); empty when nothing does.
     public var detail: String
+    /// What the check compared, `nil` for a missing object (and from a worker that did not say).
+    public var basis: Basis?
 
     /// Creates a check.
-    public init(target: String, status: Status, detail: String = "") {
+    public init(target: String, status: Status, detail: String = "", basis: Basis? = nil) {
         self.target = target
         self.status = status
         self.detail = detail
+        self.basis = basis
     }
 
-    /// The check as the group collects it.
+    /// The check as the group collects it (`by` holds the basis).
     public var flowValue: FlowValue {
-        .map(["target": .string(target), "status": .string(status.rawValue), "detail": .string(detail)])
+        var map: [String: FlowValue] = ["target": .string(target), "status": .string(status.rawValue), "detail": .string(detail)]
+        map["by"] = basis.map { .string($0.rawValue) }
+        return .map(map)
     }
 
     /// The check a group output holds, `nil` for anything else.
@@ -38,7 +55,8 @@ public struct ObjectCheck: Sendable, Hashable {
         let map = (value as? FlowValue)?.anyValue ?? value
         guard let map = map as? [String: Any], let target = map["target"] as? String,
               let status = (map["status"] as? String).flatMap(Status.init(rawValue:)) else { return nil }
-        self.init(target: target, status: status, detail: map["detail"] as? String ?? "")
+        self.init(target: target, status: status, detail: map["detail"] as? String ?? "",
+                  basis: (map["by"] as? String).flatMap(Basis.init(rawValue:)))
     }
 
     /// The differences between what was recorded and what is stored, in order; empty when none.
@@ -47,17 +65,28 @@ public struct ObjectCheck: Sendable, Hashable {
     ///   - entry: what the run recorded.
     ///   - size: the stored size, `nil` when the store did not say it.
     ///   - checksum: the stored checksum of the entry's algorithm in base64, `nil` when unknown.
-    ///   - etag: the stored ETag, `nil` when the store sent none.
+    ///   - etag: the stored ETag, `nil` (or empty) when the store sent none.
     static func differences(_ entry: UploadManifestEntry, size: Int64?, checksum: String?, etag: String?) -> [String] {
+        compare(entry, size: size, checksum: checksum, etag: etag).differences
+    }
+
+    /// The differences between what was recorded and what is stored, and what was compared: the
+    /// size, then the stored checksum where the store keeps one and the run recorded one, else the
+    /// ETag (the recorded one, or the one the recorded parts' ETags make), else nothing more. The
+    /// ETag only when the checksum cannot say: a store's ETag may change on a copy that leaves
+    /// the bytes as they were.
+    static func compare(_ entry: UploadManifestEntry, size: Int64?, checksum: String?, etag: String?)
+        -> (differences: [String], basis: Basis) {
         var found: [String] = []
         if let size, size != entry.size { found.append("size \(entry.size) ≠ \(size)") }
-        if let recorded = entry.checksum, let checksum, recorded != checksum {
-            found.append("\(entry.algorithm) \(recorded) ≠ \(checksum)")
-        } else if entry.checksum == nil || checksum == nil, let recorded = entry.etag, let etag, recorded != etag {
-            // The ETag only when the checksum cannot say: a store's ETag may change on a copy
-            // that leaves the bytes as they were.
-            found.append("etag \(recorded) ≠ \(etag)")
+        if let recorded = entry.checksum, let checksum {
+            if recorded != checksum { found.append("\(entry.algorithm) \(recorded) ≠ \(checksum)") }
+            return (found, .checksum)
         }
-        return found
+        if let expected = entry.expectedETag, let stored = etag.flatMap(UploadManifestEntry.unquoted) {
+            if expected != stored { found.append("etag \"\(expected)\" ≠ \"\(stored)\"") }
+            return (found, .etag)
+        }
+        return (found, .size)
     }
 }

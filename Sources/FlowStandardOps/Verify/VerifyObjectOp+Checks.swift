@@ -26,9 +26,9 @@ extension VerifyObjectOp {
         let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
         let algorithm = UploadChecksum(rawValue: entry.algorithm) ?? .none
         if deep {
-            let hash = StreamedHash(algorithm)
+            let hash = StreamedHash(entry)
             let head = try await client.get(key: key, deadline: deadline, action: "reading \(entry.target) failed") { hash.consume($0) }
-            return try verdict(entry, head: head, size: hash.count, checksum: deepChecksum(entry, hash))
+            return try verdict(entry, head: head, read: hash)
         }
         let head = try await client.head(key: key, checksumMode: algorithm.s3Name != nil, deadline: deadline,
                                          action: "checking \(entry.target) failed")
@@ -43,18 +43,11 @@ extension VerifyObjectOp {
         let request = UploadRequest(method: .put, headers: headers, timeout: timeout, tls: try tlsConfiguration())
         let algorithm = UploadChecksum(rawValue: entry.algorithm) ?? .none
         if deep {
-            let hash = StreamedHash(algorithm)
+            let hash = StreamedHash(entry)
             let head = try await request.get(url) { hash.consume($0) }
-            return try verdict(entry, head: head, size: hash.count, checksum: deepChecksum(entry, hash))
+            return try verdict(entry, head: head, read: hash)
         }
         let head = try await request.head(of: url)
         return try verdict(entry, head: head, size: head.size, checksum: head.checksum(algorithm))
-    }
-
-    /// The hash of what a deep check read, when it can be compared with the entry's: not for a
-    /// composite checksum of parts.
-    private func deepChecksum(_ entry: UploadManifestEntry, _ hash: StreamedHash) -> String? {
-        guard Self.isWholeObjectChecksum(entry) else { return nil }
-        return hash.base64
     }
 }

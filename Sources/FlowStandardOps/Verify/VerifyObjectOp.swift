@@ -2,7 +2,6 @@ import Flow
 import Foundation
 import NIOCore
 import NIOSSL
-import Synchronization
 
 /// Checks one object a run uploaded against the store: the group op of `flow-coordinator
 /// verify`, one element per `manifest {…}` line of the run's journal.
@@ -14,8 +13,9 @@ import Synchronization
 ///
 /// Parameters:
 /// - `deep` (bool, default false): read the object back (a streamed `GET`, nothing kept) and
-///   hash it with the entry's algorithm, so that a change of the same size is found even where
-///   the store keeps no checksum; without it, a `HEAD`.
+///   hash it, so that a change of the same size is found whatever the store keeps: against the
+///   entry's whole-object checksum, else each recorded part's checksum, else each part's (or the
+///   object's) MD5 against its recorded ETag; without it, a `HEAD`.
 /// - `endpoint`, `region`, `pathStyle`: for `s3://` targets, as `UploadFileOp` takes them; the
 ///   op's `endpoint` and `region` win over those the entry recorded, which win over the
 ///   environment's (`AWS_ENDPOINT_URL_S3`, `AWS_REGION`, …).
@@ -23,7 +23,9 @@ import Synchronization
 /// - `timeout` (seconds, default 300), `caFile`: as `UploadFileOp` takes them.
 ///
 /// On S3 the `HEAD` asks for the stored checksum (`x-amz-checksum-mode: ENABLED`) and compares
-/// the size and that checksum, else the ETag. On HTTP it compares `Content-Length`, an
+/// the size and that checksum, else the ETag (an empty recorded ETag is none: a multipart
+/// object's is then computed from its parts' ETags), else the size alone; ``ObjectCheck/basis``
+/// says which. On HTTP it compares `Content-Length`, an
 /// `x-amz-checksum-ALG` header if the server sends one, and the ETag when both the entry and
 /// the answer have one. A 404 is `missing`; any other status outside 2xx, and a connection that
 /// fails, fail the element (5xx and transport failures as transient, for the step's `retry`).
@@ -123,45 +125,24 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
         guard head.exists else {
             throw FlowStandardOpError(.httpStatus, "checking \(entry.target) failed: HTTP \(head.status)", status: head.status)
         }
-        let found = ObjectCheck.differences(entry, size: size, checksum: checksum, etag: head.etag)
-        return ObjectCheck(target: entry.target, status: found.isEmpty ? .ok : .changed, detail: found.joined(separator: ", "))
+        let (found, basis) = ObjectCheck.compare(entry, size: size, checksum: checksum, etag: head.etag)
+        return ObjectCheck(target: entry.target, status: found.isEmpty ? .ok : .changed, detail: found.joined(separator: ", "), basis: basis)
     }
 
-    /// Whether the entry's checksum can be compared with a whole object's hash: not a composite
-    /// one of parts (`-N`).
-    static func isWholeObjectChecksum(_ entry: UploadManifestEntry) -> Bool {
-        guard let checksum = entry.checksum else { return false }
-        return !checksum.contains("-")
+    /// What a deep check compares once it read the object back: a 404 is missing, another status
+    /// outside 2xx fails the element.
+    func verdict(_ entry: UploadManifestEntry, head: ObjectHead, read: StreamedHash) throws -> ObjectCheck {
+        if head.status == 404 { return ObjectCheck(target: entry.target, status: .missing) }
+        guard head.exists else {
+            throw FlowStandardOpError(.httpStatus, "checking \(entry.target) failed: HTTP \(head.status)", status: head.status)
+        }
+        let (found, basis) = ObjectCheck.compare(entry, read: read.digests())
+        return ObjectCheck(target: entry.target, status: found.isEmpty ? .ok : .changed, detail: found.joined(separator: ", "), basis: basis)
     }
 
     /// The TLS settings for `caFile`, read on this machine; `nil` without one.
     func tlsConfiguration() throws -> TLSConfiguration? {
         try caFile.map(CertificateAuthorityFile.tlsConfiguration(path:))
-    }
-
-    /// A running hash of the entry's algorithm fed by a streamed body, and its byte count.
-    ///
-    /// Fed by one task at a time, from the body's loop; the lock makes that the compiler's
-    /// knowledge rather than a promise (uncontended, once a chunk).
-    final class StreamedHash: Sendable {
-        private let state: Mutex<(hasher: UploadChecksumHasher?, count: Int64)>
-
-        init(_ algorithm: UploadChecksum) {
-            state = Mutex((algorithm.makeHasher(), 0))
-        }
-
-        func consume(_ buffer: ByteBuffer) {
-            state.withLock { state in
-                state.count += Int64(buffer.readableBytes)
-                buffer.withUnsafeReadableBytes { state.hasher?.update($0) }
-            }
-        }
-
-        /// The bytes consumed so far.
-        var count: Int64 { state.withLock { $0.count } }
-
-        /// The hash of what was consumed, base64; `nil` for an entry without an algorithm.
-        var base64: String? { state.withLock { $0.hasher?.base64 } }
     }
 }
 

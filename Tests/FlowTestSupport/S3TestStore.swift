@@ -1,0 +1,77 @@
+import Foundation
+
+/// A bucket on a real S3 API for a test: moto's server (``MotoS3Server``) or a real Ceph object
+/// gateway (``CephRGWServer``), so that one test can run against each.
+///
+/// ```swift
+/// @Test(arguments: S3TestStoreKind.allCases)
+/// func uploads(_ kind: S3TestStoreKind) async throws {
+///     let s3 = try await kind.start()
+///     defer { s3.stop() }
+///     // flows name s3://\(s3.bucket)/ at s3.endpoint, signed with s3.credentialsEnvironment
+/// }
+/// ```
+public protocol S3TestStore: AnyObject, Sendable {
+    /// `http://127.0.0.1:PORT`.
+    var endpoint: String { get }
+    /// The test's bucket.
+    var bucket: String { get }
+    /// The access key id and secret that sign.
+    var accessKeyID: String { get }
+    var secretAccessKey: String { get }
+    /// For files the test writes or reads back.
+    var scratch: TemporaryDirectory { get }
+    /// The environment that signs with the store's key (and clears any other AWS settings).
+    var credentialsEnvironment: [String: String] { get }
+    /// An object's bytes, read back with boto3.
+    func object(_ key: String) throws -> Data
+    /// The bucket's keys and sizes.
+    func objects() throws -> [String: Int]
+    /// The keys of the multipart uploads in progress.
+    func multipartUploads() throws -> [String]
+    /// Stops what the store started for the test.
+    func stop()
+}
+
+/// The stores a test can run against.
+public enum S3TestStoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    /// moto's server: every signature checked, checksums kept as sent.
+    case moto
+    /// radosgw 16.2 "Pacific": refuses the trailer form of a single `PUT`, keeps no checksum,
+    /// answers `CompleteMultipartUpload` with an empty ETag.
+    case ceph
+
+    public var description: String { rawValue }
+
+    /// Starts a store of this kind with a bucket named (or, on Ceph, starting with) `bucket`.
+    public func start(bucket: String = "photos") async throws -> any S3TestStore {
+        switch self {
+        case .moto: return try MotoS3Server(bucket: bucket)
+        case .ceph: return try await CephRGWServer(bucket: bucket)
+        }
+    }
+
+    /// Deletes and overwrites objects behind a run's back: `script` is Python with `s3`, a boto3
+    /// client of the store, and `bucket`, the store's bucket.
+    public static func boto3(_ s3: any S3TestStore, _ script: String) throws {
+        let code = """
+            import boto3, sys
+            s3 = boto3.client("s3", endpoint_url="\(s3.endpoint)", region_name="us-east-1")
+            bucket = "\(s3.bucket)"
+            \(script)
+            """
+        let sorted = s3.credentialsEnvironment.sorted { $0.key < $1.key }
+        let unset = sorted.filter { $0.value.isEmpty }.flatMap { ["-u", $0.key] }
+        let set = sorted.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }
+        let result = try TestCommand.run(["env"] + unset + set + ["python3", "-c", code])
+        guard result.status == 0 else { throw TestSupportError("boto3 failed: \(result.output)") }
+    }
+}
+
+extension MotoS3Server: S3TestStore {}
+
+extension CephRGWServer: S3TestStore {
+    public func object(_ key: String) throws -> Data { try object(key, in: nil) }
+
+    public func objects() throws -> [String: Int] { try objects(in: nil) }
+}
