@@ -63,5 +63,34 @@ extension ClusterIntegrationTests {
                         "\(deepBroken.stdout)")
             }
         }
+
+        /// On Ceph, which keeps no checksum, a second run with `skipExisting: checksum` says once
+        /// that it compares size and modification time there, and sends nothing again; a file
+        /// whose size changed goes again.
+        @Test func skipExistingChecksumOnCephComparesSizeAndModificationTimeAndSaysSo() async throws {
+            let s3 = try await S3TestStoreKind.ceph.start()
+            defer { s3.stop() }
+            try await withCluster { cluster in
+                let folder = try S3Uploads.makeFolder(cluster, count: 12, bigFile: true)
+                let flowFile = try cluster.write("s3.yaml", S3Uploads.flow(endpoint: s3.endpoint, bucket: s3.bucket,
+                                                                            extra: "skipExisting: checksum"))
+                let first = try await S3Uploads.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)
+                #expect(first.termination == .exit(0), "\(first.transcript)")
+                try Data(repeating: 7, count: 10).write(to: folder.appendingPathComponent("photo 03.jpg"))
+
+                let again = try await S3Uploads.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment,
+                                                    extra: ["--workers", "1"])
+                #expect(again.termination == .exit(0), "\(again.transcript)")
+                let said = again.stdoutLines.filter { $0.contains("keeps no crc64nvme checksum: skipExisting: checksum compares size and "
+                                                                  + "modification time there") }
+                #expect(said.count == 1, "\(again.stdout)")
+                let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+                for name in names where name != "photo 03.jpg" {
+                    #expect(again.stdout.contains("skipped \(name): the store has it already"), "\(name): \(again.stdout)")
+                }
+                #expect(again.stdout.contains("uploaded photo 03.jpg (10 bytes)"), "\(again.stdout)")
+                #expect(try s3.object("2026/photo 03.jpg") == Data(repeating: 7, count: 10))
+            }
+        }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A proxy in front of a ``MotoS3Server`` that counts the requests of multipart uploads (part
+/// A proxy in front of an ``S3TestStore`` (moto, Ceph) that counts the requests of multipart uploads (part
 /// `PUT`s by number and their bytes, starts, completions, aborts, listings), can fail the next try
 /// of chosen parts with 503 `SlowDown` and hold part `PUT`s until released:
 /// `Resources/s3_resume_proxy.py`. It also lists and aborts a key's unfinished uploads out of band.
@@ -39,7 +39,7 @@ public final class S3ResumeProxy: @unchecked Sendable {
 
     /// `http://127.0.0.1:PORT`: the endpoint to give the op.
     public let endpoint: String
-    private let server: MotoS3Server
+    private let server: any S3TestStore
     private let process: Process
     private let stdinPipe = Pipe()
 
@@ -47,7 +47,7 @@ public final class S3ResumeProxy: @unchecked Sendable {
         .appendingPathComponent("Resources/s3_resume_proxy.py").path
 
     /// Starts the proxy in front of `server`.
-    public init(in server: MotoS3Server) throws {
+    public init(in server: any S3TestStore) throws {
         self.server = server
         let port = try LoopbackPort.free()
         guard let process = try MotoS3Server.startScript(["proxy", String(port), server.endpoint], script: Self.script, listeningOn: port, stdin: stdinPipe,
