@@ -45,10 +45,7 @@ struct S3ResumeListingTests {
     /// `ListMultipartUploads` (a bare `uploads`, a `prefix` with `/` and spaces, markers) and
     /// `ListParts` (`part-number-marker`) are signed as botocore signs them.
     @Test func theListingsQueriesAreSignedAsBotocoreSignsThem() throws {
-        if try TestCommand.run(["python3", "-c", "import botocore"]).status != 0 {
-            let installed = try TestCommand.run(["python3", "-m", "pip", "install", "--quiet", "botocore"])
-            try #require(installed.status == 0, "pip install botocore failed")
-        }
+        try MotoS3Server.installIfMissing()  // botocore at the pinned version
         let requests: [(path: String, query: [(String, String)])] = [
             ("/photos", [("uploads", ""), ("prefix", "2026/01/a b.jpg"), ("max-uploads", "50")]),
             ("/photos", [("uploads", ""), ("prefix", "2026"), ("max-uploads", "50"), ("key-marker", "2026/01/a b.jpg"),

@@ -139,11 +139,12 @@ public final class MotoS3Server: @unchecked Sendable {
     /// `Resources/requirements-test.txt`: moto, boto3 and what they run on, pinned.
     static let requirements = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/requirements-test.txt").path
 
-    /// Installs the pinned moto, boto3 and their server's packages with pip when the installed
-    /// versions differ (a moto other than the pinned one can refuse valid signatures).
+    /// Installs the pinned moto, boto3, botocore and their server's packages with pip when the
+    /// installed versions differ (a moto other than the pinned one can refuse valid signatures);
+    /// the tests that compare Flow's signatures with botocore's call it too.
     ///
     /// - Throws: when pip cannot install them.
-    static func installIfMissing() throws {
+    public static func installIfMissing() throws {
         try pinnedPackages.get()
     }
 

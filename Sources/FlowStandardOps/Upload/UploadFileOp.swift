@@ -100,22 +100,22 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     /// Whether a file the server already has is left alone (``skipRule`` is not `off`).
     public var skipsExisting: Bool { skipRule != .off }
     /// What the server's copy must match for a file to be left alone: `skipExisting`.
-    public private(set) var skipRule: UploadSkipRule
+    public internal(set) var skipRule: UploadSkipRule
     /// A PEM file of certificate authorities trusted besides the machine's own, `nil` for none.
     public let caFile: String?
     /// Where files go when the URL is `s3://…`, `nil` for HTTP(S).
     public let s3Target: S3Target?
     /// The checksum computed while the file is read and sent for the store to check (S3), or
     /// recorded (HTTP): `checksum`, ``UploadChecksum/s3Default`` for S3 and none for HTTP unless given.
-    public private(set) var checksum: UploadChecksum = .none
+    public internal(set) var checksum: UploadChecksum = .none
     /// Whether S3's checksum is left to Flow (`checksum: auto`, or none given): CRC64NVME where
     /// the machine's `AWS_REQUEST_CHECKSUM_CALCULATION` is `when_supported` (the default), none
     /// where it is `when_required`; a store that refuses trailing checksums gets Content-MD5.
-    public private(set) var checksumIsAuto = false
+    public internal(set) var checksumIsAuto = false
     /// Whether the flow named no S3 checksum (or `auto`), whatever this machine's settings made of it.
-    private(set) var checksumLeftToFlow = false
+    var checksumLeftToFlow = false
     /// Whether a `HEAD` asks for the stored checksum (`AWS_RESPONSE_CHECKSUM_VALIDATION`).
-    private(set) var validatesStoredChecksums = true
+    var validatesStoredChecksums = true
     /// The S3 parameters as the flow gave them, sent to workers as they are so that each worker
     /// takes its own defaults (region, endpoint) from its own environment.
     let s3Parameters: [String: FlowValue]
@@ -210,34 +210,6 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             skipExisting: false, caFile: try Self.caFile(parameters))
         checksum = try parameters.choice("checksum", default: UploadChecksum.none)
         try setSkipRule(parameters)
-    }
-
-    /// Reads S3's `checksum`: `auto` (or none given) as ``checksumIsAuto`` says, else the one named;
-    /// and the machine's AWS checksum switches (``S3ChecksumSettings``).
-    private func setS3Checksum(_ parameters: FlowParameters) throws {
-        let settings: S3ChecksumSettings
-        do throws(S3CredentialError) {
-            settings = try S3ChecksumSettings.read()
-        } catch {
-            throw parameters.error("checksum", "cannot read this machine's AWS checksum settings: \(error.description)")
-        }
-        validatesStoredChecksums = settings.validatesWhenSupported
-        if parameters["checksum"] == nil || parameters["checksum"]?.stringValue?.lowercased() == "auto" {
-            checksumLeftToFlow = true
-            checksumIsAuto = settings.calculatesWhenSupported
-            checksum = settings.calculatesWhenSupported ? .s3Default : .none
-        } else {
-            checksum = try parameters.choice("checksum", default: UploadChecksum.s3Default)
-        }
-    }
-
-    /// Reads `skipExisting`; `checksum` needs an algorithm to compare.
-    private func setSkipRule(_ parameters: FlowParameters) throws {
-        skipRule = try UploadSkipRule(parameters: parameters)
-        if skipRule == .checksum && checksum == .none {
-            throw parameters.error("skipExisting", "checksum compares the op's checksum, and it is none: give checksum: crc32c, "
-                                   + "crc64nvme, sha256 or md5 (the one the store keeps)")
-        }
     }
 
     /// `caFile`, when given: a non-empty path.
