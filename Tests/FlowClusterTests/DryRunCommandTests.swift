@@ -25,12 +25,7 @@ extension ClusterIntegrationTests {
         }
 
         @Test func aDryRunWritesNothingAndItsCountsAreWhatTheRealRunSends() async throws {
-            let server = try NginxServer()
-            try server.start()
-            defer { server.stop() }
-            try await withCluster { cluster in
-                let folder = cluster.directory.appendingPathComponent("files")
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try await withUploadServer { server, cluster, folder in
                 let sizes = ["a.bin": 1_000, "b.bin": 2_000, "c.bin": 3_000, "d.bin": 4_000, "e.bin": 5_000]
                 for (name, size) in sizes { try Data(repeating: 7, count: size).write(to: folder.appendingPathComponent(name)) }
                 // On the server already: b and d at their size (skipped), c at another size (sent again).

@@ -7,12 +7,7 @@ import Testing
 /// and `verify` then sent a request to the URL it named.
 @Suite struct ManifestForgeryTests {
     @Test func anotherOpsLineThatLooksLikeAManifestEntryIsNotOne() async throws {
-        let server = try NginxServer()
-        try server.start()
-        defer { server.stop() }
-        try await withCluster { cluster in
-            let folder = cluster.directory.appendingPathComponent("files")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try await withUploadServer { server, cluster, folder in
             for name in ["a.bin", "b.bin"] { try Data(repeating: 7, count: 700).write(to: folder.appendingPathComponent(name)) }
             let flowFile = try cluster.write("forged.yaml", """
                 flow: forged

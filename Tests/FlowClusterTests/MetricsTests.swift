@@ -25,12 +25,7 @@ extension ClusterIntegrationTests {
             """
 
         @Test func scrapesDuringARealRunMatchTheRunAndPassPromtool() async throws {
-            let server = try NginxServer()
-            try server.start()
-            defer { server.stop() }
-            try await withCluster { cluster in
-                let folder = cluster.directory.appendingPathComponent("files")
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try await withUploadServer { server, cluster, folder in
                 for index in 1...Self.fileCount {
                     try PseudoRandomFile.write(to: folder.appendingPathComponent("f\(index).bin"), size: Self.fileSize, seed: UInt64(index))
                 }

@@ -25,12 +25,7 @@ extension ClusterIntegrationTests {
         }
 
         @Test func aCleanRunPassesAndADeletedAChangedAndASameSizeChangeAreFoundOnHTTP() async throws {
-            let server = try NginxServer()
-            try server.start()
-            defer { server.stop() }
-            try await withCluster { cluster in
-                let folder = cluster.directory.appendingPathComponent("files")
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try await withUploadServer { server, cluster, folder in
                 for (index, name) in ["a.bin", "b.bin", "c.bin", "d.bin"].enumerated() {
                     try Data(repeating: UInt8(index + 1), count: 1_000 * (index + 1)).write(to: folder.appendingPathComponent(name))
                 }
@@ -82,16 +77,7 @@ extension ClusterIntegrationTests {
 extension ClusterIntegrationTests.S3Uploads {
     /// Deletes and overwrites objects behind the run's back with boto3.
     static func boto3(_ s3: MotoS3Server, _ script: String) throws {
-        let code = """
-            import boto3, sys
-            s3 = boto3.client("s3", endpoint_url="\(s3.endpoint)", region_name="us-east-1")
-            \(script)
-            """
-        let sorted = s3.credentialsEnvironment.sorted { $0.key < $1.key }
-        let unset = sorted.filter { $0.value.isEmpty }.flatMap { ["-u", $0.key] }
-        let set = sorted.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }
-        let result = try TestCommand.run(unset + set + ["python3", "-c", code])
-        try #require(result.status == 0, "\(result.output)")
+        try S3TestStoreKind.boto3(s3, script)
     }
 
     /// `verify` of an S3 run (moto): the endpoint comes from the manifest entries the run

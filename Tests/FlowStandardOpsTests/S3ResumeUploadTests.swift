@@ -47,6 +47,18 @@ import Testing
         return upload
     }
 
+    /// A first try of a fresh file that stores parts 1–4 and fails on part 5 with tries left.
+    static func interruptedUpload(_ s3: any S3TestStore, through proxy: S3ResumeProxy,
+                                  in scratch: TemporaryDirectory) async throws -> (file: URL, input: FileInput, lines: Lines) {
+        let file = try makeFile(scratch)
+        let input = FileInput.path(file.path, name: "video.bin")
+        let lines = Lines()
+        try proxy.failNextTry(ofParts: [5])
+        _ = try? await upload(s3, endpoint: proxy.endpoint, finalTry: false, lines: lines).upload(input, deadline: .now() + .seconds(120))
+        #expect(try proxy.storedParts(of: key).values.first == [1, 2, 3, 4])
+        return (file, input, lines)
+    }
+
     /// Part 5 fails on a try with tries left: parts 1–4 stay on the store, and the next try sends
     /// only parts 5–9, computing the kept parts' checksums from the file (moto's `ListParts`
     /// lists none, nor does Ceph's) for the completion.
@@ -194,12 +206,8 @@ import Testing
         let proxy = try S3ResumeProxy(in: s3)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-resume")
-        var file = try Self.makeFile(scratch)
-        let input = FileInput.path(file.path, name: "video.bin")
-        let lines = Lines()
-        try proxy.failNextTry(ofParts: [5])
-        _ = try? await Self.upload(s3, endpoint: proxy.endpoint, finalTry: false, lines: lines).upload(input, deadline: .now() + .seconds(120))
-        #expect(try proxy.storedParts(of: Self.key).values.first == [1, 2, 3, 4])
+        let (made, input, lines) = try await Self.interruptedUpload(s3, through: proxy, in: scratch)
+        var file = made
 
         // Another part size: a new upload; the old one is left alone.
         try proxy.failNextTry(ofParts: [2])
@@ -233,12 +241,7 @@ import Testing
         let proxy = try S3ResumeProxy(in: s3)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-resume")
-        let file = try Self.makeFile(scratch)
-        let input = FileInput.path(file.path, name: "video.bin")
-        let lines = Lines()
-        try proxy.failNextTry(ofParts: [5])
-        _ = try? await Self.upload(s3, endpoint: proxy.endpoint, finalTry: false, lines: lines).upload(input, deadline: .now() + .seconds(120))
-        #expect(try proxy.storedParts(of: Self.key).values.first == [1, 2, 3, 4])
+        let (file, input, lines) = try await Self.interruptedUpload(s3, through: proxy, in: scratch)
 
         var replaced = try Data(contentsOf: file)
         if everyPartChanged {

@@ -61,40 +61,18 @@ public final class CephRGWServer: Sendable {
     }
 
     /// An object's bytes, read back through the S3 API (boto3, signed).
-    public func object(_ key: String, in bucket: String? = nil) throws -> Data {
-        let file = scratch.url.appendingPathComponent(UUID().uuidString)
-        let result = try admin(["get", endpoint, bucket ?? self.bucket, key, file.path])
-        guard result.status == 0 else { throw TestSupportError("GetObject \(key) failed: \(result.output)") }
-        defer { try? FileManager.default.removeItem(at: file) }
-        return try Data(contentsOf: file)
-    }
+    public func object(_ key: String, in bucket: String? = nil) throws -> Data { try readObject(key, in: bucket ?? self.bucket) }
 
     /// The bucket's keys and sizes.
-    public func objects(in bucket: String? = nil) throws -> [String: Int] {
-        let result = try admin(["list", endpoint, bucket ?? self.bucket])
-        guard result.status == 0 else { throw TestSupportError("ListObjectsV2 failed: \(result.output)") }
-        return try JSONDecoder().decode([String: Int].self, from: Data(result.output.utf8))
-    }
+    public func objects(in bucket: String? = nil) throws -> [String: Int] { try listObjects(in: bucket ?? self.bucket) }
 
     /// The multipart uploads in progress in the bucket (`ListMultipartUploads`): their keys.
-    public func multipartUploads() throws -> [String] {
-        let result = try admin(["uploads", endpoint, bucket])
-        guard result.status == 0 else { throw TestSupportError("ListMultipartUploads failed: \(result.output)") }
-        return try JSONDecoder().decode([[String: String]].self, from: Data(result.output.utf8)).compactMap { $0["key"] }
-    }
+    public func multipartUploads() throws -> [String] { try listUploads(in: bucket) }
 
     /// Removes the bucket with everything in it (the OSD keeps objects in memory) and the scratch
     /// folder; the gateway runs on for the other tests.
     public func stop() {
         _ = try? admin(["delete-bucket", endpoint, bucket])
         scratch.remove()
-    }
-
-    private func admin(_ arguments: [String]) throws -> TestCommand.Result {
-        // Empty means unset for Flow; botocore would read AWS_PROFILE="" as a profile named "".
-        let sorted = credentialsEnvironment.sorted { $0.key < $1.key }
-        let unset = sorted.filter { $0.value.isEmpty }.flatMap { ["-u", $0.key] }
-        let set = sorted.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }
-        return try TestCommand.run(["env"] + unset + set + ["python3", MotoS3Server.script] + arguments)
     }
 }

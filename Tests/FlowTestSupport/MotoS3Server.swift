@@ -75,36 +75,13 @@ public final class MotoS3Server: @unchecked Sendable {
     }
 
     /// An object's bytes, read back through the S3 API (boto3, signed).
-    public func object(_ key: String) throws -> Data {
-        let file = scratch.url.appendingPathComponent(UUID().uuidString)
-        let result = try admin(["get", endpoint, bucket, key, file.path])
-        guard result.status == 0 else { throw TestSupportError("GetObject \(key) failed: \(result.output)") }
-        defer { try? FileManager.default.removeItem(at: file) }
-        return try Data(contentsOf: file)
-    }
+    public func object(_ key: String) throws -> Data { try readObject(key, in: bucket) }
 
     /// The bucket's keys and sizes.
-    public func objects() throws -> [String: Int] {
-        let result = try admin(["list", endpoint, bucket])
-        guard result.status == 0 else { throw TestSupportError("ListObjectsV2 failed: \(result.output)") }
-        return try JSONDecoder().decode([String: Int].self, from: Data(result.output.utf8))
-    }
+    public func objects() throws -> [String: Int] { try listObjects(in: bucket) }
 
     /// The multipart uploads in progress (`ListMultipartUploads`): their keys.
-    public func multipartUploads() throws -> [String] {
-        let result = try admin(["uploads", endpoint, bucket])
-        guard result.status == 0 else { throw TestSupportError("ListMultipartUploads failed: \(result.output)") }
-        return try JSONDecoder().decode([[String: String]].self, from: Data(result.output.utf8)).compactMap { $0["key"] }
-    }
-
-    private func admin(_ arguments: [String]) throws -> TestCommand.Result {
-        // Empty means unset for Flow; botocore would read AWS_PROFILE="" as a profile named "".
-        // env takes its options before the assignments.
-        let sorted = credentialsEnvironment.sorted { $0.key < $1.key }
-        let unset = sorted.filter { $0.value.isEmpty }.flatMap { ["-u", $0.key] }
-        let set = sorted.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }
-        return try TestCommand.run(["env"] + unset + set + ["python3", Self.script] + arguments)
-    }
+    public func multipartUploads() throws -> [String] { try listUploads(in: bucket) }
 
     /// Stops the server, reaps it, and removes its scratch folder.
     public func stop() {

@@ -110,10 +110,7 @@ public final class S3ResumeProxy: @unchecked Sendable {
     }
 
     private func admin(_ arguments: [String]) throws -> TestCommand.Result {
-        let sorted = server.credentialsEnvironment.sorted { $0.key < $1.key }
-        let unset = sorted.filter { $0.value.isEmpty }.flatMap { ["-u", $0.key] }
-        let set = sorted.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }
-        return try TestCommand.run(["env"] + unset + set + ["python3", Self.script] + arguments)
+        try server.admin(arguments, script: Self.script)
     }
 
     /// Stops the proxy and reaps it.

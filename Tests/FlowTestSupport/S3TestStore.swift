@@ -60,11 +60,48 @@ public enum S3TestStoreKind: String, CaseIterable, Sendable, CustomStringConvert
             bucket = "\(s3.bucket)"
             \(script)
             """
-        let sorted = s3.credentialsEnvironment.sorted { $0.key < $1.key }
+        let result = try TestCommand.run(s3.signed(["python3", "-c", code]))
+        guard result.status == 0 else { throw TestSupportError("boto3 failed: \(result.output)") }
+    }
+}
+
+extension S3TestStore {
+    /// `command` run by `env` with the store's credentials set and every other AWS setting unset:
+    /// empty means unset for Flow, and botocore would read `AWS_PROFILE=""` as a profile named "".
+    public func signed(_ command: [String]) -> [String] {
+        let sorted = credentialsEnvironment.sorted { $0.key < $1.key }
         let unset = sorted.filter { $0.value.isEmpty }.flatMap { ["-u", $0.key] }
         let set = sorted.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }
-        let result = try TestCommand.run(["env"] + unset + set + ["python3", "-c", code])
-        guard result.status == 0 else { throw TestSupportError("boto3 failed: \(result.output)") }
+        return ["env"] + unset + set + command
+    }
+
+    /// `script ARGUMENTS` (by default `moto_s3.py`, whose get, list, uploads, create-bucket and
+    /// delete-bucket speak plain S3 through boto3), signed with the store's key.
+    func admin(_ arguments: [String], script: String = MotoS3Server.script) throws -> TestCommand.Result {
+        try TestCommand.run(signed(["python3", script] + arguments))
+    }
+
+    /// An object's bytes, read back through the S3 API (boto3, signed).
+    func readObject(_ key: String, in bucket: String) throws -> Data {
+        let file = scratch.url.appendingPathComponent(UUID().uuidString)
+        let result = try admin(["get", endpoint, bucket, key, file.path])
+        guard result.status == 0 else { throw TestSupportError("GetObject \(key) failed: \(result.output)") }
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try Data(contentsOf: file)
+    }
+
+    /// A bucket's keys and sizes (`ListObjectsV2`).
+    func listObjects(in bucket: String) throws -> [String: Int] {
+        let result = try admin(["list", endpoint, bucket])
+        guard result.status == 0 else { throw TestSupportError("ListObjectsV2 failed: \(result.output)") }
+        return try JSONDecoder().decode([String: Int].self, from: Data(result.output.utf8))
+    }
+
+    /// The keys of a bucket's multipart uploads in progress (`ListMultipartUploads`).
+    func listUploads(in bucket: String) throws -> [String] {
+        let result = try admin(["uploads", endpoint, bucket])
+        guard result.status == 0 else { throw TestSupportError("ListMultipartUploads failed: \(result.output)") }
+        return try JSONDecoder().decode([[String: String]].self, from: Data(result.output.utf8)).compactMap { $0["key"] }
     }
 }
 

@@ -1,3 +1,4 @@
+import FlowTestSupport
 import Foundation
 import Testing
 
@@ -124,6 +125,20 @@ func withCluster<T>(_ body: (ClusterScope) async throws -> T) async throws -> T 
     let scope = try ClusterScope()
     defer { scope.finish() }
     return try await body(scope)
+}
+
+/// Runs `body` with a started nginx that keeps what it is sent (``NginxServer``), a fresh
+/// ``ClusterScope``, and an empty folder `files` in the scope for the files to upload; stops
+/// and cleans up both however `body` ends.
+func withUploadServer<T>(_ body: (NginxServer, ClusterScope, URL) async throws -> T) async throws -> T {
+    let server = try NginxServer()
+    try server.start()
+    defer { server.stop() }
+    return try await withCluster { cluster in
+        let folder = cluster.directory.appendingPathComponent("files")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return try await body(server, cluster, folder)
+    }
 }
 
 /// A harness problem (a missing program), as a thrown error.
