@@ -69,7 +69,7 @@ import NIOSSL
 /// `Code` and `Message` are in the op's error; `SlowDown`, `RequestTimeout`, `InternalError`, 500
 /// and 503 are transient, `SignatureDoesNotMatch`, `InvalidAccessKeyId`, `AccessDenied`,
 /// `NoSuchBucket` and other 4xx permanent. `skipExisting` asks with a signed `HEAD`.
-// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; its settings are set in `init` and only read after.
 public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     /// How the file is sent.
     public enum Method: String, Sendable, CaseIterable {
