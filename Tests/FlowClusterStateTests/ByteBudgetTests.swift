@@ -1,6 +1,7 @@
 import Flow
 import FlowWire
 import Foundation
+import Synchronization
 import Testing
 @testable import FlowCluster
 
@@ -156,8 +157,23 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         #expect(bucket.wait(for: second, now: at(0.5)) == .seconds(5))
     }
 
+    /// A clock that moves only when a wait sleeps on it, by what it sleeps; it keeps the sleeps.
+    final class ManualTime: Sendable {
+        private let state = Mutex((offset: Duration.zero, sleeps: [Duration]()))
+        let base = ContinuousClock.now
+
+        var sleeps: [Duration] { state.withLock { $0.sleeps } }
+
+        var timekeeper: WorkerByteBudgets.Timekeeper {
+            WorkerByteBudgets.Timekeeper(now: { self.base + self.state.withLock { $0.offset } }, sleep: { duration in
+                self.state.withLock { $0.offset += duration; $0.sleeps.append(duration) }
+            })
+        }
+    }
+
     @Test func theWorkerReportsBytesPerTaskAtMostEveryInterval() async throws {
-        let budgets = WorkerByteBudgets(reportInterval: .milliseconds(200), firstRateWait: .milliseconds(50))
+        let time = ManualTime()
+        let budgets = WorkerByteBudgets(reportInterval: .milliseconds(200), firstRateWait: .milliseconds(50), time: time.timekeeper)
         budgets.set([WireRate(budget: 0, bytesPerSecond: 0)])
         let task = WireTaskReference(taskID: 7, attempt: 1)
         try await budgets.sent(1000, task: task, budget: 0)
@@ -167,12 +183,16 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         try await budgets.sent(1, task: task, budget: 0)
         #expect(budgets.takeProgress(now: now + .milliseconds(100)) == nil, "within the interval")
         #expect(budgets.takeProgress(now: now + .milliseconds(200)) == [WireProgress(taskID: 7, attempt: 1, bytes: 1)])
-        // A budget no RATE named: a short wait, then no limit.
-        let started = ContinuousClock.now
+        // A budget no RATE named: waits of 20 ms until the first RATE's wait of 50 ms has passed, then no limit.
+        #expect(time.sleeps.isEmpty)
         try await budgets.sent(1_000_000_000, task: task, budget: 9)
-        // It returns (a short wait, not one for the 1 GB at any rate): bounded widely, as another
-        // suite may hold the cooperative threads meanwhile.
-        #expect(ContinuousClock.now - started < .seconds(60))
+        #expect(time.sleeps == [.milliseconds(20), .milliseconds(20), .milliseconds(20)])
+        // A RATE for it: the next gigabyte waits on its bucket, in slices of at most 100 ms.
+        budgets.set([WireRate(budget: 9, bytesPerSecond: 1_000_000_000)], now: time.timekeeper.now())
+        try await budgets.sent(1_000_000_000, task: task, budget: 9)
+        try await budgets.sent(500_000_000, task: task, budget: 9)
+        let waited = time.sleeps.dropFirst(3)
+        #expect(waited.allSatisfy { $0 <= .milliseconds(100) } && waited.reduce(.zero, +) >= .milliseconds(500), "\(waited)")
     }
 
     /// A malformed PROGRESS is dropped as any malformed message (§9.1): reported, never answered.

@@ -2,33 +2,57 @@ import Testing
 @testable import Flow
 
 /// ``FlowPendingWork/finish(within:)`` is woken by the last release, not by polling, and gives up
-/// at its limit. (Holds are process-wide, and other suites' uploads may hold too: the checks
-/// allow for that.) Serialized: run side by side, one test's hold was still there when the first
-/// test's `finish` returned and gone when it checked (ThreadSanitizer pass, a starved pool).
-@Suite(.serialized) struct PendingWorkTests {
-    /// The limit is far beyond the test's own time, so that a starved test task (the
-    /// ThreadSanitizer pass once kept it from releasing its hold for the whole of a 60 s limit)
-    /// still releases before it: `finish` returns true only if the release woke it.
-    @Test(.timeLimit(.minutes(15))) func finishReturnsWhenTheLastHoldIsReleased() async {
-        let hold = FlowPendingWork.hold()
-        let finished = Task { await FlowPendingWork.finish(within: .seconds(600)) }
-        for _ in 0..<100 { await Task.yield() }
-        FlowPendingWork.release(hold)
-        let result = await finished.value
-        #expect(result || FlowPendingWork.count > 0, "finish gave up though nothing was held")
+/// at its limit. Each test has a set of holds of its own (``FlowPendingWorkSet``), apart from the
+/// process's, which other suites' uploads take.
+@Suite struct PendingWorkTests {
+    /// Returns once `work` has a caller waiting in `finish`.
+    static func waitUntilWaiting(_ work: FlowPendingWorkSet) async {
+        while work.waiting == 0 { await Task.yield() }
+    }
+
+    /// A lost wake-up leaves `finish` waiting for its 600 s limit, past the test's time limit: the
+    /// test then fails, as it does if `finish` says anything but `released`.
+    @Test(.timeLimit(.minutes(1))) func finishReturnsWhenTheLastHoldIsReleased() async {
+        let work = FlowPendingWorkSet()
+        let first = work.hold()
+        let second = work.hold()
+        let finished = Task { await work.finish(within: .seconds(600)) }
+        await Self.waitUntilWaiting(work)
+        work.release(first)
+        #expect(work.waiting == 1, "a release with a hold left woke the finisher")
+        work.release(second)
+        #expect(await finished.value == .released)
+        #expect(work.count == 0 && work.waiting == 0)
     }
 
     @Test func finishGivesUpAtItsLimitWhileSomethingIsHeld() async {
-        let hold = FlowPendingWork.hold()
-        defer { FlowPendingWork.release(hold) }
-        #expect(await FlowPendingWork.finish(within: .milliseconds(50)) == false)
+        let work = FlowPendingWorkSet()
+        let hold = work.hold()
+        #expect(await work.finish(within: .milliseconds(50)) == .timedOut)
+        #expect(work.waiting == 0, "the timed-out finisher left its waiter behind")
+        work.release(hold)
+        #expect(await work.finish(within: .seconds(600)) == .released, "nothing held: finish returns at once")
     }
 
-    @Test func aCancelledFinishReturns() async {
-        let hold = FlowPendingWork.hold()
-        defer { FlowPendingWork.release(hold) }
-        let finishing = Task { await FlowPendingWork.finish(within: .seconds(600)) }
+    @Test(.timeLimit(.minutes(1))) func aCancelledFinishReturns() async {
+        let work = FlowPendingWorkSet()
+        let hold = work.hold()
+        defer { work.release(hold) }
+        let finishing = Task { await work.finish(within: .seconds(600)) }
+        await Self.waitUntilWaiting(work)
         finishing.cancel()
-        #expect(await finishing.value == false)
+        #expect(await finishing.value == .cancelled)
+        #expect(work.waiting == 0)
+    }
+
+    /// A cleanup runs uncancelled though its caller was cancelled (an aborted upload's abort).
+    @Test func aCleanupIsNotReachedByItsCallersCancellation() async {
+        let work = FlowPendingWorkSet()
+        let caller = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await work.run { Task.isCancelled }
+        }
+        #expect(await caller.value == false)
+        #expect(work.count == 0)
     }
 }

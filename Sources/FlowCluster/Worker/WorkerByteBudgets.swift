@@ -11,6 +11,15 @@ import Synchronization
 final class WorkerByteBudgets: Sendable {
     typealias Instant = ContinuousClock.Instant
 
+    /// What the waits read the time from and sleep on: the continuous clock, or a test's own.
+    struct Timekeeper: Sendable {
+        let now: @Sendable () -> Instant
+        let sleep: @Sendable (Duration) async throws -> Void
+
+        /// The continuous clock and `Task.sleep`.
+        static let continuous = Timekeeper(now: { ContinuousClock.now }, sleep: { try await Task.sleep(for: $0) })
+    }
+
     private struct State {
         /// By budget: `nil` for no bytes limit; each bucket with the id it was made under.
         var buckets: [UInt64: (id: UInt64, bucket: ByteTokenBucket)?] = [:]
@@ -39,10 +48,13 @@ final class WorkerByteBudgets: Sendable {
     /// The slice a waiting op sleeps before it looks at its bucket again: a rate changed meanwhile
     /// applies from the next slice.
     private static let slice = Duration.milliseconds(100)
+    /// The time the waits read and sleep on.
+    private let time: Timekeeper
 
-    init(reportInterval: Duration = .milliseconds(200), firstRateWait: Duration = .seconds(1)) {
+    init(reportInterval: Duration = .milliseconds(200), firstRateWait: Duration = .seconds(1), time: Timekeeper = .continuous) {
         self.reportInterval = reportInterval
         self.firstRateWait = firstRateWait
+        self.time = time
     }
 
     /// Takes the rates of a RATE: bytes entries, and request-rate entries (§15, feature bit 5) in
@@ -126,12 +138,11 @@ final class WorkerByteBudgets: Sendable {
     }
 
     private func wait(_ kind: Kind, units: Int, task: WireTaskReference, budget: UInt64) async throws {
-        let clock = ContinuousClock()
-        let start = clock.now
+        let start = time.now()
         var counted = false
         var ticket: (bucket: UInt64, place: Double)?
         while true {
-            let now = clock.now
+            let now = time.now()
             let wait = state.withLock { state -> Duration in
                 if !counted {
                     if kind == .bytes { state.sent[task, default: 0] += UInt64(units) } else { state.requested[task, default: 0] += UInt64(units) }
@@ -150,7 +161,7 @@ final class WorkerByteBudgets: Sendable {
                 return wait
             }
             guard wait > .zero else { return }
-            try await Task.sleep(for: min(wait, Self.slice))
+            try await time.sleep(min(wait, Self.slice))
         }
     }
 }
