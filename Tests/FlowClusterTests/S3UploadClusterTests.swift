@@ -108,7 +108,7 @@ extension ClusterIntegrationTests {
             }
         }
 
-        /// docs/UPLOADS.md's example, as it is, against the local store.
+        /// examples/upload-s3.yaml (the example of UploadingToS3.md), as it is, against the local store.
         @Test func theExampleUploadsAFolder() async throws {
             try await Self.withS3 { s3, cluster in
                 let folder = try Self.makeFolder(cluster, count: 5, bigFile: true)

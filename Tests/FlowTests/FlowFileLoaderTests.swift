@@ -368,7 +368,7 @@ struct FlowFileLoaderTests {
         #expect(FlowFileLoader.value(fromScalar: text) == expected)
     }
 
-    /// How values are typed, the YAML 1.2 core schema as docs/FLOW-FILES.md's table gives it: text that
+    /// How values are typed, the YAML 1.2 core schema as Flow.docc/FlowFiles.md's table gives it: text that
     /// YAML 1.1 typed against a user's reading (`NO`, `off`, `0123` as octal, `12:30` as base 60,
     /// dates) is text, or the decimal integer it reads as.
     static let coreSchemaTable: [(String, FlowValue)] = [
