@@ -22,7 +22,7 @@ struct VerifyCommand: AsyncParsableCommand {
             Reads the objects from the run's journal (the manifest lines UploadFileOp logs) and checks each \
             with a HEAD, spread over the workers as a group: on S3 its size and stored checksum (checksum \
             mode), else its ETag; on HTTP its size and ETag. --deep reads each object back and hashes it. \
-            Prints each object that is missing or changed, then 'verified N objects: N ok, M missing, K changed'. \
+            Prints each object that is missing or changed, then 'verified N objects: N ok (A by checksum, B by ETag, C by size only), M missing, K changed'. \
             Exit codes: 0 every object is as recorded; 1 one is missing or changed, or could not be checked; \
             2 usage error (an unknown run); 3 cluster error.
             """

@@ -101,7 +101,8 @@ struct CoordinatorIOLoop {
     /// The machine's timers (liveness, time limits, budgets) and the pool link's heartbeat, when due.
     private func tickIfDue(_ loop: inout LoopState, link: PoolLink?, now: ContinuousClock.Instant) -> [Machine.Action] {
         guard now >= loop.nextTick else { return [] }
-        let actions = loop.machine.tick(now: now)
+        var actions = loop.machine.tick(now: now)
+        actions += loop.malformed.heldBack(now: now).map { .report($0) }
         link?.tick(loop.machine, window: configuration.heartbeatInterval * configuration.liveness, now: now)
         loop.nextTick = now + loop.tickInterval
         return actions
@@ -281,5 +282,16 @@ struct RateLimiter {
         let held = peers[peer]?.held ?? 0
         peers[peer] = (now, 0)
         return held
+    }
+
+    /// The keys with lines held back whose interval has passed, and how many each held: said now,
+    /// so that a burst that ends leaves its count too, not only a burst that goes on.
+    mutating func heldBack(now: ContinuousClock.Instant) -> [(key: Data, held: Int)] {
+        var due: [(key: Data, held: Int)] = []
+        for (key, entry) in peers where entry.held > 0 && now - entry.last >= interval {
+            due.append((key, entry.held))
+            peers[key] = (now, 0)
+        }
+        return due.sorted { $0.key.lexicographicallyPrecedes($1.key) }
     }
 }

@@ -67,6 +67,7 @@ struct PoolIOLoop {
             }
             if now >= nextTick {
                 actions += machine.tick(now: now)
+                actions += malformed.heldBack(now: now).map { .report($0) }
                 nextTick = now + tickInterval
             }
             actions += machine.dispatch(now: now)
