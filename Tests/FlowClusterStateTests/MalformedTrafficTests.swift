@@ -46,7 +46,7 @@ import Testing
         for index in 0..<16 {
             let frames = Self.garbage[index % Self.garbage.count]
             let error = try Self.error(frames)
-            if let event = traffic.handle(error, frames: frames, from: peer, name: "w1", now: Self.t0 + .milliseconds(index)) { _ in } {
+            if let event = traffic.handle(error, frames: frames, from: peer, name: "w1", now: Self.t0 + .milliseconds(index), reply: { _ in }) {
                 events.append(event)
             }
         }
@@ -67,7 +67,7 @@ import Testing
         #expect(error.code == .overLimit)
         var said = 0
         for index in 0..<5 {
-            if traffic.handle(error, frames: ready, from: Data("p".utf8), name: "p", now: Self.t0 + .seconds(index)) { _ in } != nil { said += 1 }
+            if traffic.handle(error, frames: ready, from: Data("p".utf8), name: "p", now: Self.t0 + .seconds(index), reply: { _ in }) != nil { said += 1 }
         }
         #expect(said == 1)
         #expect(traffic.heldBack(now: Self.t0 + .seconds(30)).isEmpty)
