@@ -10,6 +10,12 @@ struct ClusterRunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Run the tasks on the workers of a standing pool (flow-coordinator pool) instead of binding or starting local workers.", valueName: "ENDPOINT"))
     var pool: String?
 
+    /// Whether the workers are others' (`--bind`, `--pool`), which may offer ops this program does
+    /// not know (a worker built with its own registry, or in another language): a flow's op names
+    /// are then not checked against the stock ones, and a task whose op no worker offers waits for
+    /// one (§14.4 at a pool) until `--worker-timeout`.
+    var workersMayOfferOtherOps: Bool { bind != nil || pool != nil }
+
     @Option(name: .long, help: ArgumentHelp("With --pool: the pool's public key (CURVE; give this coordinator's key pair with --curve-key).", valueName: "KEY"))
     var poolKey: String?
 

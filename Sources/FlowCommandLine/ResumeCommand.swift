@@ -68,7 +68,7 @@ struct ResumeCommand: AsyncParsableCommand {
         let line = "[Journal] resumed run \(info.runID) (\(info.flowFile)): \(journal.replayedCount) result(s) recorded before it stopped "
             + "are taken as they were\(retryFailed ? ", failed ones run again" : ""); the rest runs now"
         try await RunExecution.execute(options: options, firstLine: line, load: {
-            let definition = try Self.definition(stored, file: info.flowFile, journal: journal, path: path, registry: options.bind == nil)
+            let definition = try Self.definition(stored, file: info.flowFile, journal: journal, path: path, registry: !options.workersMayOfferOtherOps)
             CommandLineLogging.printDiagnostic("run \(info.runID); journal \(path); resuming with \(journal.replayedCount) result(s) already recorded")
             return definition
         }) { _ in .success(journal) }

@@ -90,9 +90,9 @@ struct RunCommand: AsyncParsableCommand {
     /// The flow with its starting bucket, and the file's text (which the journal keeps).
     func loadDefinition() throws -> (FlowDefinition, String) {
         // With local workers the ops are the stock ones, so unknown names are errors now, not after
-        // a worker time-out; remote workers may offer other ops. The stock ops' `with:` keys are
-        // checked either way, as `validate` checks them.
-        let loader = FlowFileLoader(registry: options.bind == nil ? FlowOperationRegistry.standard : nil,
+        // a worker time-out; remote workers (--bind, --pool) may offer other ops. The stock ops'
+        // `with:` keys are checked either way, as `validate` checks them.
+        let loader = FlowFileLoader(registry: options.workersMayOfferOtherOps ? nil : FlowOperationRegistry.standard,
                                     parameterDeclarations: FlowOperationRegistry.standard)
         var definition: FlowDefinition
         let text: String

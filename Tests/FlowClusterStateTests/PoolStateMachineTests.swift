@@ -260,6 +260,7 @@ private func take(_ fair: inout PoolFairShare<Int>) -> (run: Data, entry: Int)? 
         #expect(answer.count == 1)
         #expect(answer.first?.result.taskID == 1)
         #expect(answer.first?.result.finishState == .cancelled)
+        #expect(answer.first?.worker == "w1", "the worker it was stopped on, as §14.4 and the §12 example name it, not the pool")
     }
 
     @Test func aSilentClientIsRemovedItsRunningTasksCancelledAndItsWaitingOnesDropped() throws {

@@ -1,3 +1,4 @@
+import Flow
 import FlowWire
 import Foundation
 
@@ -31,7 +32,11 @@ extension CoordinatorStateMachine {
                 withTask(taskID) { $0.waiter = nil }
                 onWorkers.append(taskID)
             }
-            actions.append(.finish(waiter, .cancelled(wire: record.task)))
+            // Named after the worker it was stopped on: a pool's DONE for a withdrawn task names
+            // the worker, as §14.4 and the §12 example say, not the pool.
+            var outcome = FlowTaskResult.cancelled(wire: record.task)
+            outcome.worker = record.worker.flatMap { workers[$0]?.name }
+            actions.append(.finish(waiter, outcome))
         }
         if !dequeued.isEmpty { queue.removeAll { dequeued.contains($0) } }
         return recall(onWorkers) + withdraw(onWorkers) + actions
