@@ -72,7 +72,7 @@ public struct FlowTask: @unchecked Sendable {
 public protocol FlowExecutor: Sendable {
     /// Runs one op and returns what it did, made with the try the op saw
     /// (``FlowTaskResult/attempt`` is the task's ``FlowTask/operationAttempt``, as
-    /// ``FlowOperationRunner`` and ``FlowTaskResult/failure(_:for:)`` give it): the engine does not
+    /// the engine's own op runner and ``FlowTaskResult/failure(_:for:)`` give it): the engine does not
     /// change it.
     func execute(_ task: FlowTask) async -> FlowTaskResult
 

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Where a ``FlowBatchExecutor`` puts the results of the tasks it was handed, from any thread, and
 /// where the engine takes them in batches: one wake-up for however many arrived meanwhile.
-public final class FlowResultInbox: Sendable {
+package final class FlowResultInbox: Sendable {
     private static let ids = Atomic<UInt64>(0)
 
     /// This inbox's number, unique in the process: an executor can key its own state on it.
@@ -80,7 +80,7 @@ public final class FlowResultInbox: Sendable {
 /// a group's elements then need no Swift task each, and a burst of them goes out together. The
 /// engine uses it for groups whose elements are tried once (no `retry`) and that it says it can
 /// take (``canSubmit(_:)``); everything else goes through ``FlowExecutor/execute(_:)``.
-public protocol FlowBatchExecutor: FlowExecutor {
+package protocol FlowBatchExecutor: FlowExecutor {
     /// Whether tasks like `task` (the same op, in the same step) can go through ``submit(_:into:)``.
     func canSubmit(_ task: FlowTask) -> Bool
 

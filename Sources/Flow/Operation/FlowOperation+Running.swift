@@ -50,7 +50,7 @@ extension FlowOperation {
 }
 
 /// Runs single ops in this process: the engine's local executor and the worker both use it.
-public enum FlowOperationRunner {
+package enum FlowOperationRunner {
     /// Runs one op against a bucket and returns what it did.
     ///
     /// ``FlowOperation/mainLogic()`` runs on a Dispatch global queue thread (on the calling thread

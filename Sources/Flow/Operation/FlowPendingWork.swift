@@ -16,7 +16,7 @@ import Synchronization
 /// ...
 /// await FlowPendingWork.finish(within: .seconds(15))   // before exit
 /// ```
-public enum FlowPendingWork {
+package enum FlowPendingWork {
     /// What ``hold()`` returns, for ``release(_:)``.
     public struct Hold: Sendable, Hashable {
         fileprivate let id: UUID

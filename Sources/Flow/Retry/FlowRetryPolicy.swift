@@ -53,11 +53,11 @@ public struct FlowRetryPolicy: Sendable, Hashable {
 
 extension Duration {
     /// The duration in seconds, as a `Double`.
-    public var seconds: Double {
+    package var seconds: Double {
         let (whole, fraction) = components
         return Double(whole) + Double(fraction) / 1e18
     }
 
     /// `0.4 s`, `12 s`, `1.5 s`: for summary lines.
-    public var shortText: String { FlowDurationText.short(self) }
+    package var shortText: String { FlowDurationText.short(self) }
 }

@@ -204,7 +204,7 @@ extension Dictionary where Key == String, Value == Any {
     /// Converts a whole bucket for the wire.
     ///
     /// - Returns: the serialisable bucket, or the first key whose value cannot be serialised.
-    public func flowValues() -> Result<[String: FlowValue], FlowValueConversionError> {
+    package func flowValues() -> Result<[String: FlowValue], FlowValueConversionError> {
         var result: [String: FlowValue] = [:]
         for (key, value) in self {
             guard let converted = FlowValue(any: value) else {

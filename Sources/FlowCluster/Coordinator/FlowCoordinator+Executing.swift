@@ -79,7 +79,7 @@ extension FlowCoordinator {
     /// Group elements of ops that run on workers, except those whose input the coordinator
     /// prepares: ``submit(_:into:)`` runs on the engine's thread, which is the I/O thread, and
     /// preparing reads whole files; ``execute(_:)`` prepares them on another thread.
-    public func canSubmit(_ task: FlowTask) -> Bool {
+    package func canSubmit(_ task: FlowTask) -> Bool {
         guard task.groupIndex != nil else { return false }
         let entry = configuration.registry.entry(named: task.registeredOperation.name)
         return entry?.placement != .coordinator && entry?.prepareInput == nil
@@ -87,7 +87,7 @@ extension FlowCoordinator {
 
     /// Queues the tasks for workers with one wake-up of the I/O thread; each result, the failure
     /// to encode one too, goes into `inbox`.
-    public func submit(_ tasks: [FlowTask], into inbox: FlowResultInbox) {
+    package func submit(_ tasks: [FlowTask], into inbox: FlowResultInbox) {
         var commands: [CoordinatorMailbox.Command] = []
         commands.reserveCapacity(tasks.count)
         // Positions, not copies of the tasks: they are needed only if the loop is not running.
@@ -120,18 +120,18 @@ extension FlowCoordinator {
     /// to take the result and submit: that wait was a third of a freed slot's idle time, 0.23-0.27
     /// ms of 0.75 (400 × 25 ms tasks on 16 slots). None for ops whose input the coordinator
     /// prepares (`source: coordinator` reads whole files), which would then sit in memory early.
-    public func lookahead(for task: FlowTask, maxConcurrent: Int) -> Int {
+    package func lookahead(for task: FlowTask, maxConcurrent: Int) -> Int {
         guard configuration.registry.entry(named: task.registeredOperation.name)?.prepareInput == nil else { return 0 }
         return min(maxConcurrent, 16)
     }
 
     /// Lets the tasks of `inbox` held after a failure start again.
-    public func resume(_ inbox: FlowResultInbox) {
+    package func resume(_ inbox: FlowResultInbox) {
         if case .queued(true) = mailbox.post(.resumeGroup(inbox.id)) { loopExecutor.wake() }
     }
 
     /// Cancels every task handed over with `inbox` that has no result yet.
-    public func cancelAll(in inbox: FlowResultInbox) {
+    package func cancelAll(in inbox: FlowResultInbox) {
         if case .queued(true) = mailbox.post(.cancelInbox(inbox)) { loopExecutor.wake() }
     }
 

@@ -3,7 +3,8 @@ import Logging
 import Synchronization
 
 /// Local `flow-worker` processes that a coordinator starts for itself (the embedded default) and
-/// stops at the end.
+/// stops at the end. Public on purpose: a Swift blueprint run on a local cluster
+/// (`examples/blueprint-on-cluster`) starts its workers with it.
 public final class LocalWorkerPool: Sendable {
     private struct State {
         var processes: [Process] = []

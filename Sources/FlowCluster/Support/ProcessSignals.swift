@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// Process-wide signal set-up for the Flow programs.
-public enum ProcessSignals {
+package enum ProcessSignals {
     /// Unblocks every signal. A child started from a thread that blocks SIGTERM/SIGINT (Swift
     /// Testing's workers do) inherits that mask and would ignore `kill`; servers call this first.
     public static func clearInheritedMask() {
