@@ -187,6 +187,9 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         #expect(time.sleeps.isEmpty)
         try await budgets.sent(1_000_000_000, task: task, budget: 9)
         #expect(time.sleeps == [.milliseconds(20), .milliseconds(20), .milliseconds(20)])
+        // The wait counts once per budget (§15.2): the next chunk of it goes at once, unlimited.
+        try await budgets.sent(1_000_000_000, task: task, budget: 9)
+        #expect(time.sleeps.count == 3, "\(time.sleeps)")
         // A RATE for it: the next gigabyte waits on its bucket, in slices of at most 100 ms.
         budgets.set([WireRate(budget: 9, bytesPerSecond: 1_000_000_000)], now: time.timekeeper.now())
         try await budgets.sent(1_000_000_000, task: task, budget: 9)

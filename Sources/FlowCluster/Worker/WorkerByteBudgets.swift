@@ -32,6 +32,9 @@ final class WorkerByteBudgets: Sendable {
         /// Requests made since the last PROGRESS, by task and attempt.
         var requested: [WireTaskReference: UInt64] = [:]
         var lastReported: Instant?
+        /// When a chunk of each budget first waited for a RATE that had not come: the wait counts
+        /// once per budget and registration (§15.2), not once per chunk.
+        var awaitingRate: [UInt64: Instant] = [:]
     }
 
     /// Which of a budget's two rates a wait is held to.
@@ -138,7 +141,6 @@ final class WorkerByteBudgets: Sendable {
     }
 
     private func wait(_ kind: Kind, units: Int, task: WireTaskReference, budget: UInt64) async throws {
-        let start = time.now()
         var counted = false
         var ticket: (bucket: UInt64, place: Double)?
         while true {
@@ -150,7 +152,11 @@ final class WorkerByteBudgets: Sendable {
                 }
                 // No RATE for it yet (the task came just before it): a short wait, then, if none
                 // comes (a coordinator that sends none), no limit.
-                guard let known = Self.bucket(kind, of: budget, in: state) else { return now - start < firstRateWait ? .milliseconds(20) : .zero }
+                guard let known = Self.bucket(kind, of: budget, in: state) else {
+                    let start = state.awaitingRate[budget] ?? now
+                    state.awaitingRate[budget] = start
+                    return now - start < firstRateWait ? .milliseconds(20) : .zero
+                }
                 guard var held = known else { return .zero }
                 // A ticket of a bucket made since (after a reset, or no limit in between) is void.
                 if let taken = ticket, taken.bucket != held.id { return .zero }
