@@ -151,6 +151,9 @@ public final class RunJournal: FlowJournal, Sendable {
 
     public func checkpointed(_ value: FlowValue, at step: FlowStepID, element index: Int) {
         if hasFailed.load(ordering: .acquiring) { return }
+        // One nested deeper than the journal's reader takes (the wire's 64, §6.2) is not kept: kept,
+        // it would make `resume` unable to read the journal. The run goes on as if it had not been saved.
+        guard value.wireNestingDepth <= WireLimits.maximumValueDepth else { return }
         // Written with the next batch (at most ``flushInterval`` later): a checkpoint lost with a
         // crash only means that a resumed op does more again.
         buffer.withLock { $0.checkpoints[CheckpointKey(step: step.path, element: index)] = value }

@@ -34,7 +34,11 @@ extension WireTask {
         retry = WireRetryPolicy(task.retry)
         // A task whose steps keep checkpoints asks the worker for them (§7.9), with what an
         // earlier try saved (`null`: nothing yet).
-        if task.checkpoints != nil { checkpoint = .some(task.startingCheckpoint ?? .null) }
+        // One nested deeper than the protocol carries (§6.2) goes as `null`: never sent, as §7.9 says.
+        if task.checkpoints != nil {
+            let starting = task.startingCheckpoint.flatMap { $0.wireNestingDepth <= WireLimits.maximumValueDepth ? $0 : nil }
+            checkpoint = .some(starting ?? .null)
+        }
         if let limit = task.timeLimit {
             // At least 1 ms: 0 on the wire means no limit.
             timeLimitMilliseconds = UInt32(clamping: max(1, FlowSaturating.int64((limit.seconds * 1000).rounded(.up))))

@@ -26,4 +26,24 @@ import Testing
         #expect(resumed.checkpoints(at: FlowStepID(path: "0")).isEmpty)
         try resumed.finish(.succeeded, exitCode: 0)
     }
+
+    /// A checkpoint nested deeper than the journal reads back (the wire's 64) is not kept: kept, it
+    /// made `resume` unable to read the journal at all.
+    @Test func aCheckpointTooDeepToReadBackIsNotKeptAndTheJournalResumes() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("flow-checkpoints-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("run.sqlite").path
+        let text = "flow: checkpoints\nsteps:\n  - op: PrintOp\n"
+        let journal = try RunJournal.create(at: path, runID: "r1", flowFile: "f.yaml", flowText: text,
+                                            definition: try FlowFileLoader().load(text: text, file: "f.yaml"))
+        var deep = FlowValue.integer(1)
+        for _ in 0..<65 { deep = .array([deep]) }
+        journal.checkpointed(.integer(1), at: FlowStepID(path: "1"), element: 0)
+        journal.checkpointed(deep, at: FlowStepID(path: "1"), element: 1)
+        try journal.finish(.interrupted, exitCode: 130)
+
+        let (resumed, _) = try RunJournal.resume(at: path, retryFailed: false)
+        #expect(resumed.checkpoints(at: FlowStepID(path: "1")) == [0: .integer(1)])
+        try resumed.finish(.succeeded, exitCode: 0)
+    }
 }

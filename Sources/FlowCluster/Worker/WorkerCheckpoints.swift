@@ -4,8 +4,18 @@ import Synchronization
 
 /// What the ops of a worker's tasks saved to continue from (``FlowOperation/saveCheckpoint(_:)``,
 /// §7.9), held until the I/O thread sends them as CHECKPOINT: the latest per task, from any thread.
+///
+/// A checkpoint nested deeper than the protocol carries (§6.2, 64) is dropped when it is saved,
+/// with a warning (§7.9): sent, it would make the coordinator drop the whole CHECKPOINT, the other
+/// tasks' entries with it. The task and its RESULT go on as if it had not been saved.
 final class WorkerCheckpoints: Sendable {
     private let saved = Mutex<[WireTaskReference: FlowValue]>([:])
+    /// Says why a checkpoint was dropped (the worker's log).
+    private let warn: @Sendable (String) -> Void
+
+    init(warn: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.warn = warn
+    }
 
     /// The keeper bound around the op of `task`, whose TASK carried `checkpoint` (flags bit 4).
     func keeper(for task: WireTask) -> any FlowCheckpointKeeper {
@@ -28,6 +38,13 @@ final class WorkerCheckpoints: Sendable {
     }
 
     private func save(_ value: FlowValue, task: WireTaskReference) {
+        let depth = value.wireNestingDepth
+        guard depth <= WireLimits.maximumValueDepth else {
+            warn("task \(task.taskID) (try \(task.attempt)) saved a checkpoint that nests arrays and maps \(depth) deep; the "
+                 + "protocol carries at most \(WireLimits.maximumValueDepth), so it is not sent and a later try starts from the "
+                 + "last one that was")
+            return
+        }
         saved.withLock { $0[task] = value }
     }
 

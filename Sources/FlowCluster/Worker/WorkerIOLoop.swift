@@ -16,7 +16,7 @@ struct WorkerIOLoop {
     let mailbox: WorkerMailbox
     /// The group bytes budgets of this registration (RATE in, PROGRESS out).
     private let byteBudgets = WorkerByteBudgets()
-    private let checkpoints = WorkerCheckpoints()
+    private let checkpoints: WorkerCheckpoints
     private let clock = ContinuousClock()
 
     init(configuration: FlowWorker.Configuration, registry: FlowOperationRegistry, logger: Logger, context: ZMQContext,
@@ -27,6 +27,7 @@ struct WorkerIOLoop {
         self.context = context
         self.wakeup = wakeup
         self.mailbox = mailbox
+        checkpoints = WorkerCheckpoints { [logger] in logger.warning("\($0)") }
     }
 
     /// The features this worker keeps (§7.1): it gives a TASK's op attempt and retry policy to the
