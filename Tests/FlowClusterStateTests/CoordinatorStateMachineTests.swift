@@ -646,6 +646,18 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(reports(actions).contains { if case .unexpectedMessage(_, "RECALL") = $0 { true } else { false } })
         #expect(machine.workers[alpha]?.inFlight.count == 4)
     }
+
+    /// A FLOW02 message that could not be taken (malformed, §9.1) is a sign of life (§8.5): a worker
+    /// heard from that way within liveness × interval is not lost; one heard from no more is.
+    @Test func aMalformedMessageKeepsAWorkerAlive() {
+        var coordinator = Machine(configuration: .init(liveness: 3, workerTimeout: .seconds(5), maxAttempts: 3))
+        _ = coordinator.receive(ready("w1", slots: 1), from: alpha, now: at(0))
+        _ = coordinator.receive(ready("w2", slots: 1), from: beta, now: at(0))
+        coordinator.heard(from: alpha, now: at(2.5))
+        let lost = reports(coordinator.tick(now: at(3.5))).compactMap { if case .workerLost(let name, _, _) = $0 { name } else { nil } }
+        #expect(lost == ["w2"])
+        #expect(coordinator.workers[alpha] != nil)
+    }
 }
 
 /// Time limits on the coordinator (PROTOCOL.md §8.9): a try its worker leaves unanswered past the

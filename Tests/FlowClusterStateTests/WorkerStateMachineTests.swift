@@ -436,6 +436,15 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(machine.receivedMalformed("truncated", now: at(2.6)).isEmpty)
         #expect(!machine.tick(now: at(3.5), date: date).contains { if case .reconnect = $0 { true } else { false } })
     }
+
+    /// A message whose frame 0 is not FLOW at all is no sign of the coordinator (§8.5): the worker
+    /// hears nothing from it and reconnects as it would.
+    @Test func aMessageThatIsNotFlowAtAllIsNoSignOfLife() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        #expect(machine.receivedMalformed("wrong protocol frame", signOfLife: false, now: at(2.5)).count == 1)
+        #expect(machine.tick(now: at(3.5), date: date).contains { if case .reconnect = $0 { true } else { false } })
+    }
 }
 
 /// The worker's queue (feature bit 2, PROTOCOL.md §8.2): up to `slots` tasks wait beyond the

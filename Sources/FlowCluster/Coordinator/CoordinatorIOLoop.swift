@@ -209,6 +209,9 @@ struct CoordinatorIOLoop {
                 let decoded = try WireCodec.decode(taking: &message)
                 machine.receive(decoded, from: peer, now: now, into: &actions)
             } catch {
+                // A FLOW02 message, however malformed, is a sign of life (§8.5); another version's or
+                // one that is not FLOW at all is not.
+                if error.code != .unsupportedVersion && error.code != .wrongProtocol { machine.heard(from: peer, now: now) }
                 let name = machine.workers[peer]?.name ?? "peer " + peer.prefix(8).map { String(format: "%02x", $0) }.joined()
                 let event = malformed.handle(error, frames: message, from: peer, name: name, now: now) { reply in
                     _ = try? router.send(reply, flags: .dontWait)

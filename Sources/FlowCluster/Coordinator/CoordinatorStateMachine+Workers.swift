@@ -22,6 +22,12 @@ extension CoordinatorStateMachine {
         }
     }
 
+    /// A FLOW02 message from a registered worker that could not be taken (malformed, §9.1): a sign
+    /// of life all the same (§8.5); nothing else changes.
+    mutating func heard(from peer: Data, now: Instant) {
+        withWorker(peer) { $0.lastReceived = now }
+    }
+
     /// A message from a peer, already decoded.
     mutating func receive(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
         var actions: [Action] = []

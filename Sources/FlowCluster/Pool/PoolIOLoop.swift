@@ -124,6 +124,9 @@ struct PoolIOLoop {
                 let decoded = try WireCodec.decode(taking: &message)
                 actions += machine.receive(decoded, from: peer, roles: peerRoles, key: key, now: now)
             } catch {
+                // A FLOW02 message, however malformed, is a sign of life (§8.5); another version's or
+                // one that is not FLOW at all is not.
+                if error.code != .unsupportedVersion && error.code != .wrongProtocol { machine.heard(from: peer, now: now) }
                 let event = malformed.handle(error, frames: message, from: peer, name: machine.peerName(peer), now: now) { reply in
                     _ = try? router.send(reply, flags: .dontWait)
                 }

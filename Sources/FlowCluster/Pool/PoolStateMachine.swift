@@ -167,9 +167,18 @@ struct PoolStateMachine: Sendable {
                 .report(.roleRefused(peer: who, command: command.description))]
     }
 
+    /// A FLOW02 message from a registered peer that could not be taken (malformed, §9.1): a sign
+    /// of life all the same (§8.5), from a worker or a client.
+    mutating func heard(from peer: Data, now: Instant) {
+        machine.heard(from: peer, now: now)
+        clients[peer]?.lastReceived = now
+    }
+
     private mutating func receiveFromWorker(_ message: WireMessage, from peer: Data, now: Instant) -> [Action] {
         switch message {
         case .hello, .submit, .withdraw:
+            // Unexpected (§9.2), yet a sign of life (§8.5).
+            machine.heard(from: peer, now: now)
             return [.report(.unexpectedMessage(worker: machine.workers[peer]?.name ?? "?", command: message.command.description))]
         case .status:
             return [.send(to: peer, .statusReply(statusJSON()))]

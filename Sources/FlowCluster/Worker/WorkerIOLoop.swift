@@ -241,7 +241,8 @@ struct WorkerIOLoop {
                 if error.code == .unsupportedVersion, let version = frames.first.flatMap(WireLimits.version(ofSignature:)) {
                     pending += machine.receivedOtherVersion(version, said: Self.disconnectReason(in: frames), now: now)
                 } else {
-                    pending += machine.receivedMalformed(String(describing: error), now: now)
+                    // Only a FLOW02 message is a sign of life (§8.5): not one that is not FLOW at all.
+                    pending += machine.receivedMalformed(String(describing: error), signOfLife: error.code != .wrongProtocol, now: now)
                 }
             }
         }

@@ -3,9 +3,10 @@ import FlowWire
 /// Messages from the coordinator that the worker cannot take: malformed ones (§9.1), and ones of
 /// another protocol version (§9.3).
 extension WorkerStateMachine {
-    /// A message that could not be decoded: dropped, but the coordinator is alive (§8.5).
-    mutating func receivedMalformed(_ reason: String, now: Instant) -> [Action] {
-        lastReceived = now
+    /// A message that could not be decoded: dropped; the coordinator is alive (§8.5) when it was a
+    /// FLOW02 message (`signOfLife`), not when its frame 0 was not FLOW at all.
+    mutating func receivedMalformed(_ reason: String, signOfLife: Bool = true, now: Instant) -> [Action] {
+        if signOfLife { lastReceived = now }
         if let last = lastMalformedLog, now - last < .seconds(1) { return [] }
         lastMalformedLog = now
         return [.log(.warning, "dropped a malformed message from the coordinator: \(reason)", [:])]
