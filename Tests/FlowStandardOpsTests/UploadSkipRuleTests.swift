@@ -66,11 +66,11 @@ import Testing
 
     @Test func verifyComparesSizeAndChecksumAndFallsBackToTheETagOnlyWithoutAChecksum() {
         let entry = UploadManifestEntry(target: "s3://b/k", size: 10, algorithm: .crc32c, checksum: "AAAAAA==", etag: "\"e1\"")
-        #expect(ObjectCheck.differences(entry, size: 10, checksum: "AAAAAA==", etag: "\"e2\"").isEmpty,
+        #expect(ObjectCheck.compare(entry, size: 10, checksum: "AAAAAA==", etag: "\"e2\"").differences.isEmpty,
                 "a matching checksum wins over an ETag that changed")
-        #expect(ObjectCheck.differences(entry, size: 12, checksum: "BBBBBB==", etag: "\"e1\"") == ["size 10 ≠ 12", "crc32c AAAAAA== ≠ BBBBBB=="])
-        #expect(ObjectCheck.differences(entry, size: 10, checksum: nil, etag: "\"e2\"") == ["etag \"e1\" ≠ \"e2\""])
-        #expect(ObjectCheck.differences(entry, size: nil, checksum: nil, etag: nil).isEmpty)
+        #expect(ObjectCheck.compare(entry, size: 12, checksum: "BBBBBB==", etag: "\"e1\"").differences == ["size 10 ≠ 12", "crc32c AAAAAA== ≠ BBBBBB=="])
+        #expect(ObjectCheck.compare(entry, size: 10, checksum: nil, etag: "\"e2\"").differences == ["etag \"e1\" ≠ \"e2\""])
+        #expect(ObjectCheck.compare(entry, size: nil, checksum: nil, etag: nil).differences.isEmpty)
     }
 
     /// nginx sends no stored checksum: `skipExisting: checksum` sends every file, as it cannot

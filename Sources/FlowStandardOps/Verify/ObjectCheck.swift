@@ -59,17 +59,6 @@ public struct ObjectCheck: Sendable, Hashable {
                   basis: (map["by"] as? String).flatMap(Basis.init(rawValue:)))
     }
 
-    /// The differences between what was recorded and what is stored, in order; empty when none.
-    ///
-    /// - Parameters:
-    ///   - entry: what the run recorded.
-    ///   - size: the stored size, `nil` when the store did not say it.
-    ///   - checksum: the stored checksum of the entry's algorithm in base64, `nil` when unknown.
-    ///   - etag: the stored ETag, `nil` (or empty) when the store sent none.
-    static func differences(_ entry: UploadManifestEntry, size: Int64?, checksum: String?, etag: String?) -> [String] {
-        compare(entry, size: size, checksum: checksum, etag: etag).differences
-    }
-
     /// The differences between what was recorded and what is stored, and what was compared: the
     /// size, then the stored checksum where the store keeps one and the run recorded one, else the
     /// ETag (the recorded one, or the one the recorded parts' ETags make), else nothing more. The

@@ -11,7 +11,7 @@ extension VerifyObjectOp {
     /// knowledge rather than a promise (uncontended, once a chunk).
     final class StreamedHash: Sendable {
         /// What the read hashed to.
-        struct Digests: Equatable {
+        struct Digests {
             /// Bytes read.
             var count: Int64
             /// The whole object's checksum of the entry's algorithm in base64, `nil` for `none`.
@@ -22,10 +22,6 @@ extension VerifyObjectOp {
             /// in order; empty for an entry without parts.
             var parts: [(checksum: String?, md5: String)]
 
-            static func == (lhs: Digests, rhs: Digests) -> Bool {
-                lhs.count == rhs.count && lhs.whole == rhs.whole && lhs.md5 == rhs.md5
-                    && lhs.parts.map(\.checksum) == rhs.parts.map(\.checksum) && lhs.parts.map(\.md5) == rhs.parts.map(\.md5)
-            }
         }
 
         private struct State {
@@ -80,9 +76,6 @@ extension VerifyObjectOp {
                 }
             }
         }
-
-        /// The bytes consumed so far.
-        var count: Int64 { state.withLock { $0.count } }
 
         /// What was consumed hashed to, the last part closed.
         func digests() -> Digests {

@@ -119,24 +119,22 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
     }
 
     /// What the checks compare once the store answered: a 404 is missing, another status
-    /// outside 2xx fails the element.
+    /// outside 2xx fails the element; a `HEAD` compares what the store says, a deep check what it read.
     func verdict(_ entry: UploadManifestEntry, head: ObjectHead, size: Int64?, checksum: String?) throws -> ObjectCheck {
-        if head.status == 404 { return ObjectCheck(target: entry.target, status: .missing) }
-        guard head.exists else {
-            throw FlowStandardOpError(.httpStatus, "checking \(entry.target) failed: HTTP \(head.status)", status: head.status)
-        }
-        let (found, basis) = ObjectCheck.compare(entry, size: size, checksum: checksum, etag: head.etag)
-        return ObjectCheck(target: entry.target, status: found.isEmpty ? .ok : .changed, detail: found.joined(separator: ", "), basis: basis)
+        try verdict(entry, head: head) { ObjectCheck.compare(entry, size: size, checksum: checksum, etag: head.etag) }
     }
 
-    /// What a deep check compares once it read the object back: a 404 is missing, another status
-    /// outside 2xx fails the element.
     func verdict(_ entry: UploadManifestEntry, head: ObjectHead, read: StreamedHash) throws -> ObjectCheck {
+        try verdict(entry, head: head) { ObjectCheck.compare(entry, read: read.digests()) }
+    }
+
+    private func verdict(_ entry: UploadManifestEntry, head: ObjectHead,
+                         compare: () -> (differences: [String], basis: ObjectCheck.Basis)) throws -> ObjectCheck {
         if head.status == 404 { return ObjectCheck(target: entry.target, status: .missing) }
         guard head.exists else {
             throw FlowStandardOpError(.httpStatus, "checking \(entry.target) failed: HTTP \(head.status)", status: head.status)
         }
-        let (found, basis) = ObjectCheck.compare(entry, read: read.digests())
+        let (found, basis) = compare()
         return ObjectCheck(target: entry.target, status: found.isEmpty ? .ok : .changed, detail: found.joined(separator: ", "), basis: basis)
     }
 
