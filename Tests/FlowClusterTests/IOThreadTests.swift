@@ -82,8 +82,7 @@ extension ClusterIntegrationTests {
             let coordinator = try FlowCoordinator(configuration: configuration, logger: Logger(label: "test")) { event in
                 events.record(event)
             }
-            let endpoint = try coordinator.start()
-            defer { coordinator.stop() }
+            let endpoint = try await coordinator.start()
             var workerConfiguration = FlowWorker.Configuration(endpoint: endpoint, name: "w1", concurrency: 2)
             workerConfiguration.heartbeatInterval = heartbeat
             let worker = try FlowWorker(configuration: workerConfiguration, registry: workerOps, logger: Logger(label: "test"))
@@ -92,6 +91,7 @@ extension ClusterIntegrationTests {
             try await body(coordinator, events)
             worker.drain()
             try await serving.value
+            await coordinator.stop()
         }
 
         @Test func theEngineAndTheOpsThatMayRunThereRunOnTheIOThreadsAndNoOtherOps() async throws {
@@ -149,7 +149,7 @@ extension ClusterIntegrationTests {
                     ])).setExecutor(coordinator)
                     let running = Task { await flow.run() }
                     while coordinator.status.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
-                    coordinator.stop()
+                    await coordinator.stop()
                     await running.value
                     #expect(!flow.isSuccess)
                     // A run started on the stopped coordinator ends at once as well.
