@@ -42,7 +42,13 @@ private func taskMessages(_ actions: [Machine.Action]) -> [[WireTask]] {
 }
 
 private func finished(_ actions: [Machine.Action]) -> [(UInt64, FlowTaskResult)] {
-    actions.compactMap { if case .finish(let id, let result) = $0 { return (id, result) } else { return nil } }
+    actions.compactMap { action in
+        switch action {
+        case .finish(let id, let result): (id, result)
+        case .answer(let id, let result, let task, let worker): (id, FlowTaskResult(wire: result, for: task, worker: worker))
+        default: nil
+        }
+    }
 }
 
 private func completed(_ actions: [Machine.Action]) -> [UInt64] {

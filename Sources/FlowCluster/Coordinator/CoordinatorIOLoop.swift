@@ -165,6 +165,8 @@ struct CoordinatorIOLoop {
                 let decoded = try WireCodec.decode(taking: &frames)
                 link.receive(decoded, into: &machine, now: now, actions: &actions)
             } catch {
+                // A FLOW02 message, however malformed, is a sign of life (§8.5), the pool's too.
+                if error.code != .unsupportedVersion && error.code != .wrongProtocol { link.heardMalformed(into: &machine, now: now) }
                 let event = malformed.handle(error, frames: frames, from: PoolLink.peer, name: "the pool at \(link.connection.endpoint)",
                                              now: now) { reply in _ = try? link.socket.send(Array(reply.dropFirst()), flags: .dontWait) }
                 if let event { actions.append(.report(event)) }
@@ -247,11 +249,11 @@ struct CoordinatorIOLoop {
                 }
             case .finish(let waiter, let result):
                 waiter.resume(returning: result)
+            case .answer(let waiter, let result, let task, let worker):
+                // The one conversion from the wire to the engine's result (§7.3).
+                waiter.resume(returning: FlowTaskResult(wire: result, for: task, worker: worker))
             case .checkpoint(let waiter, let index, let value):
                 waiter.checkpointed(value, element: index)
-            case .forward:
-                // Only a pool's machine forwards results (`forwardsResults`); this one never does.
-                break
             case .report(let event):
                 logger.log(level: event.logLevel, "\(event)", metadata: event.metadata)
                 onEvent(event)

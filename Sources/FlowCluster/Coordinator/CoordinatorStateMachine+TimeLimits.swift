@@ -76,7 +76,7 @@ extension CoordinatorStateMachine {
             // The try as it was, for the timeline: from when it went to the worker.
             if let sentAt = record.sentAt { result.startedAt = result.finishedAt.addingTimeInterval(-(now - sentAt).seconds) }
             holdUntil = holdUntil ?? now + configuration.batchWindow
-            finishInGroup(record, waiter, result, into: &actions)
+            finishInGroup(record, .finish(waiter, result), succeeded: false, into: &actions)
         }
         return (peer, actions)
     }

@@ -208,20 +208,16 @@ extension CoordinatorStateMachine {
             return
         }
         let expectedIndex = record.task.isGroupElement ? record.task.elementIndex : nil
+        holdUntil = holdUntil ?? now + configuration.batchWindow
         guard result.elementIndex == expectedIndex else {
             let text = "worker \(workerName) answered with element index \(result.elementIndex.map(String.init) ?? "none"), "
                 + "but the task was \(expectedIndex.map { "element \($0)" } ?? "a serial op")"
-            holdUntil = holdUntil ?? now + configuration.batchWindow
-            finishInGroup(record, waiter, .failure(ClusterError.protocolViolation(text), wire: record.task), into: &actions)
+            let outcome = FlowTaskResult.failure(ClusterError.protocolViolation(text), wire: record.task)
+            finishInGroup(record, .finish(waiter, outcome), succeeded: false, into: &actions)
             return
         }
-        holdUntil = holdUntil ?? now + configuration.batchWindow
-        if configuration.forwardsResults {
-            expectedSubmissions += 1
-            actions.append(.forward(waiter, result, worker: workerName))
-            return
-        }
-        finishInGroup(record, waiter, FlowTaskResult(wire: result, for: record.task, worker: workerName), into: &actions)
+        finishInGroup(record, .answer(waiter, result, task: record.task, worker: workerName), succeeded: result.finishState.isSuccess,
+                      into: &actions)
     }
 
     /// Hands a task's outcome back; the engine may submit a task in its place, which dispatch
@@ -231,23 +227,24 @@ extension CoordinatorStateMachine {
         return [.finish(waiter, result)]
     }
 
-    /// ``finish(_:_:)`` for a task that ran; a group whose tasks were handed over ahead needs no
-    /// wait for the engine (the next one is queued already), and a failure pauses it until the
-    /// engine has judged it: the group's tasks that may wait in worker queues are recalled.
-    mutating func finishInGroup(_ record: TaskRecord, _ waiter: Waiter, _ result: FlowTaskResult, into actions: inout [Action]) {
+    /// Appends `outcome` (``Action/finish(_:_:)`` or ``Action/answer(_:_:task:worker:)``) for a
+    /// task that ran. A group whose tasks were handed over ahead needs no wait for the engine (the
+    /// next one is queued already), and a failure pauses it until the engine has judged it: the
+    /// group's tasks that may wait in worker queues are recalled.
+    mutating func finishInGroup(_ record: TaskRecord, _ outcome: Action, succeeded: Bool, into actions: inout [Action]) {
         guard let group = record.group else {
             expectedSubmissions += 1
-            actions.append(.finish(waiter, result))
+            actions.append(outcome)
             return
         }
-        guard !result.state.isSuccess else {
-            actions.append(.finish(waiter, result))
+        guard !succeeded else {
+            actions.append(outcome)
             return
         }
         pausedGroups.insert(group.id)
         let onWorkers = tasks.compactMap { id, other in other.group?.id == group.id && other.worker != nil ? id : nil }
         actions += recall(onWorkers)
-        actions.append(.finish(waiter, result))
+        actions.append(outcome)
     }
 
     /// Queued tasks a worker gave back unrun (RETURNED, §8.2): each goes back to the front of the

@@ -39,19 +39,18 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
         var answerGrace: Duration = .seconds(2)
         /// Tries a worker may leave unanswered past their time limit before it gets no more tasks.
         var unansweredBeforeQuarantine = 3
-        /// A pool's machine (§14): a RESULT a worker sent is handed on as it came
-        /// (``Action/forward(_:_:worker:)``), not made into a ``FlowTaskResult``.
-        var forwardsResults = false
     }
 
     /// What the shell must do.
     enum Action: Sendable {
         case send(to: Data, WireMessage)
-        /// Hand a task's outcome to whoever submitted it.
+        /// Hand an outcome the machine made itself (a failure: no worker offers the op, lost too
+        /// often, unanswered; or cancelled) to whoever submitted the task.
         case finish(Waiter, FlowTaskResult)
-        /// Hand a worker's RESULT on as it came, with the name of the worker that ran it (a pool's
-        /// machine, ``Configuration/forwardsResults``).
-        case forward(Waiter, WireResult, worker: String)
+        /// Hand a worker's accepted RESULT to whoever submitted the task, as it came, with the
+        /// TASK it answers and the name of the worker that ran it: each role makes of it what it
+        /// needs (a run, a ``FlowTaskResult``; a pool, a DONE entry under its client's id).
+        case answer(Waiter, WireResult, task: WireTask, worker: String)
         case report(ClusterEvent)
         /// Hand what a task's op saved to continue from (§7.9) to whoever submitted it: element
         /// `index` of its group (0 for a serial op).

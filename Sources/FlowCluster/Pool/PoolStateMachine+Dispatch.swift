@@ -68,7 +68,8 @@ extension PoolStateMachine {
                 out.append(.send(to: peer, message))
             case .report(let event):
                 out.append(.report(event))
-            case .forward(let ticket, var result, let worker):
+            case .answer(let ticket, var result, _, let worker):
+                // Handed on as the worker sent it, under the client's own id and attempt.
                 result.taskID = ticket.taskID
                 result.attempt = ticket.attempt
                 deliver(WirePoolResult(worker: worker, result: result), for: ticket)

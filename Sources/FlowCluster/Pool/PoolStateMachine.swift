@@ -124,7 +124,6 @@ struct PoolStateMachine: Sendable {
     init(configuration: Configuration) {
         self.configuration = configuration
         var machineConfiguration = configuration.machine
-        machineConfiguration.forwardsResults = true
         // The engines are the clients, a round trip away: no wait for their next tasks.
         machineConfiguration.batchWindow = .zero
         machineConfiguration.liveness = configuration.liveness
