@@ -29,7 +29,8 @@ public final class MotoS3Server: @unchecked Sendable {
 
     /// Installs moto when missing, starts it, and sets up the user and the bucket.
     ///
-    /// - Throws: when moto cannot be installed or does not start within 30 s.
+    /// - Throws: when moto cannot be installed or does not print its readiness line within 30 s
+    ///   (three ports tried: a free port can be taken before moto binds it), with its output.
     public init(bucket: String = "photos") throws {
         try Self.installIfMissing()
         self.bucket = bucket
@@ -40,15 +41,17 @@ public final class MotoS3Server: @unchecked Sendable {
         for _ in 0..<3 where started == nil {
             let port = try LoopbackPort.free()
             let stdin = Pipe()
-            guard let candidate = try Self.startScript(["serve", String(port)], listeningOn: port, stdin: stdin, within: 30) else {
-                lastError = "moto did not listen on port \(port)"
+            let candidate: Started
+            do {
+                candidate = try Self.launchScript(["serve", String(port)], listeningOn: port, stdin: stdin, within: 30)
+            } catch {
+                lastError = "\(error)"
                 continue
             }
             let endpoint = "http://127.0.0.1:\(port)"
             let setup = try TestCommand.run(["python3", Self.script, "setup", endpoint, bucket])
             guard setup.status == 0, let keys = try? JSONDecoder().decode([String: String].self, from: Data(setup.output.utf8)) else {
-                kill(candidate.processIdentifier, SIGKILL)
-                candidate.waitUntilExit()
+                candidate.kill()
                 lastError = "setting up moto failed: \(setup.output)"
                 continue
             }
@@ -64,7 +67,7 @@ public final class MotoS3Server: @unchecked Sendable {
         secretAccessKey = secret
     }
 
-    private var processBox: Process?
+    private var processBox: Started?
 
     deinit { stop() }
 
@@ -85,32 +88,59 @@ public final class MotoS3Server: @unchecked Sendable {
 
     /// Stops the server, reaps it, and removes its scratch folder.
     public func stop() {
-        if let process = processBox, process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        processBox?.kill()
         scratch.remove()
     }
 
-    /// Starts `moto_s3.py ARGUMENTS` and waits until it accepts connections on `port`; `nil`
-    /// (and the process reaped) when it does not within `seconds`.
+    /// A script started by ``startScript(_:script:listeningOn:stdin:within:)``: the process and its exit.
+    struct Started {
+        let process: Process
+        let exit: OneTimeEvent<ProcessLaunch.Exit>
+
+        /// SIGKILLs it and reaps it.
+        func kill() { ProcessLaunch.kill(process, exit: exit) }
+    }
+
+    /// Starts `moto_s3.py ARGUMENTS` (or another script of `Resources` that prints `listening`
+    /// once bound) and waits until it is ready; never `nil`: it throws what went wrong instead.
     static func startScript(_ arguments: [String], script: String = MotoS3Server.script, listeningOn port: Int, stdin: Pipe,
                             within seconds: Double) throws -> Process? {
+        try launchScript(arguments, script: script, listeningOn: port, stdin: stdin, within: seconds).process
+    }
+
+    /// Starts `moto_s3.py ARGUMENTS` and waits until it prints its readiness line (`listening`,
+    /// printed once its server is bound to `port`).
+    ///
+    /// - Throws: when it cannot be started, or when it did not print the line within `seconds`
+    ///   (it is killed and reaped then); the message has what it wrote to stdout and stderr.
+    static func launchScript(_ arguments: [String], script: String = MotoS3Server.script, listeningOn port: Int, stdin: Pipe,
+                             within seconds: Double) throws -> Started {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script] + arguments
         process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline, process.isRunning, !LoopbackPort.accepts(port) { usleep(20_000) }
-        guard process.isRunning, LoopbackPort.accepts(port) else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            return nil
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let exit = try ProcessLaunch.run(process)
+        let changes = EventWaiters()
+        let stdout = PipeReader(output, notifying: changes)
+        let stderr = PipeReader(errors, notifying: changes)
+        exit.whenHappened { _ in changes.changed() }
+        let name = URL(fileURLWithPath: script).lastPathComponent + " " + arguments.joined(separator: " ")
+        // Its port taken before it bound it, moto's server thread dies and moto waits for good.
+        _ = changes.waitBlocking(timeout: .milliseconds(Int64(seconds * 1000))) {
+            stdout.hasLine(containing: "listening") || exit.hasHappened || stderr.text.contains("Address already in use")
         }
-        return process
+        guard stdout.hasLine(containing: "listening"), !exit.hasHappened else {
+            let ended = exit.current
+            ProcessLaunch.kill(process, exit: exit)
+            _ = stderr.waitBlocking(forEndWithin: .seconds(2))
+            throw TestSupportError("\(name) did not print its readiness line ('listening' on port \(port)) within \(seconds) s"
+                + " (\(ended.map { "it ended, \($0)" } ?? "it was killed")); its stdout: \(stdout.text)\nits stderr: \(stderr.text)")
+        }
+        return Started(process: process, exit: exit)
     }
 
     /// `Resources/requirements-test.txt`: moto, boto3 and what they run on, pinned.
@@ -162,7 +192,7 @@ public final class MotoS3Server: @unchecked Sendable {
 public final class S3FaultProxy: @unchecked Sendable {
     /// `http://127.0.0.1:PORT`: the endpoint to give the op.
     public let endpoint: String
-    private let process: Process
+    private let process: MotoS3Server.Started
     private let stdinPipe = Pipe()
 
     /// Starts the proxy.
@@ -173,12 +203,9 @@ public final class S3FaultProxy: @unchecked Sendable {
     ///   - failingAborts: how many multipart aborts, the first ones, fail with 500 InternalError.
     public init(in server: MotoS3Server, failingParts: [Int], failingAborts: Int = 0) throws {
         let port = try LoopbackPort.free()
-        guard let started = try MotoS3Server.startScript(["proxy", String(port), server.endpoint, failingParts.map(String.init).joined(separator: ","),
-                                                          String(failingAborts)],
-                                                        listeningOn: port, stdin: stdinPipe, within: 10) else {
-            throw TestSupportError("the S3 fault proxy did not start on port \(port)")
-        }
-        process = started
+        process = try MotoS3Server.launchScript(["proxy", String(port), server.endpoint, failingParts.map(String.init).joined(separator: ","),
+                                                 String(failingAborts)],
+                                                listeningOn: port, stdin: stdinPipe, within: 10)
         endpoint = "http://127.0.0.1:\(port)"
     }
 
@@ -199,9 +226,6 @@ public final class S3FaultProxy: @unchecked Sendable {
 
     /// Stops the proxy and reaps it.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.kill()
     }
 }

@@ -78,10 +78,12 @@ public final class NginxServer: @unchecked Sendable {
         formRoot.appendingPathComponent(String(path.drop { $0 == "/" }))
     }
 
-    /// Starts nginx (and the form receiver) and waits until it accepts connections.
+    /// Starts nginx (and the form receiver) and waits until it is ready: nginx also logs to its
+    /// stderr at `notice`, and says `getrlimit(RLIMIT_NOFILE)` there once its configuration is
+    /// loaded and its listening socket bound (the last of the start-up lines, before it serves).
     ///
     /// - Throws: ``TestSupportError`` when nginx is not installed (run `scripts/test`, which
-    ///   installs it) or does not start; its error log is in the message.
+    ///   installs it) or does not start within 10 s; its error log is in the message.
     public func start() throws {
         let executable = try Self.findExecutable()
         try formReceiver?.start()
@@ -91,29 +93,37 @@ public final class NginxServer: @unchecked Sendable {
             try writeConfiguration(port: port)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["-p", directory.path, "-c", configurationFile.path, "-e", errorLogFile.path]
+            process.arguments = ["-p", directory.path, "-c", configurationFile.path, "-e", errorLogFile.path,
+                                 "-g", "error_log stderr notice;"]
+            let errors = Pipe()
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try ProcessLaunch.run(process)
-            let deadline = Date().addingTimeInterval(10)
-            while process.isRunning && Date() < deadline {
-                if LoopbackPort.accepts(port) {
-                    lock.withLock {
-                        self.process = process
-                        self.port = port
-                    }
-                    return
+            process.standardError = errors
+            let exit = try ProcessLaunch.run(process)
+            let changes = EventWaiters()
+            // Read to its end, so that nginx never blocks on a full pipe.
+            let stderr = PipeReader(errors, notifying: changes)
+            exit.whenHappened { _ in changes.changed() }
+            _ = changes.waitBlocking(timeout: .seconds(10)) { stderr.hasLine(containing: Self.readinessMark) || exit.hasHappened }
+            if stderr.hasLine(containing: Self.readinessMark), !exit.hasHappened {
+                lock.withLock {
+                    self.process = process
+                    self.port = port
                 }
-                usleep(20_000)
+                return
             }
-            Self.terminate(process)
-            lastLog = errorLog()
+            let ended = exit.current
+            ProcessLaunch.terminate(process, exit: exit)
+            _ = stderr.waitBlocking(forEndWithin: .seconds(2))
+            lastLog = "\(errorLog())\n(\(ended.map { "nginx ended, \($0)" } ?? "no readiness line within 10 s")); its stderr:\n\(stderr.text)"
             // Another process took the port between our probe and nginx's bind: try another.
             guard lastLog.contains("Address already in use") else { break }
         }
         formReceiver?.stop()
         throw TestSupportError("nginx did not start; its error log:\n\(lastLog)")
     }
+
+    /// What nginx logs at `notice` once it is bound and about to serve.
+    static let readinessMark = "getrlimit(RLIMIT_NOFILE)"
 
     /// Stops nginx and the form receiver and reaps them. The files stay until the server goes away.
     public func stop() {
@@ -144,15 +154,15 @@ public final class NginxServer: @unchecked Sendable {
         (try? String(contentsOf: errorLogFile, encoding: .utf8)) ?? ""
     }
 
-    /// Ends a child process: SIGTERM, then SIGKILL after 3 s; returns once it is reaped.
+    /// Ends a child process started by ``ProcessLaunch``: SIGTERM, then SIGKILL after 3 s;
+    /// returns once it is reaped.
     static func terminate(_ process: Process) {
-        guard process.isRunning else { return }
-        let pid = process.processIdentifier
-        kill(pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(3)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(pid, SIGKILL) }
-        process.waitUntilExit()
+        guard let exit = ProcessLaunch.exit(of: process) else {
+            // It has ended already (its exit was seen): Foundation reaps it, if it has not yet.
+            process.waitUntilExit()
+            return
+        }
+        ProcessLaunch.terminate(process, exit: exit)
     }
 
     private static func findExecutable() throws -> String {

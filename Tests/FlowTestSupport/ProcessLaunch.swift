@@ -1,4 +1,8 @@
 import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Starts the servers tests need (nginx, the python servers) so that they can be stopped with
 /// SIGTERM, and so that they end with the test process even when it is killed outright.
@@ -6,6 +10,21 @@ public enum ProcessLaunch {
     /// What ties a child to this process's life: Linux's parent-death signal, set by util-linux's
     /// `setpriv` just before it becomes the child's program.
     static let setpriv = "/usr/bin/setpriv"
+
+    /// How a child ended, as the kernel told the thread that started it.
+    public struct Exit: Sendable, Equatable, CustomStringConvertible {
+        /// The exit status, or the signal number when `signalled`.
+        public var status: Int32
+        /// Whether a signal ended it.
+        public var signalled: Bool
+
+        public init(status: Int32, signalled: Bool) {
+            self.status = status
+            self.signalled = signalled
+        }
+
+        public var description: String { signalled ? "killed by signal \(status)" : "exit \(status)" }
+    }
 
     /// Calls `process.run()` on a fresh thread, and returns once it started.
     ///
@@ -17,12 +36,19 @@ public enum ProcessLaunch {
     /// - The child gets SIGTERM when the test process dies, however it dies: a test run that is
     ///   killed (SIGKILL, a CI time-out) runs no `deinit`, and its nginx used to live on. The
     ///   parent-death signal fires when the *thread* that spawned the child ends, not the process,
-    ///   so that thread stays until the child has exited.
-    public static func run(_ process: Process, unblockingSignals: Bool = true) throws {
+    ///   so that thread stays until the child has exited: blocked in `waitid` (without reaping,
+    ///   which stays Foundation's), it is also what sees the exit.
+    ///
+    /// - Returns: the child's exit, fired when it has ended (waits on it have their deadlines).
+    @discardableResult
+    public static func run(_ process: Process, unblockingSignals: Bool = true) throws -> OneTimeEvent<Exit> {
         if FileManager.default.isExecutableFile(atPath: setpriv), let executable = process.executableURL?.path {
             process.arguments = ["--pdeathsig", "TERM", "--", executable] + (process.arguments ?? [])
             process.executableURL = URL(fileURLWithPath: setpriv)
         }
+        let exit = OneTimeEvent<Exit>()
+        let key = ObjectIdentifier(process)
+        running.withLock { $0[key] = (process, exit) }
         let started = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var failure: (any Error)?
         let thread = Thread {
@@ -33,12 +59,138 @@ public enum ProcessLaunch {
             }
             do { try process.run() } catch { failure = error }
             let didStart = failure == nil
+            let pid = process.processIdentifier
             started.signal()
             // The child's parent, as the parent-death signal sees it: stays while the child runs.
-            while didStart && process.isRunning { usleep(50_000) }
+            if didStart { exit.fire(waitForEnd(of: process, pid: pid)) }
+            running.withLock { _ = $0.removeValue(forKey: key) }
         }
+        thread.name = "child-\(process.executableURL?.lastPathComponent ?? "process")"
         thread.start()
         started.wait()
         if let failure { throw failure }
+        return exit
+    }
+
+    /// The children started here that have not ended, with their exits.
+    private static let running = Mutex<[ObjectIdentifier: (process: Process, exit: OneTimeEvent<Exit>)]>([:])
+
+    /// The exit of `process`, started by ``run(_:unblockingSignals:)``; `nil` once it has ended
+    /// (or when it was not started here).
+    public static func exit(of process: Process) -> OneTimeEvent<Exit>? {
+        running.withLock { $0[ObjectIdentifier(process)]?.exit }
+    }
+
+    /// Blocks until child `pid` has ended, leaving it for Foundation to reap.
+    private static func waitForEnd(of process: Process, pid: pid_t) -> Exit {
+        var info = siginfo_t()
+        while true {
+            if waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == 0 {
+                let status = info._sifields._sigchld.si_status
+                return Exit(status: status, signalled: info.si_code != CLD_EXITED)
+            }
+            if errno != EINTR { break }
+        }
+        // ECHILD: Foundation reaped it first, so it has its status (or is storing it right now).
+        process.waitUntilExit()
+        return Exit(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal)
+    }
+
+    /// Ends a child started by ``run(_:unblockingSignals:)``: SIGTERM, then SIGKILL when it has
+    /// not exited within `grace` seconds; returns once it has exited and Foundation has reaped it.
+    ///
+    /// - Returns: whether it ended on SIGTERM within `grace` (`false`: it needed SIGKILL).
+    @discardableResult
+    public static func terminate(_ process: Process, exit: OneTimeEvent<Exit>, grace: Duration = .seconds(3)) -> Bool {
+        guard !exit.hasHappened else {
+            process.waitUntilExit()
+            return true
+        }
+        Glibc.kill(process.processIdentifier, SIGTERM)
+        let ended = exit.waitBlocking(timeout: grace) != nil
+        if !ended { Glibc.kill(process.processIdentifier, SIGKILL) }
+        reap(process, exit: exit)
+        return ended
+    }
+
+    /// SIGKILLs a child started by ``run(_:unblockingSignals:)`` and returns once it is reaped.
+    public static func kill(_ process: Process, exit: OneTimeEvent<Exit>) {
+        if !exit.hasHappened { Glibc.kill(process.processIdentifier, SIGKILL) }
+        reap(process, exit: exit)
+    }
+
+    /// After SIGKILL, which cannot be ignored: waits for the exit, then for Foundation's reaping.
+    /// A child still there after 60 s is left (and said so on stderr) rather than hanging the test.
+    private static func reap(_ process: Process, exit: OneTimeEvent<Exit>) {
+        guard exit.waitBlocking(timeout: .seconds(60)) != nil else {
+            FileHandle.standardError.write(Data("ProcessLaunch: pid \(process.processIdentifier) did not exit within 60 s of SIGKILL\n".utf8))
+            return
+        }
+        process.waitUntilExit()
+    }
+}
+
+/// A child's pipe (stdout or stderr) read on a thread of its own to its end: what came is kept
+/// (the last `keeping` bytes), and a caller can wait for a line.
+public final class PipeReader: Sendable {
+    private struct State {
+        var text = Data()
+        var ended = false
+    }
+
+    private let state = Mutex(State())
+    private let waiters = EventWaiters()
+
+    /// Starts reading `pipe`, which ends once every writer closed it (Foundation closes this
+    /// process's writing end when it starts the child).
+    ///
+    /// - Parameter also: told of each change as well, for a wait on several things at once.
+    public init(_ pipe: Pipe, keeping limit: Int = 1 << 16, notifying also: EventWaiters? = nil) {
+        let handle = pipe.fileHandleForReading
+        let thread = Thread { [self] in
+            let descriptor = handle.fileDescriptor
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                state.withLock { state in
+                    state.text.append(contentsOf: buffer[0..<count])
+                    if state.text.count > limit { state.text.removeFirst(state.text.count - limit) }
+                }
+                waiters.changed()
+                also?.changed()
+            }
+            try? handle.close()
+            state.withLock { $0.ended = true }
+            waiters.changed()
+            also?.changed()
+        }
+        thread.name = "pipe-reader"
+        thread.start()
+    }
+
+    /// What came so far (the last bytes kept).
+    public var text: String { state.withLock { String(decoding: $0.text, as: UTF8.self) } }
+
+    /// Whether the pipe has ended (every writer closed it).
+    public var ended: Bool { state.withLock { $0.ended } }
+
+    /// Blocks until a whole line containing `marker` came, the pipe ended, or `timeout` passed.
+    ///
+    /// - Returns: whether the line came.
+    public func waitBlocking(forLineContaining marker: String, timeout: Duration) -> Bool {
+        _ = waiters.waitBlocking(timeout: timeout) { hasLine(containing: marker) || ended }
+        return hasLine(containing: marker)
+    }
+
+    /// Blocks until the pipe ended or `timeout` passed; whether it ended.
+    public func waitBlocking(forEndWithin timeout: Duration) -> Bool {
+        waiters.waitBlocking(timeout: timeout) { ended }
+    }
+
+    /// Whether a whole line containing `marker` came.
+    public func hasLine(containing marker: String) -> Bool {
+        text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().contains { $0.contains(marker) }
     }
 }

@@ -10,20 +10,29 @@ public enum TestCommand {
         public let output: String
     }
 
-    /// Runs `arguments[0]` (looked up through `/usr/bin/env`) and waits for it.
+    /// Runs `arguments[0]` (looked up through `/usr/bin/env`) and waits for it to exit and its
+    /// output to end.
     ///
-    /// - Throws: when it cannot be started.
-    public static func run(_ arguments: [String]) throws -> Result {
+    /// - Throws: when it cannot be started, or has not ended within `timeout` (it is killed then;
+    ///   the message has its output so far).
+    public static func run(_ arguments: [String], timeout: Duration = .seconds(600)) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let exit = try ProcessLaunch.run(process)
+        let changes = EventWaiters()
+        let reader = PipeReader(output, keeping: Int.max, notifying: changes)
+        exit.whenHappened { _ in changes.changed() }
+        guard changes.waitBlocking(timeout: timeout, until: { exit.hasHappened && reader.ended }) else {
+            ProcessLaunch.kill(process, exit: exit)
+            throw TestSupportError("\(arguments.joined(separator: " ")) did not end within \(timeout)"
+                + " (\(exit.hasHappened ? "it exited; something it started held its stdout" : "killed")); its output so far: \(reader.text)")
+        }
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        return Result(status: process.terminationStatus, output: reader.text)
     }
 
     /// The SHA-256 of a file by `sha256sum`, as lowercase hex.
@@ -90,19 +99,26 @@ public enum TestCommand {
         let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard spawned == 0 else { throw TestSupportError("cannot start \(executable): \(String(cString: strerror(spawned)))") }
 
-        var status: Int32 = 0
-        var usage = rusage()
+        // Its end is waited for (and it is reaped, with its rusage) on a thread of its own; meanwhile
+        // its memory is sampled every 10 ms, which is the measurement, not a wait.
+        nonisolated(unsafe) var status: Int32 = 0
+        nonisolated(unsafe) var usage = rusage()
+        let ended = DispatchSemaphore(value: 0)
+        let child = pid
+        let reaper = Thread {
+            while wait4(child, &status, 0, &usage) == -1, errno == EINTR {}
+            ended.signal()
+        }
+        reaper.name = "measured-reaper"
+        reaper.start()
         var killed = false
         let deadline = Date().addingTimeInterval(timeLimit)
-        while true {
-            let waited = wait4(pid, &status, WNOHANG, &usage)
-            if waited == pid || (waited == -1 && errno != EINTR) { break }
+        while ended.wait(timeout: .now() + .milliseconds(10)) == .timedOut {
             sampledPeak = max(sampledPeak, statusBytes(of: pid, "VmHWM:") ?? 0)
             if !killed, (residentBytes(of: pid) ?? 0) > memoryCap || Date() > deadline {
                 kill(pid, SIGKILL)
                 killed = true
             }
-            usleep(10_000)
         }
         let exited = status & 0x7f == 0
         return MeasuredResult(
