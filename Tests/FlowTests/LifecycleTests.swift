@@ -7,18 +7,36 @@ final class ForgetfulOp: FlowOperation, @unchecked Sendable {
 }
 
 /// Runs until cancelled (or 10 s), then finishes; records whether it saw the cancellation.
+/// It waits for ``didCancel()``, which the flow calls once it has marked it cancelled.
 final class LongOp: FlowOperation, @unchecked Sendable {
     private let seen = NSLock()
     private var sawCancellation = false
     var observedCancellation: Bool { seen.withLock { sawCancellation } }
     let started = DispatchSemaphore(value: 0)
+    /// Signalled once it has looked at `isCancelled`, the look recorded.
+    let looked = DispatchSemaphore(value: 0)
+    private let cancelSignal = DispatchSemaphore(value: 0)
 
     override func mainLogic() {
         started.signal()
-        let deadline = Date().addingTimeInterval(10)
-        while !isCancelled && Date() < deadline { usleep(1_000) }
+        _ = cancelSignal.wait(timeout: .now() + 10)
         seen.withLock { sawCancellation = isCancelled }
+        looked.signal()
         finishSuccessfully()
+    }
+
+    override func didCancel() {
+        super.didCancel()
+        cancelSignal.signal()
+    }
+}
+
+/// Waits for `semaphore` on a Dispatch thread, not the cooperative pool, at most `seconds`.
+///
+/// - Returns: whether it was signalled in time.
+func signalled(_ semaphore: DispatchSemaphore, within seconds: Double) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        DispatchQueue.global().async { continuation.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success) }
     }
 }
 
@@ -45,9 +63,8 @@ final class LongOp: FlowOperation, @unchecked Sendable {
         let long = LongOp()
         let flow = Flow().add(operation: long).add(operation: NoteOp("never"))
         let run = Task { await flow.run() }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { long.started.wait(); continuation.resume() }
-        }
+        let started = await signalled(long.started, within: 60)
+        #expect(started, "LongOp did not start within 60 s")
         flow.cancel()
         await run.value
         #expect(!flow.isSuccess)
@@ -57,18 +74,20 @@ final class LongOp: FlowOperation, @unchecked Sendable {
         #expect(lines.contains("[LongOp] DidFinish: cancelled"))
         #expect(lines.contains("[Flow] cancelled"))
         #expect(flow.error as? FlowError == .cancelled)
-        for _ in 0..<200 where !long.observedCancellation { try? await Task.sleep(for: .milliseconds(10)) }
+        #expect(await signalled(long.looked, within: 2), "LongOp did not look at its cancellation within 2 s of the flow's end")
         #expect(long.observedCancellation)
     }
 
     @Test func cancellingAnAsyncOpCancelsItsTask() async {
         // The op would sleep 300 s; the bound is far above what a cancel takes, so that a loaded
         // suite (17 s seen once, the cooperative threads held by other tests) does not fail it.
+        let sleeping = DispatchSemaphore(value: 0)
         let flow = Flow().add(operation: FlowClosureOperation(name: "SleepyOp") { _ in
+            sleeping.signal()
             try await Task.sleep(for: .seconds(300))
         })
         let run = Task { await flow.run() }
-        try? await Task.sleep(for: .milliseconds(100))
+        #expect(await signalled(sleeping, within: 60), "SleepyOp did not start within 60 s")
         let started = Date()
         flow.cancel()
         await run.value
