@@ -47,6 +47,17 @@ extension FlowParameters {
         return number
     }
 
+    /// A time in seconds, as a flow file gives it: above zero and at most a year (a time limit
+    /// past that is a typo, and `Duration` cannot hold every `Double`).
+    func seconds(_ key: String, default fallback: Double) throws -> Duration {
+        let number = try duration(key, default: fallback)
+        guard number <= Self.longestSeconds else { throw error(key, "must be at most a year (31536000 s), not \(number)") }
+        return .seconds(number)
+    }
+
+    /// A year, the longest time an op's parameter takes.
+    static var longestSeconds: Double { 31_536_000 }
+
     /// One of a fixed set of words, matched without regard to case.
     func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, default fallback: Choice) throws -> Choice
     where Choice.RawValue == String {

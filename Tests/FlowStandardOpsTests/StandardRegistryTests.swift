@@ -34,7 +34,22 @@ struct StandardRegistryTests {
         let rebuilt = try #require(try registry.makeOperation(named: "UploadFileOp", parameters: remote.remoteParameters) as? UploadFileOp)
         #expect(rebuilt.method == .post)
         #expect(rebuilt.headers == ["A": "1"])
-        #expect(rebuilt.timeout == 5)
+        #expect(rebuilt.timeout == .seconds(5))
         #expect(rebuilt.baseURL.absoluteString == "http://h/u")
+    }
+
+    /// A time in seconds becomes a `Duration` (which cannot hold every `Double`): past a year it
+    /// is refused, naming the op and the parameter, and never traps.
+    @Test(arguments: ["UploadFileOp", "ShellOp", "VerifyObjectOp"])
+    func aTimeoutPastAYearIsRefusedNotATrap(op: String) throws {
+        let registry = FlowOperationRegistry.standard
+        var parameters: [String: FlowValue] = ["timeout": .double(1e300)]
+        if op == "UploadFileOp" { parameters["url"] = .string("http://h/u") }
+        if op == "ShellOp" { parameters["command"] = .array([.string("true")]) }
+        let error = #expect(throws: (any Error).self) { try registry.makeOperation(named: op, parameters: parameters) }
+        let text = "\(error.map { "\($0)" } ?? "")"
+        #expect(text.contains("timeout") && text.contains("at most a year"), "\(text)")
+        parameters["timeout"] = .integer(31_536_000)
+        #expect(throws: Never.self) { try registry.makeOperation(named: op, parameters: parameters) }
     }
 }

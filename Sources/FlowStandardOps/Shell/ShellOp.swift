@@ -40,7 +40,7 @@ public final class ShellOp: FlowAsyncOperation, @unchecked Sendable {
     /// Variables added to the inherited environment.
     public let environment: [String: String]
     /// Seconds before the program is killed.
-    public let timeout: Double
+    public let timeout: Duration
     /// Where the program starts, or `nil` for the current directory.
     public let workingDirectory: String?
 
@@ -50,9 +50,9 @@ public final class ShellOp: FlowAsyncOperation, @unchecked Sendable {
     ///   - command: argv, or a script's words when `shell` is true.
     ///   - shell: whether to run `command` with `/bin/sh -c`.
     ///   - environment: variables added to the inherited environment.
-    ///   - timeout: seconds before the program is killed.
+    ///   - timeout: how long before the program is killed.
     ///   - workingDirectory: where the program starts.
-    public init(command: [String], shell: Bool = false, environment: [String: String] = [:], timeout: Double = 60,
+    public init(command: [String], shell: Bool = false, environment: [String: String] = [:], timeout: Duration = .seconds(60),
                 workingDirectory: String? = nil) {
         self.command = command
         self.usesShell = shell
@@ -79,7 +79,7 @@ public final class ShellOp: FlowAsyncOperation, @unchecked Sendable {
         guard !command.isEmpty, !command[0].isEmpty else { throw parameters.error("command", "must not be empty") }
         self.init(
             command: command, shell: shell, environment: try parameters.stringMap("env"),
-            timeout: try parameters.duration("timeout", default: 60), workingDirectory: try parameters.optionalString("workingDirectory"))
+            timeout: try parameters.seconds("timeout", default: 60), workingDirectory: try parameters.optionalString("workingDirectory"))
     }
 
     public override var primaryInputParamKey: String { "input" }
@@ -97,7 +97,7 @@ public final class ShellOp: FlowAsyncOperation, @unchecked Sendable {
             let directory = try workingDirectory.map(Self.directory)
             let outcome = try await ShellProcess(
                 executable: executable, arguments: Array(argv.dropFirst()), environment: childEnvironment,
-                workingDirectory: directory, timeLimit: timeout
+                workingDirectory: directory, timeLimit: timeout.seconds
             ).run()
             try Task.checkCancellation()
             try check(outcome, display: display)
@@ -116,7 +116,7 @@ public final class ShellOp: FlowAsyncOperation, @unchecked Sendable {
         let what: String
         let code: FlowStandardOpError.Code
         if outcome.timedOut {
-            (what, code) = ("\(display) was killed: time limit of \(DurationText.limit(timeout)) s exceeded", .timeLimitExceeded)
+            (what, code) = ("\(display) was killed: time limit of \(DurationText.limit(timeout.seconds)) s exceeded", .timeLimitExceeded)
         } else {
             switch outcome.termination {
             case .exit(0): return
@@ -187,7 +187,7 @@ extension ShellOp: FlowRemoteOperation {
     public var remoteParameters: [String: FlowValue] {
         var parameters: [String: FlowValue] = [
             "command": .array(command.map(FlowValue.string)), "shell": .bool(usesShell),
-            "env": .map(environment.mapValues(FlowValue.string)), "timeout": .double(timeout),
+            "env": .map(environment.mapValues(FlowValue.string)), "timeout": .double(timeout.seconds),
         ]
         if let workingDirectory { parameters["workingDirectory"] = .string(workingDirectory) }
         return parameters

@@ -21,7 +21,7 @@ extension UploadFileOp: FlowDryRunRehearsing {
             if let s3Target {
                 let (client, key) = try s3Client(for: input, to: s3Target)
                 target = s3Target.objectURI(key: key)
-                let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
+                let deadline = NIODeadline.now() + .milliseconds(Int64(timeout.seconds * 1000))
                 existing = try await existingCopy(of: input, element: element) {
                     try await client.head(key: key, checksumMode: self.skipRule == .checksum, deadline: deadline,
                                           action: "checking whether \(target) exists failed")
@@ -29,7 +29,7 @@ extension UploadFileOp: FlowDryRunRehearsing {
             } else {
                 let objectURL = try Self.objectURL(base: baseURL, name: input.name)
                 target = objectURL.absoluteString
-                let request = UploadRequest(method: method, headers: headers, timeout: timeout, tls: try tlsConfiguration())
+                let request = UploadRequest(method: method, headers: headers, timeout: timeout.seconds, tls: try tlsConfiguration())
                 existing = try await existingCopy(of: input, element: element) { try await request.head(of: objectURL) }
             }
             if skipsExisting { made["HEAD"] = 1 }
@@ -77,7 +77,7 @@ extension UploadFileOp: FlowDryRunRehearsing {
             throw FlowStandardOpError(.missingCredentials, "dry run of \(input.name) to s3://\(target.bucket) failed: \(error.description)")
         }
         let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
-                              objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
+                              objectHeaders: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout.seconds,
                               tls: try tlsConfiguration())
         return (client, key)
     }

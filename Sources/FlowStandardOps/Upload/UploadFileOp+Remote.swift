@@ -9,7 +9,7 @@ extension UploadFileOp: FlowRemoteOperation {
             var parameters = s3Parameters
             parameters["headers"] = .map(headers.mapValues(FlowValue.string))
             parameters["source"] = .string(source.rawValue)
-            parameters["timeout"] = .double(timeout)
+            parameters["timeout"] = .double(timeout.seconds)
             parameters["skipExisting"] = skipRule.flowValue
             parameters["caFile"] = caFile.map(FlowValue.string)
             // `auto` goes as `auto`: each worker reads its own machine's AWS checksum settings.
@@ -18,7 +18,7 @@ extension UploadFileOp: FlowRemoteOperation {
         }
         var parameters: [String: FlowValue] = [
             "url": .string(baseURL.absoluteString), "method": .string(method.rawValue), "headers": .map(headers.mapValues(FlowValue.string)),
-            "source": .string(source.rawValue), "timeout": .double(timeout), "skipExisting": skipRule.flowValue,
+            "source": .string(source.rawValue), "timeout": .double(timeout.seconds), "skipExisting": skipRule.flowValue,
         ]
         parameters["caFile"] = caFile.map(FlowValue.string)
         parameters["checksum"] = .string(checksum.rawValue)

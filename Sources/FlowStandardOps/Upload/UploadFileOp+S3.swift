@@ -42,7 +42,7 @@ extension UploadFileOp {
             let element = try? value(primaryInputParamKey, as: Any.self)
             let objectHeaders = headers.merging(modificationTimeHeaders(of: input, element: element)) { given, _ in given }
             let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region),
-                                  objectHeaders: objectHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout,
+                                  objectHeaders: objectHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, timeout: timeout.seconds,
                                   tls: try tlsConfiguration())
             var upload = S3Upload(client: client, key: key, checksum: checksum, retry: retryPolicy) { [weak self] line in
                 guard let self, !self.isCancelled else {
@@ -55,7 +55,7 @@ extension UploadFileOp {
                 self.log(message: line)
             }
             upload.fallsBackFromTrailer = checksumIsAuto
-            let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
+            let deadline = NIODeadline.now() + .milliseconds(Int64(timeout.seconds * 1000))
             let validates = validatesStoredChecksums
             let head = { try await client.head(key: key, checksumMode: self.skipRule == .checksum && validates, deadline: deadline,
                                                action: "checking whether \(upload.objectURI) exists failed") }

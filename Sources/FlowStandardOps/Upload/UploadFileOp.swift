@@ -96,7 +96,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     /// Who reads the file.
     public let source: Source
     /// The most the upload may take, in seconds.
-    public let timeout: Double
+    public let timeout: Duration
     /// Whether a file the server already has is left alone (``skipRule`` is not `off`).
     public var skipsExisting: Bool { skipRule != .off }
     /// What the server's copy must match for a file to be left alone: `skipExisting`.
@@ -130,10 +130,10 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     ///   - method: `PUT` (the default) or multipart `POST`.
     ///   - headers: extra request headers.
     ///   - source: who reads the file.
-    ///   - timeout: the most the upload may take, in seconds.
+    ///   - timeout: the most the upload may take.
     ///   - skipExisting: whether a file the server already has with the same size is left alone.
     ///   - caFile: a PEM file of certificate authorities to trust besides the machine's own.
-    public init(baseURL: URL, method: Method = .put, headers: [String: String] = [:], source: Source = .worker, timeout: Double = 300,
+    public init(baseURL: URL, method: Method = .put, headers: [String: String] = [:], source: Source = .worker, timeout: Duration = .seconds(300),
                 skipExisting: Bool = false, caFile: String? = nil) {
         self.baseURL = baseURL
         self.method = method
@@ -153,10 +153,10 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     ///   - headers: extra headers for the object (`Content-Type`, `Cache-Control`,
     ///     `x-amz-storage-class`, …); they are signed.
     ///   - source: who reads the file.
-    ///   - timeout: the most the whole upload, all parts included, may take, in seconds.
+    ///   - timeout: the most the whole upload, all parts included, may take.
     ///   - skipExisting: whether an object the store already has with the same size is left alone.
     ///   - caFile: a PEM file of certificate authorities to trust besides the machine's own.
-    public convenience init(s3 target: S3Target, headers: [String: String] = [:], source: Source = .worker, timeout: Double = 300,
+    public convenience init(s3 target: S3Target, headers: [String: String] = [:], source: Source = .worker, timeout: Duration = .seconds(300),
                             skipExisting: Bool = false, caFile: String? = nil) {
         let given: [String: FlowValue] = [
             "url": .string(target.objectURI(key: target.keyPrefix)), "endpoint": .string(target.endpoint.absoluteString),
@@ -167,7 +167,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     }
 
     /// `given`: the S3 parameters sent to workers.
-    private init(s3 target: S3Target, given: [String: FlowValue], headers: [String: String], source: Source, timeout: Double,
+    private init(s3 target: S3Target, given: [String: FlowValue], headers: [String: String], source: Source, timeout: Duration,
                  skipExisting: Bool, caFile: String?) {
         baseURL = URL(string: target.objectURI(key: target.keyPrefix)) ?? URL(string: "s3://\(target.bucket)")!
         method = .put
@@ -193,7 +193,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             var given: [String: FlowValue] = ["url": .string(text)]
             for name in Self.s3ParameterNames { given[name] = parameters[name] }
             self.init(s3: target, given: given, headers: try parameters.stringMap("headers"),
-                      source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
+                      source: try parameters.choice("source", default: Source.worker), timeout: try parameters.seconds("timeout", default: 300),
                       skipExisting: false, caFile: try Self.caFile(parameters))
             try setS3Checksum(parameters)
             try setSkipRule(parameters)
@@ -206,7 +206,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
         }
         self.init(
             baseURL: url, method: try parameters.choice("method", default: Method.put), headers: try parameters.stringMap("headers"),
-            source: try parameters.choice("source", default: Source.worker), timeout: try parameters.duration("timeout", default: 300),
+            source: try parameters.choice("source", default: Source.worker), timeout: try parameters.seconds("timeout", default: 300),
             skipExisting: false, caFile: try Self.caFile(parameters))
         checksum = try parameters.choice("checksum", default: UploadChecksum.none)
         try setSkipRule(parameters)
@@ -234,7 +234,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             let objectURL = try Self.objectURL(base: baseURL, name: input.name)
             let element = try? value(primaryInputParamKey, as: Any.self)
             let tls = try tlsConfiguration()
-            let head = UploadRequest(method: method, headers: headers, timeout: timeout, tls: tls)
+            let head = UploadRequest(method: method, headers: headers, timeout: timeout.seconds, tls: tls)
             if let copy = try await existingCopy(of: input, element: element, head: { try await head.head(of: objectURL) }) {
                 log(message: "skipped \(input.name): the server has it already (\(copy.detail)) at \(objectURL.absoluteString)")
                 log(message: copy.manifestEntry(target: objectURL.absoluteString, algorithm: checksum, s3: nil).logLine)
@@ -242,7 +242,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
                 return
             }
             let sending = headers.merging(modificationTimeHeaders(of: input, element: element)) { given, _ in given }
-            let request = UploadRequest(method: method, headers: sending, timeout: timeout, tls: tls, checksum: checksum)
+            let request = UploadRequest(method: method, headers: sending, timeout: timeout.seconds, tls: tls, checksum: checksum)
             let sent = try await request.sendRecording(input, to: objectURL)
             log(message: "uploaded \(input.name) (\(sent.size) bytes) -> \(objectURL.absoluteString) in \(DurationText.elapsed(since: started)) s")
             log(message: UploadManifestEntry(target: objectURL.absoluteString, size: Int64(sent.size), algorithm: checksum,

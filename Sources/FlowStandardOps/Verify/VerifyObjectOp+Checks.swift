@@ -22,8 +22,8 @@ extension VerifyObjectOp {
             throw FlowStandardOpError(.missingCredentials, "checking \(entry.target) failed: \(error.description)")
         }
         let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region), objectHeaders: [],
-                              timeout: timeout, tls: try tlsConfiguration())
-        let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
+                              timeout: timeout.seconds, tls: try tlsConfiguration())
+        let deadline = NIODeadline.now() + .milliseconds(Int64(timeout.seconds * 1000))
         let algorithm = UploadChecksum(rawValue: entry.algorithm) ?? .none
         if deep {
             let hash = StreamedHash(entry)
@@ -40,7 +40,7 @@ extension VerifyObjectOp {
         guard let url = URL(string: entry.target), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
             throw FlowStandardOpError(.invalidName, "\(entry.target) is neither an http(s):// URL nor s3://BUCKET/KEY")
         }
-        let request = UploadRequest(method: .put, headers: headers, timeout: timeout, tls: try tlsConfiguration())
+        let request = UploadRequest(method: .put, headers: headers, timeout: timeout.seconds, tls: try tlsConfiguration())
         let algorithm = UploadChecksum(rawValue: entry.algorithm) ?? .none
         if deep {
             let hash = StreamedHash(entry)

@@ -35,7 +35,7 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
     /// Whether the object is read back and hashed.
     public let deep: Bool
     /// The most one check may take, in seconds.
-    public let timeout: Double
+    public let timeout: Duration
     /// Extra request headers for HTTP targets.
     public let headers: [String: String]
     /// A PEM file of certificate authorities trusted besides the machine's own.
@@ -50,15 +50,15 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
     ///   - endpoint: the S3 endpoint for `s3://` targets, over the entry's and the environment's.
     ///   - region: the S3 signing region, over the entry's and the environment's.
     ///   - headers: extra request headers for HTTP targets.
-    ///   - timeout: the most one check may take, in seconds.
+    ///   - timeout: the most one check may take.
     ///   - caFile: a PEM file of certificate authorities to trust besides the machine's own.
     public convenience init(deep: Bool = false, endpoint: String? = nil, region: String? = nil, headers: [String: String] = [:],
-                            timeout: Double = 300, caFile: String? = nil) {
+                            timeout: Duration = .seconds(300), caFile: String? = nil) {
         self.init(deep: deep, endpoint: endpoint, region: region, headers: headers, timeout: timeout, caFile: caFile, pathStyle: nil)
     }
 
     /// Creates the op, with `pathStyle` as given (`nil`: the S3 client's choice).
-    init(deep: Bool, endpoint: String?, region: String?, headers: [String: String], timeout: Double, caFile: String?, pathStyle: Bool?) {
+    init(deep: Bool, endpoint: String?, region: String?, headers: [String: String], timeout: Duration, caFile: String?, pathStyle: Bool?) {
         self.deep = deep
         self.timeout = timeout
         self.headers = headers
@@ -76,7 +76,7 @@ public final class VerifyObjectOp: FlowAsyncOperation, @unchecked Sendable {
     public convenience init(parameters: FlowParameters) throws {
         self.init(deep: try parameters.bool("deep", default: false), endpoint: try parameters.optionalString("endpoint"),
                   region: try parameters.optionalString("region"), headers: try parameters.stringMap("headers"),
-                  timeout: try parameters.duration("timeout", default: 300), caFile: try parameters.optionalString("caFile"),
+                  timeout: try parameters.seconds("timeout", default: 300), caFile: try parameters.optionalString("caFile"),
                   pathStyle: parameters["pathStyle"] != nil ? try parameters.bool("pathStyle") : nil)
     }
 
@@ -148,7 +148,7 @@ extension VerifyObjectOp: FlowRemoteOperation {
     public var remoteParameters: [String: FlowValue] {
         var parameters = s3Parameters
         parameters["deep"] = .bool(deep)
-        parameters["timeout"] = .double(timeout)
+        parameters["timeout"] = .double(timeout.seconds)
         parameters["headers"] = .map(headers.mapValues(FlowValue.string))
         parameters["caFile"] = caFile.map(FlowValue.string)
         return parameters
