@@ -129,7 +129,7 @@ public final class ClusterRun: Sendable {
     ///
     /// - Parameter runID: the run's id, which a pool is told (`--pool`).
     @discardableResult
-    public func start(runID: String? = nil) throws -> String {
+    public func start(runID: String? = nil) async throws -> String {
         let flow = self.flow
         let onEvent = self.onEvent
         let sink: @Sendable (ClusterEvent) -> Void = { event in
@@ -142,7 +142,7 @@ public final class ClusterRun: Sendable {
             if let localStart, localStart.take() {
                 local = localStart
             } else {
-                local = try Self.launchLocal(options: options, logger: logger)
+                local = try await Self.launchLocal(options: options, logger: logger)
                 _ = local.take()
             }
             started.withLock { $0 = (local.coordinator, local.pool) }
@@ -156,7 +156,7 @@ public final class ClusterRun: Sendable {
                       heartbeatIntervalMilliseconds: UInt32(max(1, (options.heartbeatInterval.seconds * 1000).rounded())))
         }
         let coordinator = try FlowCoordinator(configuration: Self.coordinatorConfiguration(options, hello: hello), logger: logger, onEvent: sink)
-        let endpoint = try coordinator.start()
+        let endpoint = try await coordinator.start()
         started.withLock { $0.coordinator = coordinator }
         flow.setExecutor(coordinator)
         return endpoint
@@ -251,29 +251,29 @@ public final class ClusterRun: Sendable {
         }
         ended()
         if (coordinator?.status.running ?? 0) > 0 {
-            stop()
+            await stop()
         } else {
             // Each worker says DISCONNECT while the coordinator still listens, and takes a few
             // milliseconds to exit: the caller's `finish` runs meanwhile.
             pool?.terminate()
         }
         await finish(outcome)
-        stop()
+        await stop()
         return outcome
     }
 
-    /// Stops the coordinator and the local workers.
-    public func stop() {
+    /// Stops the coordinator and the local workers; returns once both have ended.
+    public func stop() async {
         if (coordinator?.status.running ?? 0) > 0 {
             // Tasks still run (the flow was cancelled): the coordinator's DISCONNECT makes the
             // workers cancel them, where a drain would wait for them.
-            coordinator?.stop()
-            pool?.stop()
+            await coordinator?.stop()
+            await pool?.stop()
         } else {
             // Local workers first, while the coordinator still listens: each says DISCONNECT and
             // exits at once, instead of lingering on a goodbye nobody can receive.
-            pool?.stop()
-            coordinator?.stop()
+            await pool?.stop()
+            await coordinator?.stop()
         }
         if options.bind == nil, options.pool == nil { PrivateEndpoint.remove(coordinator?.endpoint) }
     }

@@ -17,7 +17,9 @@ import Synchronization
 ///
 /// Results are kept in memory as they are accepted and written in batches by a thread of the
 /// journal's own, at most ``flushInterval`` after they were accepted or as soon as 512 wait, in
-/// transactions of at most 512 results, so the engine never waits for the disk. With
+/// transactions of at most 512 results, so the engine never waits for the disk. The thread sleeps
+/// until there is something to write (no timer while the run has nothing new), and records the
+/// run's end itself: ``finish(_:exitCode:)`` is resumed by it. With
 /// `synchronous = NORMAL` a committed batch survives the coordinator's crash (it is in the WAL
 /// file the moment it commits); a power loss can take the last batches committed before it, never
 /// the file's consistency. What the journal lost runs again on resume: delivery is at least once.
@@ -55,11 +57,18 @@ public final class RunJournal: FlowJournal, Sendable {
     let failure = Mutex(FailureState())
     /// Whether a write failed: read for every result, where the mutex would cost a lock each.
     let hasFailed = Atomic<Bool>(false)
-    /// Wakes the flushing thread early: when a transaction's worth of results waits, and at the
-    /// end of the run.
-    private let wake = DispatchSemaphore(value: 0)
-    /// Signalled by the flushing thread as it ends, which ``finish(_:exitCode:)`` waits for.
-    private let flusherEnded = DispatchSemaphore(value: 0)
+    /// Wakes the flushing thread: when the first result (or group, or checkpoint) since its last
+    /// batch waits, when a transaction's worth of results waits, and at the end of the run.
+    private let wake = FlusherWake()
+    /// How the run ended and who waits for it to be recorded: set by ``finish(_:exitCode:)``
+    /// before it wakes the flushing thread for the last time.
+    private let ending = Mutex<Ending?>(nil)
+
+    private struct Ending {
+        var state: RunJournalInfo.State
+        var exitCode: Int32
+        var continuation: CheckedContinuation<Result<Void, RunJournalError>, Never>
+    }
 
     struct Buffer {
         /// Encoded on the flushing thread, not the engine's (the coordinator's I/O thread in a
@@ -105,6 +114,7 @@ public final class RunJournal: FlowJournal, Sendable {
 
     public func groupStarted(at step: FlowStepID, total: Int) {
         buffer.withLock { $0.groups.append((step.path, total)) }
+        wake.somethingWaits()
     }
 
     public func accepted(_ record: FlowJournalRecord, at step: FlowStepID) {
@@ -118,7 +128,11 @@ public final class RunJournal: FlowJournal, Sendable {
         // for the interval. A busy group accepted about 10,000 results in 100 ms, which the
         // journal then wrote after the group's last result, the run waiting for it (perf: 60 ms
         // at the end of a 20,000-element run on 2 cores).
-        if chunkFull { wake.signal() }
+        if chunkFull {
+            wake.chunkWaits()
+        } else {
+            wake.somethingWaits()
+        }
     }
 
     @discardableResult
@@ -157,6 +171,7 @@ public final class RunJournal: FlowJournal, Sendable {
         // Written with the next batch (at most ``flushInterval`` later): a checkpoint lost with a
         // crash only means that a resumed op does more again.
         buffer.withLock { $0.checkpoints[CheckpointKey(step: step.path, element: index)] = value }
+        wake.somethingWaits()
     }
 
     public func checkpoints(at step: FlowStepID) -> [Int: FlowValue] {
@@ -168,7 +183,8 @@ public final class RunJournal: FlowJournal, Sendable {
 
     // MARK: Ending
 
-    /// Writes what is still in memory and how the run ended, then closes the journal.
+    /// Writes what is still in memory and how the run ended, then closes the journal; returns
+    /// once the journal's thread has done so, resumed by it (no thread of the caller's waits).
     ///
     /// After a failed write (``writeFailure``) the results still in memory are let go (they run
     /// again on resume), the room held for this is freed, and the run's end is still written.
@@ -178,14 +194,22 @@ public final class RunJournal: FlowJournal, Sendable {
     ///   - exitCode: the exit code the run ends with.
     /// - Throws: ``RunJournalError`` when the journal could not be written: the run's end now, or
     ///   an earlier write no ``onWriteFailure(_:)`` handler was told of.
-    public func finish(_ state: RunJournalInfo.State, exitCode: Int32) throws(RunJournalError) {
+    public func finish(_ state: RunJournalInfo.State, exitCode: Int32) async throws(RunJournalError) {
         let alreadyFinished = buffer.withLock { buffer in
             defer { buffer.closing = true }
             return buffer.closing
         }
         guard !alreadyFinished else { return }
-        wake.signal()
-        flusherEnded.wait()
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, RunJournalError>, Never>) in
+            ending.withLock { $0 = Ending(state: state, exitCode: exitCode, continuation: continuation) }
+            wake.close()
+        }
+        try outcome.get()
+    }
+
+    /// On the journal's thread, its last batch written: what is still in memory, then how the run
+    /// ended; closes the database.
+    private func record(_ state: RunJournalInfo.State, exitCode: Int32) -> Result<Void, RunJournalError> {
         if writeFailure == nil {
             do {
                 try flush()
@@ -206,15 +230,17 @@ public final class RunJournal: FlowJournal, Sendable {
             StartMarkFile.remove(journal: path)
         } catch {
             let earlier = writeFailure.map { "; an earlier write failed too: \($0.reason)" } ?? ""
-            throw RunJournalError(path: path, "cannot record how the run ended: \(Self.describe(error))\(earlier)")
+            return .failure(RunJournalError(path: path, "cannot record how the run ended: \(Self.describe(error))\(earlier)"))
         }
         let untold = failure.withLock { $0.told ? nil : $0.failure }
-        if let untold { throw RunJournalError(path: path, "an earlier write failed: \(untold.reason)") }
+        if let untold { return .failure(RunJournalError(path: path, "an earlier write failed: \(untold.reason)")) }
+        return .success(())
     }
 
     private func flushLoop() {
-        while !buffer.withLock({ $0.closing }) {
-            _ = wake.wait(timeout: .now() + .milliseconds(Int(Self.flushInterval.seconds * 1000)))
+        // Asleep until something waits, then up to ``flushInterval`` more (or until a chunk's
+        // worth waits): a batch at most that long after its first result.
+        while !wake.waitForWork(within: Self.flushInterval) {
             // After a failure nothing more is written (``writeFailed(_:writing:)``).
             guard writeFailure == nil else { continue }
             do {
@@ -223,7 +249,8 @@ public final class RunJournal: FlowJournal, Sendable {
                 writeFailed(error, writing: "the run's results")
             }
         }
-        flusherEnded.signal()
+        guard let ending = ending.withLock({ $0 }) else { return }
+        ending.continuation.resume(returning: record(ending.state, exitCode: ending.exitCode))
     }
 
     /// Writes the buffered results and group sizes in one transaction.
@@ -272,5 +299,62 @@ public final class RunJournal: FlowJournal, Sendable {
             }
             start = end
         } while start < results.count
+    }
+}
+
+/// What wakes a journal's flushing thread, which otherwise sleeps: something to write (its
+/// first result after a batch), a transaction's worth of results, the run's end.
+private final class FlusherWake: @unchecked Sendable {
+    // `pending`, `chunk` and `closed` are guarded by `condition`.
+    private let condition = NSCondition()
+    private var pending = false
+    private var chunk = false
+    private var closed = false
+    /// Whether the thread has been told of what waits since its last batch: the engine's thread
+    /// takes the condition's lock once a batch, not once a result.
+    private let told = Atomic<Bool>(false)
+
+    /// Something waits to be written: wakes the thread if nobody told it since its last batch.
+    func somethingWaits() {
+        guard !told.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        condition.lock()
+        pending = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// A transaction's worth of results waits: to be written now.
+    func chunkWaits() {
+        told.store(true, ordering: .releasing)
+        condition.lock()
+        pending = true
+        chunk = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The run has ended: the thread writes what is left and the end.
+    func close() {
+        condition.lock()
+        closed = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// On the flushing thread: sleeps until something waits, then until `interval` has passed
+    /// or a chunk waits; returns whether the journal is closing (then nothing more is batched).
+    func waitForWork(within interval: Duration) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !pending, !closed { condition.wait() }
+        if !closed, !chunk {
+            let deadline = Date(timeIntervalSinceNow: Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
+            while !chunk, !closed, condition.wait(until: deadline) {}
+        }
+        // Reset before the batch is taken from the buffer: what is added after that tells again.
+        pending = false
+        chunk = false
+        told.store(false, ordering: .releasing)
+        return closed
     }
 }

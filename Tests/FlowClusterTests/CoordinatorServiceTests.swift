@@ -40,18 +40,18 @@ extension ClusterIntegrationTests {
             try await withCluster { cluster in
                 let coordinator = try FlowCoordinator(configuration: .init(endpoint: cluster.ipcEndpoint("status.sock")),
                                                       logger: Logger(label: "test"))
-                let endpoint = try coordinator.start()
-                defer { coordinator.stop() }
-                _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 8)
-                #expect(await coordinator.waitForWorkers(1, timeout: .seconds(10)))
-                for run in 1...30 {
-                    let flow = Flow(definition: FlowDefinition(name: "status", bucket: ["items": [1, 2, 3, 4, 5, 6, 7, 8]], steps: [
-                        .group(FlowGroupStep(op: "SleepOp", input: "items", output: "out", maxConcurrent: 8, parameters: ["ms": 1])),
-                    ])).setExecutor(coordinator)
-                    await flow.run()
-                    #expect(flow.isSuccess, "\(flow.generateSummary())")
-                    let running = coordinator.status.running
-                    #expect(running == 0, "run \(run): \(running) task(s) still counted as running after the flow ended")
+                try await withStarted(coordinator) { endpoint in
+                    _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 8)
+                    #expect(await coordinator.waitForWorkers(1, timeout: .seconds(10)))
+                    for run in 1...30 {
+                        let flow = Flow(definition: FlowDefinition(name: "status", bucket: ["items": [1, 2, 3, 4, 5, 6, 7, 8]], steps: [
+                            .group(FlowGroupStep(op: "SleepOp", input: "items", output: "out", maxConcurrent: 8, parameters: ["ms": 1])),
+                        ])).setExecutor(coordinator)
+                        await flow.run()
+                        #expect(flow.isSuccess, "\(flow.generateSummary())")
+                        let running = coordinator.status.running
+                        #expect(running == 0, "run \(run): \(running) task(s) still counted as running after the flow ended")
+                    }
                 }
             }
         }

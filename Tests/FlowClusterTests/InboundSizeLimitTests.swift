@@ -19,28 +19,28 @@ extension ClusterIntegrationTests {
             let coordinator = try FlowCoordinator(configuration: configuration, logger: Logger(label: "test")) { event in
                 events.withLock { $0.append(event) }
             }
-            let endpoint = try coordinator.start()
-            defer { coordinator.stop() }
-            func malformed() -> Int {
-                events.withLock { $0.filter { if case .malformedMessage = $0 { true } else { false } }.count }
+            try await withStarted(coordinator) { endpoint in
+                func malformed() -> Int {
+                    events.withLock { $0.filter { if case .malformedMessage = $0 { true } else { false } }.count }
+                }
+                func send(bodyBytes: Int) throws {
+                    let context = try ZMQContext()
+                    defer { context.close() }
+                    let dealer = try ZMQSocket(context: context, type: .dealer)
+                    defer { dealer.close() }
+                    try dealer.set(.linger(milliseconds: 2000))
+                    try dealer.connect(endpoint)
+                    // A RESULT whose body is garbage: the coordinator reports it as malformed when it gets it.
+                    _ = try dealer.send([Data(WireLimits.protocolSignature), Data([0x03]), Data(repeating: 0xEE, count: bodyBytes)])
+                }
+                try send(bodyBytes: 1 << 20)
+                try await Task.sleep(for: .milliseconds(1500))
+                #expect(malformed() == 0, "a 1 MiB frame reached the coordinator past a 64 KiB limit")
+                try send(bodyBytes: 1 << 10)
+                let deadline = ContinuousClock.now + .seconds(10)
+                while malformed() == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(malformed() == 1, "the small garbage frame must arrive and be reported")
             }
-            func send(bodyBytes: Int) throws {
-                let context = try ZMQContext()
-                defer { context.close() }
-                let dealer = try ZMQSocket(context: context, type: .dealer)
-                defer { dealer.close() }
-                try dealer.set(.linger(milliseconds: 2000))
-                try dealer.connect(endpoint)
-                // A RESULT whose body is garbage: the coordinator reports it as malformed when it gets it.
-                _ = try dealer.send([Data(WireLimits.protocolSignature), Data([0x03]), Data(repeating: 0xEE, count: bodyBytes)])
-            }
-            try send(bodyBytes: 1 << 20)
-            try await Task.sleep(for: .milliseconds(1500))
-            #expect(malformed() == 0, "a 1 MiB frame reached the coordinator past a 64 KiB limit")
-            try send(bodyBytes: 1 << 10)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while malformed() == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(malformed() == 1, "the small garbage frame must arrive and be reported")
         }
     }
 }

@@ -14,13 +14,13 @@ extension ClusterIntegrationTests {
                 var configuration = FlowCoordinator.Configuration(endpoint: cluster.ipcEndpoint("c.sock"))
                 configuration.registry = registry
                 let coordinator = try FlowCoordinator(configuration: configuration, logger: Logger(label: "test"))
-                defer { coordinator.stop() }
-                let endpoint = try coordinator.start()
-                _ = try cluster.worker(connect: endpoint, name: "w1")
-                #expect(await coordinator.waitForWorkers(1, timeout: .seconds(10)))
-                let flow = Flow(definition: definition).setExecutor(coordinator)
-                await flow.run()
-                return flow
+                return try await withStarted(coordinator) { endpoint in
+                    _ = try cluster.worker(connect: endpoint, name: "w1")
+                    #expect(await coordinator.waitForWorkers(1, timeout: .seconds(10)))
+                    let flow = Flow(definition: definition).setExecutor(coordinator)
+                    await flow.run()
+                    return flow
+                }
             }
         }
 

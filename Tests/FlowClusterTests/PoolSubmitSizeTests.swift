@@ -15,35 +15,35 @@ extension ClusterIntegrationTests {
                 var poolConfiguration = FlowPool.Configuration(endpoint: "tcp://127.0.0.1:*")
                 poolConfiguration.maximumInboundFrameSize = 64 << 10
                 let pool = try FlowPool(configuration: poolConfiguration, logger: Logger(label: "pool"))
-                let endpoint = try pool.start()
-                defer { pool.stop() }
-                _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
-                var configuration = FlowCoordinator.Configuration(endpoint: endpoint)
-                var connection = FlowCoordinator.PoolConnection(
-                    endpoint: endpoint, hello: WireHello(clientName: "test", runID: "big-task", flowName: "big", origin: "test"))
-                connection.maximumSubmitSize = 64 << 10
-                configuration.pool = connection
-                let coordinator = try FlowCoordinator(configuration: configuration, logger: Logger(label: "client"))
-                _ = try coordinator.start()
-                defer { coordinator.stop() }
-                #expect(await coordinator.waitForWorkers(1, timeout: .seconds(10)))
-                let big = String(repeating: "x", count: 100 << 10)
-                let flow = Flow(definition: FlowDefinition(name: "big", bucket: ["items": ["a", .string(big), "c", "d"]], steps: [
-                    .group(FlowGroupStep(op: "SimplePrintOp", input: "items", output: "out", maxConcurrent: 4, allowFailure: true)),
-                ])).setExecutor(coordinator)
-                let ran = Task { await flow.run() }
-                let ended = await withTaskGroup(of: Bool.self) { group in
-                    group.addTask { await ran.value; return true }
-                    group.addTask { try? await Task.sleep(for: .seconds(60)); return false }
-                    defer { group.cancelAll() }
-                    return await group.next() ?? false
+                try await withStarted(pool) { endpoint in
+                    _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
+                    var configuration = FlowCoordinator.Configuration(endpoint: endpoint)
+                    var connection = FlowCoordinator.PoolConnection(
+                        endpoint: endpoint, hello: WireHello(clientName: "test", runID: "big-task", flowName: "big", origin: "test"))
+                    connection.maximumSubmitSize = 64 << 10
+                    configuration.pool = connection
+                    let coordinator = try FlowCoordinator(configuration: configuration, logger: Logger(label: "client"))
+                    try await withStarted(coordinator) { _ in
+                        #expect(await coordinator.waitForWorkers(1, timeout: .seconds(10)))
+                        let big = String(repeating: "x", count: 100 << 10)
+                        let flow = Flow(definition: FlowDefinition(name: "big", bucket: ["items": ["a", .string(big), "c", "d"]], steps: [
+                            .group(FlowGroupStep(op: "SimplePrintOp", input: "items", output: "out", maxConcurrent: 4, allowFailure: true)),
+                        ])).setExecutor(coordinator)
+                        let ran = Task { await flow.run() }
+                        let ended = await withTaskGroup(of: Bool.self) { group in
+                            group.addTask { await ran.value; return true }
+                            group.addTask { try? await Task.sleep(for: .seconds(60)); return false }
+                            defer { group.cancelAll() }
+                            return await group.next() ?? false
+                        }
+                        #expect(ended, "the run did not end within 60 s: the oversized task kept the pool link busy")
+                        let summary = flow.generateSummary()
+                        #expect(summary.contains("more than the 65536 bytes one task may carry to a pool"), "\(summary.prefix(2000))")
+                        let failures = summary.components(separatedBy: "DidFinish: withError").count - 1
+                        #expect(failures == 1, "exactly the oversized element fails: \(summary)")
+                        #expect(summary.contains("out: [\"a\", \"c\", \"d\"]"), "the other elements ran on the pool's worker")
+                    }
                 }
-                #expect(ended, "the run did not end within 60 s: the oversized task kept the pool link busy")
-                let summary = flow.generateSummary()
-                #expect(summary.contains("more than the 65536 bytes one task may carry to a pool"), "\(summary.prefix(2000))")
-                let failures = summary.components(separatedBy: "DidFinish: withError").count - 1
-                #expect(failures == 1, "exactly the oversized element fails: \(summary)")
-                #expect(summary.contains("out: [\"a\", \"c\", \"d\"]"), "the other elements ran on the pool's worker")
             }
         }
     }

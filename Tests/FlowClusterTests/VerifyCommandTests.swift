@@ -138,7 +138,7 @@ extension ClusterIntegrationTests.S3Uploads {
             let result = FlowTaskResult(operationName: "UploadFileOp", state: .successfully, events: events, bucket: [:],
                                         startedAt: Date(), finishedAt: Date())
             journal.accepted(FlowJournalRecord(result: result, tag: nil), at: FlowStepID(path: "1"))
-            try journal.finish(.succeeded, exitCode: 0)
+            try await journal.finish(.succeeded, exitCode: 0)
 
             let verify = try await ClusterIntegrationTests.VerifyCommand.verify(cluster, [path], environment: s3.credentialsEnvironment)
             #expect(verify.termination == .exit(0), "\(verify.transcript)")

@@ -10,7 +10,7 @@ import Logging
 let logger = Logger(label: "blueprint-on-cluster")
 let socket = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("flow-blueprint-\(getpid()).sock").path
 let coordinator = try FlowCoordinator(configuration: .init(endpoint: "ipc://" + socket), logger: logger)
-let endpoint = try coordinator.start()
+let endpoint = try await coordinator.start()
 let workers = try LocalWorkerPool(count: 2, endpoint: endpoint, concurrency: 2, logger: logger)
 _ = await coordinator.waitForWorkers(2, timeout: .seconds(15))
 
@@ -23,7 +23,7 @@ let flow = Flow()
     .setExecutor(coordinator)
 await flow.run()
 // The workers first, while the coordinator still listens: each says goodbye and exits at once.
-workers.stop()
-coordinator.stop()
+await workers.stop()
+await coordinator.stop()
 try? FileManager.default.removeItem(atPath: socket)
 exit(flow.isSuccess ? 0 : 1)

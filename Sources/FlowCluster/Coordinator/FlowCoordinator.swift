@@ -15,10 +15,10 @@ import ZeroMQ
 ///
 /// ```swift
 /// let coordinator = try FlowCoordinator(configuration: .init(endpoint: "tcp://0.0.0.0:5555"), logger: logger)
-/// try coordinator.start()
+/// try await coordinator.start()
 /// let flow = Flow(definition: definition).setExecutor(coordinator)
 /// await flow.run()
-/// coordinator.stop()
+/// await coordinator.stop()
 /// ```
 ///
 /// or as a `Service` in a `ServiceGroup`, which binds it in ``run()`` and stops it on graceful
@@ -27,13 +27,11 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     public let configuration: Configuration
     private let logger: Logger
     private let onEvent: @Sendable (ClusterEvent) -> Void
-    private let context: ZMQContext
-    private let wakeup: ZMQWakeup
+    /// The I/O thread's start and end, the context, the wake-up and the ZAP handler.
+    private let shell: IOThreadShell
     let mailbox = CoordinatorMailbox()
     let loopExecutor: LoopExecutor
-    private let threadFinished = DispatchSemaphore(value: 0)
     private let lifecycle = Mutex<(started: Bool, endpoint: String?)>((false, nil))
-    private let zap = Mutex<ZAPHandler?>(nil)
 
     /// Creates a coordinator; ``start()`` binds it.
     ///
@@ -45,13 +43,13 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.onEvent = onEvent
-        context = try ZMQContext()
-        wakeup = try ZMQWakeup()
-        loopExecutor = LoopExecutor(wakeup: wakeup)
+        shell = try IOThreadShell()
+        loopExecutor = LoopExecutor(wakeup: shell.wakeup)
     }
 
     deinit {
-        stop()
+        // Nobody waits here: the I/O thread closes the sockets and the context as it ends.
+        requestStop()
     }
 
     /// The coordinator's I/O thread, which runs tasks between its polls: a flow with this
@@ -69,64 +67,58 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     /// The cluster now.
     public var status: Status { mailbox.status }
 
-    /// Binds the endpoint and starts the I/O thread.
+    /// Binds the endpoint and starts the I/O thread; returns once the socket is bound, without
+    /// blocking a thread meanwhile.
     ///
     /// - Returns: the bound endpoint.
-    /// - Throws: ``ClusterError/cannotBind(endpoint:reason:)``.
+    /// - Throws: ``ClusterError/cannotBind(endpoint:reason:)``; ``ClusterError/notRunning`` when
+    ///   already started or stopped.
     @discardableResult
-    public func start() throws -> String {
+    public func start() async throws -> String {
+        var zap: (@Sendable (ZMQContext) throws -> ZAPHandler)?
+        var admits: (@Sendable (String) -> Bool)?
         if let curve = configuration.curve {
-            // The handler must answer before the first peer finishes its handshake.
+            // Started on the I/O thread before the socket is bound: it must answer before the
+            // first peer finishes its handshake.
             let (onEvent, logger) = (self.onEvent, self.logger)
-            do {
-                let handler = try ZAPHandler(context: context, keys: curve.authorizedKeys, logger: logger) { address, key in
+            zap = { context in
+                try ZAPHandler(context: context, keys: curve.authorizedKeys, logger: logger) { address, key in
                     let event = ClusterEvent.peerRefused(address: address, key: key)
                     logger.log(level: event.logLevel, "\(event)", metadata: event.metadata)
                     onEvent(event)
                 }
-                zap.withLock { $0 = handler }
-            } catch {
-                throw ClusterError.cannotBind(endpoint: configuration.endpoint, reason: "cannot start the ZAP handler: \(error)")
             }
+            admits = { @Sendable [shell] key in shell.zap?.admits(key) ?? false }
         }
-        var admits: (@Sendable (String) -> Bool)?
-        if let handler = zap.withLock({ $0 }) {
-            admits = { @Sendable key in handler.admits(key) }
-        }
-        let loop = CoordinatorIOLoop(configuration: configuration, mailbox: mailbox, wakeup: wakeup, executor: loopExecutor, logger: logger,
+        let loop = CoordinatorIOLoop(configuration: configuration, mailbox: mailbox, wakeup: shell.wakeup, executor: loopExecutor, logger: logger,
                                      admits: admits, onEvent: onEvent)
-        let endpoint: String
-        do {
-            endpoint = try IOThread.start(name: Self.ioThreadName, finished: threadFinished) { [context, configuration, mailbox, logger] ready in
-                if let pool = configuration.pool {
-                    // A client of a pool: one DEALER to it, no socket of its own to bind.
-                    let link: PoolLink
-                    do {
-                        link = try PoolLink(connection: pool, context: context, logger: logger, now: .now)
-                    } catch {
-                        return ready(.failure(.cannotConnect(endpoint: pool.endpoint, reason: (error as? ZMQError)?.message ?? "\(error)")))
-                    }
-                    defer { link.close() }
-                    mailbox.open()
-                    ready(.success(pool.endpoint))
-                    loop.run(on: link.socket, link: link)
-                    return
-                }
-                let router: BoundRouter
-                do throws(ClusterError) {
-                    router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
-                                                  maximumInboundFrameSize: configuration.maximumInboundFrameSize)
+        let endpoint = try await shell.start(name: Self.ioThreadName, endpoint: configuration.endpoint, zap: zap) {
+            [context = shell.context, configuration, mailbox, logger] ready in
+            if let pool = configuration.pool {
+                // A client of a pool: one DEALER to it, no socket of its own to bind.
+                let link: PoolLink
+                do {
+                    link = try PoolLink(connection: pool, context: context, logger: logger, now: .now)
                 } catch {
-                    return ready(.failure(error))
+                    return ready(.failure(.cannotConnect(endpoint: pool.endpoint, reason: (error as? ZMQError)?.message ?? "\(error)")))
                 }
-                defer { router.close() }
+                defer { link.close() }
                 mailbox.open()
-                ready(.success(router.endpoint))
-                loop.run(on: router.socket, monitor: router.monitor)
+                ready(.success(pool.endpoint))
+                loop.run(on: link.socket, link: link)
+                return
             }
-        } catch {
-            zap.withLock { $0 }?.stop()
-            throw error
+            let router: BoundRouter
+            do throws(ClusterError) {
+                router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
+                                              maximumInboundFrameSize: configuration.maximumInboundFrameSize)
+            } catch {
+                return ready(.failure(error))
+            }
+            defer { router.close() }
+            mailbox.open()
+            ready(.success(router.endpoint))
+            loop.run(on: router.socket, monitor: router.monitor)
         }
         lifecycle.withLock { $0 = (true, endpoint) }
         return endpoint
@@ -135,9 +127,9 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     /// Binds (unless ``start()`` already did) and serves until graceful shutdown or cancellation,
     /// then stops.
     public func run() async throws {
-        if !lifecycle.withLock({ $0.started }) { try start() }
+        if !lifecycle.withLock({ $0.started }) { try await start() }
         try? await gracefulShutdown()
-        stop()
+        await stop()
     }
 
     /// Waits until at least `count` workers are connected.
@@ -159,17 +151,19 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
         return reached || status.workers >= count
     }
 
-    /// Tells every worker goodbye, stops the I/O thread and closes the socket. Tasks still waiting
-    /// finish as cancelled.
-    public func stop() {
-        guard !mailbox.close() else { return }
-        if lifecycle.withLock({ $0.started }) {
-            wakeup.signal()
-            threadFinished.wait()
-        }
-        zap.withLock { $0 }?.stop()
-        wakeup.close()
-        context.close()
+    /// Tells every worker goodbye, stops the I/O thread and closes the socket; returns once the
+    /// thread has ended, resumed by it (no thread waits meanwhile). Tasks still waiting finish as
+    /// cancelled. Safe to call more than once, and before ``start()``.
+    public func stop() async {
+        requestStop()
+        await shell.waitForEnd()
+    }
+
+    /// Asks the I/O thread to end and returns at once; the thread says goodbye and closes the
+    /// socket and the context by itself. For `deinit`, where nothing waits: ``stop()`` otherwise.
+    func requestStop() {
+        _ = mailbox.close()
+        shell.requestStop()
     }
 
     /// Pauses the run (no task starts; running ones finish, and ones waiting in workers' queues
@@ -181,6 +175,6 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     /// Replaces the workers a CURVE coordinator admits (on SIGHUP): peers that connect from now
     /// on are judged by `keys`. A no-op for a plaintext coordinator.
     public func reloadAuthorizedKeys(_ keys: AuthorizedKeys) {
-        zap.withLock { $0 }?.reload(keys)
+        shell.zap?.reload(keys)
     }
 }

@@ -30,11 +30,11 @@ extension ClusterRun {
         }
 
         /// Stops the workers and the coordinator, unless a run has taken them over (the run stops
-        /// them then).
-        public func stop() {
+        /// them then); returns once they have ended.
+        public func stop() async {
             guard take() else { return }
-            pool.stop()
-            coordinator.stop()
+            await pool.stop()
+            await coordinator.stop()
             PrivateEndpoint.remove(coordinator.endpoint)
         }
     }
@@ -46,24 +46,24 @@ extension ClusterRun {
     ///   - options: the run's options; `bind` must be `nil`.
     ///   - logger: the run's logger.
     /// - Throws: ``ClusterError`` when the endpoint cannot be bound or the workers cannot start.
-    public static func startLocal(options: Options, logger: Logger) throws -> LocalStart {
+    public static func startLocal(options: Options, logger: Logger) async throws -> LocalStart {
         precondition(options.bind == nil, "startLocal is for local workers (no bind)")
-        return try launchLocal(options: options, logger: runLogger(logger))
+        return try await launchLocal(options: options, logger: runLogger(logger))
     }
 
     /// ``startLocal(options:logger:)`` with the run's logger as it is.
-    static func launchLocal(options: Options, logger: Logger) throws -> LocalStart {
+    static func launchLocal(options: Options, logger: Logger) async throws -> LocalStart {
         let relay = ClusterEventRelay()
         let coordinator = try FlowCoordinator(configuration: coordinatorConfiguration(options), logger: logger) { event in
             relay.deliver(event)
         }
-        let endpoint = try coordinator.start()
+        let endpoint = try await coordinator.start()
         do {
             let pool = try LocalWorkerPool(count: options.workers, endpoint: endpoint, concurrency: options.concurrency,
                                            executable: options.workerExecutable, logger: logger)
             return LocalStart(coordinator: coordinator, pool: pool, relay: relay, logger: logger)
         } catch {
-            coordinator.stop()
+            await coordinator.stop()
             PrivateEndpoint.remove(endpoint)
             throw error
         }

@@ -13,7 +13,8 @@ public final class LocalWorkerPool: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Left by each worker as it exits: ``stop(grace:)`` waits on it, not on a sleep loop.
+    /// Left by each worker as it exits (its termination handler, which Foundation calls once it
+    /// has reaped it): ``stop(grace:)`` is resumed by its notification, not by a sleep loop.
     private let exits = DispatchGroup()
     private let logger: Logger
 
@@ -68,7 +69,8 @@ public final class LocalWorkerPool: Sendable {
         state.withLock { $0.processes = started }
         let failures = errors.compactMap { $0 }
         if let failure = failures.first {
-            stop()
+            // Those that started are told to stop; nobody waits for them.
+            end(grace: .seconds(5)) {}
             throw ClusterError.cannotStartWorkers(failure)
         }
     }
@@ -94,24 +96,51 @@ public final class LocalWorkerPool: Sendable {
     }
 
     /// Sends SIGTERM (unless ``terminate()`` did), waits up to `grace` for each worker to drain,
-    /// then SIGKILLs and reaps.
-    public func stop(grace: Duration = .seconds(5)) {
+    /// then SIGKILLs those still running; returns once every worker has exited and been reaped.
+    /// Resumed by the workers' exits (or the grace's deadline), never by a thread that waits.
+    public func stop(grace: Duration = .seconds(5)) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = ResumeOnce(continuation)
+            end(grace: grace) { once.resume(returning: ()) }
+        }
+    }
+
+    /// Sends SIGTERM (unless ``terminate()`` did) and calls `done` once every worker has exited:
+    /// when the last termination handler has run, or, at `grace`, after SIGKILL has ended those
+    /// still running. Returns at once.
+    private func end(grace: Duration, done: @escaping @Sendable () -> Void) {
         terminate()
         let all = state.withLock { state in
             defer { state.processes = [] }
             return state.processes
         }
-        _ = exits.wait(timeout: .now() + .milliseconds(Int(grace.seconds * 1000)))
-        for process in all {
-            if process.isRunning {
+        let (exits, logger) = (self.exits, self.logger)
+        // Whichever comes first: the last exit, or the deadline; the other then does nothing.
+        let settled = SettledFlag()
+        exits.notify(queue: .global()) {
+            if settled.settle() { done() }
+        }
+        let milliseconds = Int(clamping: grace.components.seconds &* 1000 + grace.components.attoseconds / 1_000_000_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(max(0, milliseconds))) {
+            guard settled.settle() else { return }
+            for process in all where process.isRunning {
                 logger.warning("worker \(process.processIdentifier) did not stop within \(grace.shortText): killing it")
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
             }
+            // Reaped by Foundation, whose termination handlers leave the group.
+            exits.notify(queue: .global(), execute: done)
         }
     }
 
     deinit {
-        stop(grace: .seconds(1))
+        end(grace: .seconds(1)) {}
     }
+}
+
+/// Set by the first of two events; the second sees it set.
+private final class SettledFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    /// Whether this call was the first.
+    func settle() -> Bool { !flag.exchange(true, ordering: .acquiringAndReleasing) }
 }

@@ -65,11 +65,9 @@ public final class FlowPool: Service, Sendable {
     public let configuration: Configuration
     private let logger: Logger
     private let onEvent: @Sendable (ClusterEvent) -> Void
-    private let context: ZMQContext
-    private let wakeup: ZMQWakeup
-    private let threadFinished = DispatchSemaphore(value: 0)
+    /// The I/O thread's start and end, the context, the wake-up and the ZAP handler.
+    private let shell: IOThreadShell
     private let shared: Shared
-    private let zap = Mutex<ZAPHandler?>(nil)
 
     /// What the I/O thread and callers both touch, each behind its lock.
     private final class Shared: Sendable {
@@ -88,12 +86,12 @@ public final class FlowPool: Service, Sendable {
         self.logger = logger
         self.onEvent = onEvent
         shared = Shared(keys: configuration.curve?.keys)
-        context = try ZMQContext()
-        wakeup = try ZMQWakeup()
+        shell = try IOThreadShell()
     }
 
     deinit {
-        stop()
+        // Nobody waits here: the I/O thread closes the sockets and the context as it ends.
+        requestStop()
     }
 
     /// The endpoint as bound (with the real port when the configuration asked for `*`).
@@ -102,17 +100,21 @@ public final class FlowPool: Service, Sendable {
     /// The workers and runs, as of the I/O thread's last report (at most 100 ms old).
     public var status: PoolStatus { shared.state.withLock { $0.status } }
 
-    /// Binds the endpoint and starts the I/O thread.
+    /// Binds the endpoint and starts the I/O thread; returns once the socket is bound, without
+    /// blocking a thread meanwhile.
     ///
     /// - Returns: the bound endpoint.
-    /// - Throws: ``ClusterError/cannotBind(endpoint:reason:)``.
+    /// - Throws: ``ClusterError/cannotBind(endpoint:reason:)``; ``ClusterError/notRunning`` when
+    ///   already started or stopped.
     @discardableResult
-    public func start() throws -> String {
+    public func start() async throws -> String {
         var roles: (@Sendable (String) -> (PoolStateMachine.Roles, PoolStateMachine.PeerKey))?
+        var zap: (@Sendable (ZMQContext) throws -> ZAPHandler)?
         if let curve = configuration.curve {
             let (onEvent, logger) = (self.onEvent, self.logger)
-            do {
-                let handler = try ZAPHandler(context: context, keys: curve.keys.union, logger: logger) { address, key in
+            // Started on the I/O thread before the socket is bound.
+            zap = { context in
+                try ZAPHandler(context: context, keys: curve.keys.union, logger: logger) { address, key in
                     let event = ClusterEvent.peerRefused(address: address, key: key)
                     // A pool has two lists: the line says which one a key goes in.
                     let text = key.map {
@@ -122,35 +124,27 @@ public final class FlowPool: Service, Sendable {
                     logger.log(level: event.logLevel, "\(text.escapingControlCharacters)", metadata: event.metadata)
                     onEvent(event)
                 }
-                zap.withLock { $0 = handler }
-            } catch {
-                throw ClusterError.cannotBind(endpoint: configuration.endpoint, reason: "cannot start the ZAP handler: \(error)")
             }
             let shared = self.shared
             roles = { key in
                 shared.keys.withLock { keys in (keys?.roles(of: key) ?? [], keys?.peerKey(key) ?? PoolStateMachine.PeerKey(text: key)) }
             }
         }
-        let loop = PoolIOLoop(configuration: configuration, wakeup: wakeup, isStopping: { [shared] in shared.stopRequested.load(ordering: .acquiring) },
+        let loop = PoolIOLoop(configuration: configuration, wakeup: shell.wakeup, isStopping: { [shared] in shared.stopRequested.load(ordering: .acquiring) },
                               logger: logger, roles: roles, onStatus: { [shared] status in shared.state.withLock { $0.status = status } },
                               onEvent: onEvent)
-        let endpoint: String
-        do {
-            endpoint = try IOThread.start(name: "flow-pool-io", finished: threadFinished) { [context, configuration] ready in
-                let router: BoundRouter
-                do throws(ClusterError) {
-                    router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
-                                                  maximumInboundFrameSize: configuration.maximumInboundFrameSize)
-                } catch {
-                    return ready(.failure(error))
-                }
-                defer { router.close() }
-                ready(.success(router.endpoint))
-                loop.run(on: router.socket, monitor: router.monitor)
+        let endpoint = try await shell.start(name: "flow-pool-io", endpoint: configuration.endpoint, zap: zap) {
+            [context = shell.context, configuration] ready in
+            let router: BoundRouter
+            do throws(ClusterError) {
+                router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
+                                              maximumInboundFrameSize: configuration.maximumInboundFrameSize)
+            } catch {
+                return ready(.failure(error))
             }
-        } catch {
-            zap.withLock { $0 }?.stop()
-            throw error
+            defer { router.close() }
+            ready(.success(router.endpoint))
+            loop.run(on: router.socket, monitor: router.monitor)
         }
         shared.state.withLock {
             $0.started = true
@@ -162,21 +156,24 @@ public final class FlowPool: Service, Sendable {
     /// Binds (unless ``start()`` already did) and serves until graceful shutdown or cancellation,
     /// then stops.
     public func run() async throws {
-        if !shared.state.withLock({ $0.started }) { try start() }
+        if !shared.state.withLock({ $0.started }) { try await start() }
         try? await gracefulShutdown()
-        stop()
+        await stop()
     }
 
-    /// Says goodbye to every worker and client, stops the I/O thread and closes the socket.
-    public func stop() {
-        guard !shared.stopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        if shared.state.withLock({ $0.started }) {
-            wakeup.signal()
-            threadFinished.wait()
-        }
-        zap.withLock { $0 }?.stop()
-        wakeup.close()
-        context.close()
+    /// Says goodbye to every worker and client, stops the I/O thread and closes the socket;
+    /// returns once the thread has ended, resumed by it (no thread waits meanwhile). Safe to call
+    /// more than once, and before ``start()``.
+    public func stop() async {
+        requestStop()
+        await shell.waitForEnd()
+    }
+
+    /// Asks the I/O thread to end and returns at once; the thread says goodbye and closes the
+    /// socket and the context by itself. For `deinit`, where nothing waits: ``stop()`` otherwise.
+    func requestStop() {
+        shared.stopRequested.store(true, ordering: .releasing)
+        shell.requestStop()
     }
 
     /// Replaces the keys a CURVE pool admits (SIGHUP): a key taken off both lists ends its peer's
@@ -184,6 +181,6 @@ public final class FlowPool: Service, Sendable {
     public func reloadKeys(_ keys: PoolKeys) {
         guard configuration.curve != nil else { return }
         shared.keys.withLock { $0 = keys }
-        zap.withLock { $0 }?.reload(keys.union)
+        shell.zap?.reload(keys.union)
     }
 }

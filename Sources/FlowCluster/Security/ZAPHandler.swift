@@ -15,12 +15,15 @@ final class ZAPHandler: Sendable {
 
     private let keys: Mutex<AuthorizedKeys>
     private let refused = Mutex<Set<String>>([])
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
     private let logger: Logger
     private let onRefusal: @Sendable (_ address: String, _ key: String?) -> Void
 
-    /// Binds the handler's socket and starts serving.
+    /// Binds the handler's socket on a thread of its own and serves there until `context` is
+    /// terminated (its receive then fails with `ETERM`, and the thread closes the socket, which
+    /// `zmq_ctx_term` waits for).
+    ///
+    /// Called on the I/O thread of a coordinator or a pool as it starts (``IOThreadShell``), never
+    /// from async code: it waits for the handler's thread to have bound, a few microseconds.
     ///
     /// - Throws: ``ZMQError`` when the socket cannot be bound (another handler in the context).
     init(context: ZMQContext, keys: AuthorizedKeys, logger: Logger, onRefusal: @escaping @Sendable (String, String?) -> Void) throws {
@@ -31,11 +34,10 @@ final class ZAPHandler: Sendable {
         let bound = Mutex<(any Error)?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
-            defer { finished.signal() }
             let socket: ZMQSocket
             do {
                 socket = try ZMQSocket(context: context, type: .rep)
-                try socket.set(.linger(milliseconds: 0), .receiveTimeout(milliseconds: 100))
+                try socket.set(.linger(milliseconds: 0))
                 try socket.bind(Self.endpoint)
             } catch {
                 bound.withLock { $0 = error }
@@ -49,10 +51,7 @@ final class ZAPHandler: Sendable {
         thread.name = "flow-zap"
         thread.start()
         ready.wait()
-        if let error = bound.withLock({ $0 }) {
-            finished.wait()
-            throw error
-        }
+        if let error = bound.withLock({ $0 }) { throw error }
     }
 
     /// Replaces the list; peers that connect from now on are judged by it.
@@ -64,14 +63,10 @@ final class ZAPHandler: Sendable {
     /// Whether `key` is on the list now.
     func admits(_ key: String) -> Bool { keys.withLock { $0.admits(key) } }
 
-    /// Stops serving and waits for the thread.
-    func stop() {
-        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        finished.wait()
-    }
-
+    /// Answers requests until the context ends: a blocking receive, woken by a request or by
+    /// `ETERM`, with no time-out to look at a flag.
     private func serve(_ socket: ZMQSocket) {
-        while !stopping.load(ordering: .acquiring) {
+        while true {
             let request: [Data]
             do {
                 guard let received = try socket.receiveMultipart() else { continue }
@@ -84,6 +79,7 @@ final class ZAPHandler: Sendable {
             do {
                 _ = try socket.send(reply)
             } catch {
+                if (error as? ZMQError)?.isTerminated == true { return }
                 logger.warning("ZAP: cannot answer libzmq: \(error)")
             }
         }

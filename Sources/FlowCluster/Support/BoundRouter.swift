@@ -48,37 +48,3 @@ struct BoundRouter {
         socket.close()
     }
 }
-
-/// Starts the one thread that owns a coordinator's or a pool's socket, and waits until it has
-/// set the socket up: the thread's `body` opens it, calls `ready` with the outcome, and on
-/// success serves until stopped; `finished` is signalled when the thread ends.
-enum IOThread {
-    static func start(name: String, finished: DispatchSemaphore,
-                      _ body: @escaping @Sendable (_ ready: @escaping @Sendable (Result<String, ClusterError>) -> Void) -> Void) throws(ClusterError) -> String {
-        let outcome = Mutex<Result<String, ClusterError>?>(nil)
-        let setUp = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            defer { finished.signal() }
-            ThreadName.set(name)
-            body { result in
-                outcome.withLock { $0 = result }
-                setUp.signal()
-            }
-            // A body that ended without saying how its set-up went.
-            if outcome.withLock({ $0 == nil }) {
-                outcome.withLock { $0 = .failure(.notRunning) }
-                setUp.signal()
-            }
-        }
-        thread.name = name
-        thread.start()
-        setUp.wait()
-        switch outcome.withLock({ $0 }) {
-        case .success(let endpoint): return endpoint
-        case .failure(let error):
-            finished.wait()
-            throw error
-        case nil: throw .notRunning
-        }
-    }
-}

@@ -95,67 +95,105 @@ struct RunControlError: Error, CustomStringConvertible {
 }
 
 /// Serves a run's control socket on a thread of its own until ``stop()``.
+///
+/// The thread binds the socket, then waits in a blocking receive (no time-out to look at a flag):
+/// ``stop()`` shuts the context down, the receive fails with `ETERM`, and the thread closes the
+/// socket and the context, removes the socket file and resumes whoever waits. Neither the start
+/// nor the stop blocks a caller's thread: both are awaited through continuations.
 final class RunControlServer: Sendable {
     let path: String
     private let context: ZMQContext
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let ended = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
-    /// Binds the socket at `path` and serves `handle` for each request.
+    private init(path: String, context: ZMQContext) {
+        self.path = path
+        self.context = context
+    }
+
+    /// Binds the socket at `path` and serves `handle` for each request; returns once it is bound.
     ///
     /// - Throws: when the socket cannot be bound.
-    init(path: String, handle: @escaping @Sendable (RunControl.Request) -> RunControl.Reply) throws {
-        self.path = path
-        context = try ZMQContext()
+    static func start(path: String, handle: @escaping @Sendable (RunControl.Request) -> RunControl.Reply) async throws -> RunControlServer {
+        let server = RunControlServer(path: path, context: try ZMQContext())
         unlink(path)
-        let bound = Mutex<(any Error)?>(nil)
-        let ready = DispatchSemaphore(value: 0)
-        // The socket lives on the thread that serves it, as ZeroMQ sockets must.
-        let thread = Thread { [self, context] in
-            defer { finished.signal() }
-            let socket: ZMQSocket
+        let bound: Result<Void, any Error> = await withCheckedContinuation { continuation in
+            let ready = ResumeOnce(continuation)
+            // The socket lives on the thread that serves it, as ZeroMQ sockets must.
+            let thread = Thread { [server] in
+                server.serve(ready: ready, handle: handle)
+                server.end()
+            }
+            thread.name = "flow-control"
+            thread.start()
+        }
+        try bound.get()
+        return server
+    }
+
+    /// Binds, says so through `ready`, and answers requests until the context is shut down.
+    private func serve(ready: ResumeOnce<Result<Void, any Error>>, handle: @Sendable (RunControl.Request) -> RunControl.Reply) {
+        let socket: ZMQSocket
+        do {
+            socket = try ZMQSocket(context: context, type: .rep)
+            try socket.set(.linger(milliseconds: 0))
+            // Created owner-only, then kept so: the socket must not let another account pause
+            // or cancel the run.
+            let mask = umask(0o077)
+            defer { umask(mask) }
+            try socket.bind("ipc://" + path)
+            chmod(path, 0o600)
+        } catch {
+            ready.resume(returning: .failure(error))
+            return
+        }
+        defer { socket.close() }
+        ready.resume(returning: .success(()))
+        while true {
+            let frames: [Data]?
             do {
-                socket = try ZMQSocket(context: context, type: .rep)
-                try socket.set(.linger(milliseconds: 0), .receiveTimeout(milliseconds: 100))
-                // Created owner-only, then kept so: the socket must not let another account pause
-                // or cancel the run.
-                let mask = umask(0o077)
-                defer { umask(mask) }
-                try socket.bind("ipc://" + path)
-                chmod(path, 0o600)
+                frames = try socket.receiveMultipart()
             } catch {
-                bound.withLock { $0 = error }
-                ready.signal()
+                // ETERM: ``stop()`` shut the context down.
                 return
             }
-            defer { socket.close() }
-            ready.signal()
-            while !stopping.load(ordering: .acquiring) {
-                guard let frames = try? socket.receiveMultipart(), let body = frames.first else { continue }
-                let reply: RunControl.Reply
-                if let request = try? JSONDecoder().decode(RunControl.Request.self, from: body) {
-                    reply = handle(request)
-                } else {
-                    reply = RunControl.Reply(ok: false, error: "not a control request")
-                }
-                _ = try? socket.send([(try? JSONEncoder().encode(reply)) ?? Data("{\"ok\":false}".utf8)])
+            guard let body = frames?.first else { continue }
+            let reply: RunControl.Reply
+            if let request = try? JSONDecoder().decode(RunControl.Request.self, from: body) {
+                reply = handle(request)
+            } else {
+                reply = RunControl.Reply(ok: false, error: "not a control request")
             }
-        }
-        thread.name = "flow-control"
-        thread.start()
-        ready.wait()
-        if let error = bound.withLock({ $0 }) {
-            finished.wait()
-            context.close()
-            throw error
+            do {
+                _ = try socket.send([(try? JSONEncoder().encode(reply)) ?? Data("{\"ok\":false}".utf8)])
+            } catch {
+                if (error as? ZMQError)?.isTerminated == true { return }
+            }
         }
     }
 
-    /// Stops serving and removes the socket file.
-    func stop() {
-        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        finished.wait()
+    /// On the thread, its socket closed: closes the context, removes the socket file, wakes the
+    /// waiters.
+    private func end() {
         context.close()
         unlink(path)
+        let waiters = ended.withLock { ended in
+            ended.done = true
+            defer { ended.waiters = [] }
+            return ended.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Stops serving and removes the socket file; returns once the thread has, resumed by it.
+    /// Safe to call more than once.
+    func stop() async {
+        context.shutdown()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = ended.withLock { ended in
+                if !ended.done { ended.waiters.append(continuation) }
+                return ended.done
+            }
+            if done { continuation.resume() }
+        }
     }
 }

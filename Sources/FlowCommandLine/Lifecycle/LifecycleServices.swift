@@ -24,13 +24,13 @@ struct MetricsService: Service {
 }
 
 /// A helper that runs on its own (a timer, a socket's thread) as a `Service`: it waits for
-/// graceful shutdown, then calls `stop`.
+/// graceful shutdown, then calls `stop` and waits for it.
 struct StoppingService: Service {
-    let stop: @Sendable () -> Void
+    let stop: @Sendable () async -> Void
 
     func run() async throws {
         try? await gracefulShutdown()
-        stop()
+        await stop()
     }
 }
 

@@ -130,7 +130,7 @@ struct PoolCommand: AsyncParsableCommand {
         let pool = try FlowPool(configuration: configuration, logger: logger)
         let endpoint: String
         do {
-            endpoint = try pool.start()
+            endpoint = try await pool.start()
         } catch {
             CommandLineLogging.printError(String(describing: error))
             throw ExitCode(3)
@@ -155,7 +155,7 @@ struct PoolCommand: AsyncParsableCommand {
         do {
             return try await MetricsExport.start(metrics, program: "flow-coordinator pool") { gauges.update(pool.status) }
         } catch {
-            pool.stop()
+            await pool.stop()
             CommandLineLogging.printError(error.description)
             throw ExitCode(2)
         }

@@ -68,7 +68,7 @@ struct ResumeCommand: AsyncParsableCommand {
         let line = "[Journal] resumed run \(info.runID) (\(info.flowFile)): \(journal.replayedCount) result(s) recorded before it stopped "
             + "are taken as they were\(retryFailed ? ", failed ones run again" : ""); the rest runs now"
         try await RunExecution.execute(options: options, firstLine: line, load: {
-            let definition = try Self.definition(stored, file: info.flowFile, journal: journal, path: path, registry: !options.workersMayOfferOtherOps)
+            let definition = try await Self.definition(stored, file: info.flowFile, journal: journal, path: path, registry: !options.workersMayOfferOtherOps)
             CommandLineLogging.printDiagnostic("run \(info.runID); journal \(path); resuming with \(journal.replayedCount) result(s) already recorded")
             return definition
         }) { _ in .success(journal) }
@@ -76,7 +76,7 @@ struct ResumeCommand: AsyncParsableCommand {
 
     /// The journal's flow with its starting bucket; a flow that no longer loads ends the resume.
     private static func definition(_ stored: RunJournal.Stored, file: String, journal: RunJournal, path: String,
-                                   registry: Bool) throws -> FlowDefinition {
+                                   registry: Bool) async throws -> FlowDefinition {
         var definition: FlowDefinition
         do {
             let loader = FlowFileLoader(registry: registry ? FlowOperationRegistry.standard : nil)
@@ -84,7 +84,7 @@ struct ResumeCommand: AsyncParsableCommand {
         } catch {
             CommandLineLogging.printDiagnostic(String(describing: error))
             CommandLineLogging.printError("the flow in \(path) no longer loads (see above); nothing was run")
-            try? journal.finish(.interrupted, exitCode: 2)
+            try? await journal.finish(.interrupted, exitCode: 2)
             throw ExitCode(2)
         }
         definition.bucket = stored.bucket

@@ -12,17 +12,17 @@ extension RunExecution {
     /// - Returns: what to stop when the run ends: the budgets' timetables, and the server, which
     ///   there is not without a journal or when the socket's path is too long for `ipc://`
     ///   (said once).
-    static func startControl(run: ClusterRun, journal: RunJournal?, definition: FlowDefinition, progress: ProgressReporter) -> RunSteering? {
+    static func startControl(run: ClusterRun, journal: RunJournal?, definition: FlowDefinition, progress: ProgressReporter) async -> RunSteering? {
         let limits = RunGroupLimits(definition: definition, run: run)
         limits.start()
         // A pool holds the run's budgets (PROTOCOL.md §15.2 "Pools"); one that predates them is
         // named as it welcomes the run (PoolLink).
-        return RunSteering(server: startControlServer(run: run, journal: journal, flowName: definition.name, limits: limits, progress: progress),
+        return RunSteering(server: await startControlServer(run: run, journal: journal, flowName: definition.name, limits: limits, progress: progress),
                            limits: limits)
     }
 
     private static func startControlServer(run: ClusterRun, journal: RunJournal?, flowName: String, limits: RunGroupLimits,
-                                           progress: ProgressReporter) -> RunControlServer? {
+                                           progress: ProgressReporter) async -> RunControlServer? {
         guard let journal else { return nil }
         let path = RunControl.socketPath(forJournal: journal.path)
         guard path.utf8.count <= RunControl.longestSocketPath else {
@@ -40,7 +40,7 @@ extension RunExecution {
         let runID = journal.runID
         let server: RunControlServer
         do {
-            server = try RunControlServer(path: path) { request in
+            server = try await RunControlServer.start(path: path) { request in
             switch request.command {
             case "status":
                 let isPaused = paused.withLock { $0 }
@@ -135,10 +135,11 @@ final class RunSteering: Sendable {
         self.limits = limits
     }
 
-    /// Stops serving and following timetables.
-    func stop() {
+    /// Stops serving and following timetables; returns once the control socket's thread has
+    /// ended and its file is gone.
+    func stop() async {
         limits.stop()
-        server?.stop()
+        await server?.stop()
     }
 
     /// `50 MiB` style, for messages.

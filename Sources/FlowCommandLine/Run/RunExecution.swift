@@ -3,6 +3,7 @@ import Flow
 import FlowCluster
 import FlowJournal
 import Foundation
+import Logging
 import ServiceLifecycle
 
 /// Runs a loaded flow on a cluster, for `run` and `resume`: starts the cluster, shows progress,
@@ -26,17 +27,30 @@ enum RunExecution {
     ///   - makeJournal: opens the run's journal (`nil`: none) for the definition; called once the
     ///     cluster is starting, so the file is made while local workers boot. It prints its own error and
     ///     returns `.failure` when it cannot; the run then stops with exit code 2.
-    static func execute(options: ClusterRunOptions, firstLine: String? = nil, load: () throws -> FlowDefinition,
+    static func execute(options: ClusterRunOptions, firstLine: String? = nil, load: () async throws -> FlowDefinition,
                         makeJournal: (FlowDefinition) -> Result<RunJournal?, ExitCode>) async throws {
         let logger = CommandLineLogging.logger(label: "flow-coordinator", level: options.logLevel)
         let progress = ProgressReporter(quiet: options.quiet, pool: options.pool)
         let clusterOptions = try checkedClusterOptions(options)
         // A worker boots in about the time a small flow file takes to load (15-20 ms each here).
         // When this fails, `run.start()` below tries again and reports why.
-        let localStart = options.bind == nil && options.pool == nil ? try? ClusterRun.startLocal(options: clusterOptions, logger: logger) : nil
-        // A no-op once the run has taken them over.
-        defer { localStart?.stop() }
-        var definition = try load()
+        let localStart = options.bind == nil && options.pool == nil ? try? await ClusterRun.startLocal(options: clusterOptions, logger: logger) : nil
+        // Stopped on every way out: a no-op once the run has taken them over.
+        do {
+            try await execute(options: options, clusterOptions: clusterOptions, logger: logger, progress: progress, localStart: localStart,
+                              firstLine: firstLine, load: load, makeJournal: makeJournal)
+        } catch {
+            await localStart?.stop()
+            throw error
+        }
+        await localStart?.stop()
+    }
+
+    /// ``execute(options:firstLine:load:makeJournal:)`` once the local workers are starting.
+    private static func execute(options: ClusterRunOptions, clusterOptions: ClusterRun.Options, logger: Logger, progress: ProgressReporter,
+                                localStart: ClusterRun.LocalStart?, firstLine: String?, load: () async throws -> FlowDefinition,
+                                makeJournal: (FlowDefinition) -> Result<RunJournal?, ExitCode>) async throws {
+        var definition = try await load()
         let reports = RunReports(options: options, flowName: definition.name)
         let run = ClusterRun(definition: definition, options: clusterOptions, logger: logger, localStart: localStart) { event in
             progress.report(event)
@@ -47,12 +61,18 @@ enum RunExecution {
         defer { summaryFile?.close(options: options) }
         prepareFlow(run.flow, options: options, summaryFile: summaryFile, firstLine: firstLine)
         // A pool is told the run's id, which the journal gives: its coordinator starts after it.
-        let started: Result<String, any Error>? = options.pool == nil ? Result { try run.start() } : nil
+        let started: Result<String, any Error>? = options.pool == nil ? await starting(run) : nil
         let made = makeJournal(definition)
         definition.bucket = [:]
-        let journal = try attachJournal(made, to: run, options: options)
-        try announce(started ?? Result(catching: { try run.start(runID: journal?.runID) }), run: run, journal: journal,
-                     options: options, clusterOptions: clusterOptions, progress: progress)
+        let journal = try await attachJournal(made, to: run, options: options)
+        let outcome: Result<String, any Error>
+        if let started {
+            outcome = started
+        } else {
+            outcome = await starting(run, runID: journal?.runID)
+        }
+        try await announce(outcome, run: run, journal: journal,
+                           options: options, clusterOptions: clusterOptions, progress: progress)
         progress.start { run.status }
         let session = RunService(run: run, journal: journal, options: options, progress: progress, reports: reports,
                                  summaryFile: summaryFile)
@@ -61,8 +81,8 @@ enum RunExecution {
             .init(service: StoppingService { progress.stop() }),
             .init(service: InterruptService(isEnding: { session.isEnding }) { run.flow.cancel() }),
         ]
-        if let control = startControl(run: run, journal: journal, definition: definition, progress: progress) {
-            services.append(.init(service: StoppingService { control.stop() }))
+        if let control = await startControl(run: run, journal: journal, definition: definition, progress: progress) {
+            services.append(.init(service: StoppingService { await control.stop() }))
         }
         if let metricsServer { services.append(.init(service: MetricsService(server: metricsServer))) }
         if let reloader = keyReloader(options: options, clusterOptions: clusterOptions, run: run, progress: progress) {
@@ -134,14 +154,23 @@ enum RunExecution {
         if let firstLine { flow.log(message: firstLine) }
     }
 
+    /// Starts the run's cluster: the endpoint, or why it did not start.
+    private static func starting(_ run: ClusterRun, runID: String? = nil) async -> Result<String, any Error> {
+        do {
+            return .success(try await run.start(runID: runID))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// Hands the journal `makeJournal` opened to the run; a journal that cannot be made stops the
     /// run with its code.
-    private static func attachJournal(_ made: Result<RunJournal?, ExitCode>, to run: ClusterRun, options: ClusterRunOptions) throws -> RunJournal? {
+    private static func attachJournal(_ made: Result<RunJournal?, ExitCode>, to run: ClusterRun, options: ClusterRunOptions) async throws -> RunJournal? {
         let journal: RunJournal?
         switch made {
         case .success(let made): journal = made
         case .failure(let code):
-            run.stop()
+            await run.stop()
             throw code
         }
         guard let journal else { return nil }
@@ -161,7 +190,7 @@ enum RunExecution {
     /// Says where workers connect (with `--bind`); a cluster that did not start ends the run with
     /// exit code 3.
     private static func announce(_ started: Result<String, any Error>, run: ClusterRun, journal: RunJournal?, options: ClusterRunOptions,
-                                 clusterOptions: ClusterRun.Options, progress: ProgressReporter) throws {
+                                 clusterOptions: ClusterRun.Options, progress: ProgressReporter) async throws {
         switch started {
         case .success(let endpoint):
             guard options.bind != nil else { return }
@@ -171,9 +200,9 @@ enum RunExecution {
             let keys = clusterOptions.curve.map { " --curve-key WORKER.key --coordinator-key '\($0.keyPair.publicKey)'" } ?? ""
             progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(connect)\(keys)\(which)")
         case .failure(let error):
-            run.stop()
+            await run.stop()
             CommandLineLogging.printError(String(describing: error))
-            end(journal, .interrupted, code: 3, options: options)
+            await end(journal, .interrupted, code: 3, options: options)
             throw ExitCode(3)
         }
     }
@@ -238,10 +267,10 @@ enum RunExecution {
     /// Records the run's end; a journal that cannot be written is reported, not fatal: the run
     /// itself is over. The resume hint comes even then: a run whose end is not recorded reads
     /// as interrupted once its process is gone.
-    static func end(_ journal: RunJournal?, _ state: RunJournalInfo.State, code: Int32, options: ClusterRunOptions) {
+    static func end(_ journal: RunJournal?, _ state: RunJournalInfo.State, code: Int32, options: ClusterRunOptions) async {
         guard let journal else { return }
         do {
-            try journal.finish(state, exitCode: code)
+            try await journal.finish(state, exitCode: code)
         } catch {
             CommandLineLogging.printError("the run's journal is incomplete: \(error)")
         }

@@ -64,7 +64,7 @@ final class RunService: Service, Sendable {
         // The summary is printed and the journal's end recorded while the local workers exit.
         let outcome = await run.run(ended: { progress.stop() }) { outcome in
             self.state.withLock { $0.ending = true }
-            self.finish(outcome, startedAt: startedAt)
+            await self.finish(outcome, startedAt: startedAt)
         }
         // After the cluster has stopped: the timeline shows the workers leaving.
         if let timeline = reports.timeline, let path = options.timeline {
@@ -86,28 +86,28 @@ final class RunService: Service, Sendable {
             progress.note("not every local worker joined in time; going on with those that did")
         }
         if let pool = options.pool, !(await run.waitForPool(slow: { progress.note("waiting for the pool at \(pool): is 'flow-coordinator pool' running there?") })) {
-            if let refusal = run.poolRefusal { return refuse("the pool at \(pool) refused this run: \(refusal)") }
-            return refuse("no pool answered at \(pool) within \(options.workerTimeout) s (--worker-timeout): start one there with "
+            if let refusal = run.poolRefusal { return await refuse("the pool at \(pool) refused this run: \(refusal)") }
+            return await refuse("no pool answered at \(pool) within \(options.workerTimeout) s (--worker-timeout): start one there with "
                           + "flow-coordinator pool --bind \(pool), or check --pool, --pool-key and --curve-key")
         }
         if !(await run.waitForMinimumWorkers()) {
-            return refuse("fewer than \(options.minWorkers) worker(s) joined within \(options.workerTimeout) s (--min-workers); "
+            return await refuse("fewer than \(options.minWorkers) worker(s) joined within \(options.workerTimeout) s (--min-workers); "
                           + "start workers with flow-worker --connect ENDPOINT")
         }
         return nil
     }
 
     /// Stops a run that cannot start, says why, and records it as interrupted: exit status 3.
-    private func refuse(_ message: String) -> Int32 {
-        run.stop()
+    private func refuse(_ message: String) async -> Int32 {
+        await run.stop()
         progress.stop()
         CommandLineLogging.printError(message)
-        RunExecution.end(journal, .interrupted, code: 3, options: options)
+        await RunExecution.end(journal, .interrupted, code: 3, options: options)
         return 3
     }
 
     /// The run's end: the summary, the reports, the journal's last record.
-    private func finish(_ outcome: ClusterRun.Outcome, startedAt: Date) {
+    private func finish(_ outcome: ClusterRun.Outcome, startedAt: Date) async {
         let flow = run.flow
         RunExecution.printSummary(of: flow, file: summaryFile, options: options)
         if let json = options.json {
@@ -130,7 +130,7 @@ final class RunService: Service, Sendable {
         case .failed: state = flow.isCancelled ? .interrupted : .failed
         case .clusterError: state = .interrupted
         }
-        RunExecution.end(journal, state, code: outcome.rawValue, options: options)
+        await RunExecution.end(journal, state, code: outcome.rawValue, options: options)
         if state != .interrupted { RunExecution.clearPausedMark(journal: journal) }
     }
 }

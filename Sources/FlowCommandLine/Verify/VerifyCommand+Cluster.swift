@@ -3,6 +3,7 @@ import Flow
 import FlowCluster
 import FlowStandardOps
 import Foundation
+import Logging
 
 /// The checks of `verify` as a flow of one group of `VerifyObjectOp` over the manifest entries,
 /// run on a cluster the way `run` starts one (``ClusterRunOptions``: local workers, `--bind` or
@@ -49,16 +50,29 @@ struct VerifyRun {
             CommandLineLogging.printError(error.description)
             throw ExitCode(2)
         }
-        let localStart = options.bind == nil && options.pool == nil ? try? ClusterRun.startLocal(options: clusterOptions, logger: logger) : nil
-        defer { localStart?.stop() }
+        let localStart = options.bind == nil && options.pool == nil ? try? await ClusterRun.startLocal(options: clusterOptions, logger: logger) : nil
+        // Stopped on every way out: a no-op once the run has taken them over.
+        do {
+            let results = try await run(clusterOptions: clusterOptions, logger: logger, progress: progress, localStart: localStart)
+            await localStart?.stop()
+            return results
+        } catch {
+            await localStart?.stop()
+            throw error
+        }
+    }
+
+    /// ``run()`` once the local workers are starting.
+    private func run(clusterOptions: ClusterRun.Options, logger: Logger, progress: ProgressReporter,
+                     localStart: ClusterRun.LocalStart?) async throws -> [Result] {
         let run = ClusterRun(definition: definition, options: clusterOptions, logger: logger, localStart: localStart) { progress.report($0) }
         // Only failed elements keep their lines and records: the checks are in the bucket.
         run.flow.setElementRetention(FlowElementRetention(groupsOver: 0, keepingFirst: 0))
         do {
-            let endpoint = try run.start()
+            let endpoint = try await run.start()
             if options.bind != nil { progress.note("listening on \(endpoint); start workers with: flow-worker --connect \(WorkerEndpoint.toConnect(bound: endpoint))") }
         } catch {
-            run.stop()
+            await run.stop()
             CommandLineLogging.printError(String(describing: error))
             throw ExitCode(3)
         }
@@ -79,13 +93,13 @@ struct VerifyRun {
     private func waitForWorkers(_ run: ClusterRun, progress: ProgressReporter) async throws {
         if !(await run.waitForLocalWorkers()) { progress.note("not every local worker joined in time; going on with those that did") }
         if let pool = options.pool, !(await run.waitForPool(slow: { progress.note("waiting for the pool at \(pool)") })) {
-            run.stop()
+            await run.stop()
             progress.stop()
             CommandLineLogging.printError("no pool answered at \(pool) within \(options.workerTimeout) s (--worker-timeout)")
             throw ExitCode(3)
         }
         if !(await run.waitForMinimumWorkers()) {
-            run.stop()
+            await run.stop()
             progress.stop()
             CommandLineLogging.printError("fewer than \(options.minWorkers) worker(s) joined within \(options.workerTimeout) s (--min-workers)")
             throw ExitCode(3)
