@@ -156,7 +156,7 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         let worker = try FlowWorker(configuration: configuration, registry: registry, logger: logger)
         if exitWithParent {
             // As if SIGTERM arrived: the service group shuts the worker down gracefully.
-            ProcessSignals.whenParentExits { kill(getpid(), SIGTERM) }
+            ProcessSignals.signalWhenParentExits(SIGTERM)
         }
         let group = ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         do {
