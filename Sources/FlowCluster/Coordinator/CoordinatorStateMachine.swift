@@ -125,6 +125,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     /// the latest last and at most ``lostWorkersKept``: a task no worker offers any more says
     /// that its workers were lost, not that none ever offered its op.
     var lostWorkers: [(name: String, ops: Set<String>, reason: String)] = []
+    /// What ``freeSlots()`` keeps of the workers' ops while they stay the same.
+    var offerIndex = OfferIndex()
     static var lostWorkersKept: Int { 16 }
 
     init(configuration: Configuration) {

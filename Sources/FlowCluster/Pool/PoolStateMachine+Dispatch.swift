@@ -23,23 +23,14 @@ extension PoolStateMachine {
     /// Moves waiting tasks into the machine as its workers have room, fairest run first, and
     /// dispatches them; then sends each client the results collected for it.
     mutating func dispatch(now: Instant) -> [Action] {
-        var room = machine.workers.values.reduce(0) { $0 + ($1.takesTasks ? max(0, $1.free) : 0) } - machine.queue.count
-        if room > 0, fair.waitingCount > 0 {
-            refreshOffers()
-            // Free slots by worker, as tasks are taken for them: a run whose next task only busy
-            // workers offer waits, and does not take the room of a run whose task a free worker
-            // can start (§14.5). A task no worker offers goes on to the machine, which fails it
-            // after the worker time-out.
-            var slots = machine.workers.values.filter { $0.takesTasks && $0.free > 0 }.map { (ops: $0.ops, free: $0.free) }
-            let offers = self.offers
-            func place(_ op: String) -> Int? {
-                slots.firstIndex { $0.free > 0 && (offers.everyWorker.contains(op) || $0.ops.contains(op)) }
-            }
-            while room > 0, let (_, pending) = fair.next(where: { !offers.someWorker.contains($0.task.op) || place($0.task.op) != nil }) {
-                if let index = place(pending.task.op) { slots[index].free -= 1 }
+        // Only what a free slot can start leaves the fair-share queue: the machine's own reading
+        // of its workers says which (one placement table).
+        if fair.waitingCount > 0 {
+            var free = machine.freeSlots()
+            while free.room > 0, let (_, pending) = fair.next(where: { free.admits($0.task.op) }) {
+                free.take(pending.task.op)
                 clients[pending.ticket.client]?.queuedBytes -= pending.size
                 machine.submit(pending.task, waiter: pending.ticket, budget: pending.task.budget.map { Int($0) } ?? -1)
-                room -= 1
             }
         }
         return perform(machine.dispatch(now: now)) + flush(now: now)
@@ -110,18 +101,6 @@ extension PoolStateMachine {
                    isPermanent: outcome.isPermanentFailure, retryAfterMilliseconds: 0)
     }
 
-
-    mutating func refreshOffers() {
-        guard offers.workers.count != machine.workers.count || !machine.workers.keys.allSatisfy(offers.workers.contains) else { return }
-        let taking = machine.workers.values.filter(\.takesTasks)
-        var every = taking.first?.ops ?? []
-        var some: Set<String> = []
-        for worker in taking {
-            every.formIntersection(worker.ops)
-            some.formUnion(worker.ops)
-        }
-        offers = (Set(machine.workers.keys), every, some)
-    }
 
     mutating func pruneWorkerHosts() {
         if workerHosts.count > machine.workers.count { workerHosts = workerHosts.filter { machine.workers[$0.key] != nil } }

@@ -114,9 +114,6 @@ struct PoolStateMachine: Sendable {
     var nextOrder: UInt64 = 0
     /// Results for each client collected in one turn, sent as one DONE.
     var outbox: [Data: [WirePoolResult]] = [:]
-    /// The ops every worker offers and the ops some worker offers, kept while the workers stay
-    /// the same: dispatch asks them for each task it takes from the fair-share queue.
-    var offers = (workers: Set<Data>(), everyWorker: Set<String>(), someWorker: Set<String>())
     /// The pool's budget (in ``machine``) for each client's budget (§15.2 "Pools"), and the rates
     /// each client's RATE gave it so far.
     var budgets = PoolBudgets()

@@ -1,0 +1,65 @@
+import Foundation
+
+extension CoordinatorStateMachine {
+    /// The machine's free slots, for a queue in front of it that hands it only tasks that can
+    /// start at once (a pool's fair share, §14.5). Read from the workers as ``dispatch(now:)``
+    /// reads them (``Worker/takesTasks``, ``Worker/free``, ``Worker/offers(_:)``): one placement
+    /// table, so the queue in front and dispatch never disagree about where a task can go.
+    struct FreeSlots {
+        /// Free slots by worker that takes tasks, as tasks are taken for them.
+        private var slots: [(ops: Set<String>, everyOp: Bool, free: Int)]
+        private let offers: OfferIndex
+        /// How many more tasks the machine takes: its free slots less the tasks already waiting in
+        /// its own queue.
+        private(set) var room: Int
+
+        fileprivate init(_ machine: CoordinatorStateMachine) {
+            offers = machine.offerIndex
+            slots = machine.workers.values.compactMap { worker in
+                worker.takesTasks && worker.free > 0 ? (worker.ops, worker.isPool, worker.free) : nil
+            }
+            room = slots.reduce(0) { $0 + $1.free } - machine.queue.count
+        }
+
+        /// Whether a task of `op` should go to the machine now: a worker that takes tasks and
+        /// offers it has a slot free, or no such worker offers it at all (the machine then fails it
+        /// after the worker time-out, §8.6). A run whose next task only busy workers offer waits,
+        /// and does not take the room of a run whose task a free worker can start.
+        func admits(_ op: String) -> Bool {
+            !offers.someWorker.contains(op) || place(op) != nil
+        }
+
+        /// A task of `op` was handed to the machine: the slot it will take is no longer free.
+        mutating func take(_ op: String) {
+            room -= 1
+            if let index = place(op) { slots[index].free -= 1 }
+        }
+
+        private func place(_ op: String) -> Int? {
+            let everyWorker = offers.everyWorker.contains(op)
+            return slots.firstIndex { $0.free > 0 && (everyWorker || $0.everyOp || $0.ops.contains(op)) }
+        }
+    }
+
+    /// The ops every worker that takes tasks offers, and those some such worker offers, kept while
+    /// the registered workers stay the same: a front queue asks them for each task it hands over.
+    struct OfferIndex: Sendable {
+        fileprivate var workers: Set<Data> = []
+        fileprivate(set) var everyWorker: Set<String> = []
+        fileprivate(set) var someWorker: Set<String> = []
+    }
+
+    /// The free slots now (``FreeSlots``), the offer index brought up to date first.
+    mutating func freeSlots() -> FreeSlots {
+        if offerIndex.workers.count != workers.count || !workers.keys.allSatisfy(offerIndex.workers.contains) {
+            let taking = workers.values.filter(\.takesTasks)
+            var index = OfferIndex(workers: Set(workers.keys), everyWorker: taking.first?.ops ?? [], someWorker: [])
+            for worker in taking {
+                index.everyWorker.formIntersection(worker.ops)
+                index.someWorker.formUnion(worker.ops)
+            }
+            offerIndex = index
+        }
+        return FreeSlots(self)
+    }
+}
