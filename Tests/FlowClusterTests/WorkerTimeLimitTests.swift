@@ -185,7 +185,7 @@ import Testing
                     heartbeats = false
                 }
             } else {
-                usleep(10_000)
+                _ = worker.waitForExitBlocking(timeout: ContinuousClock.now.duration(to: deadline))
             }
         }
         if worker.isRunning { worker.kill() }

@@ -65,12 +65,12 @@ public final class EventWaiters: Sendable {
                     return
                 }
                 DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(timeout)) { [self] in
-                    resume(id, with: condition())
+                    if isWaiting(id) { resume(id, with: condition()) }
                 }
                 if Task.isCancelled { resume(id, with: condition()) }
             }
         } onCancel: {
-            resume(id, with: condition())
+            if isWaiting(id) { resume(id, with: condition()) }
         }
     }
 
@@ -84,6 +84,10 @@ public final class EventWaiters: Sendable {
             if !signal.wait(until: deadline) { return condition() }
         }
         return true
+    }
+
+    private func isWaiting(_ id: Int) -> Bool {
+        state.withLock { $0.waiters[id] != nil }
     }
 
     private func resume(_ id: Int, with value: Bool) {

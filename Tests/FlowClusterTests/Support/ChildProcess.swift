@@ -5,8 +5,10 @@ import Testing
 /// A program a test started: its output collected as it comes, and waits that always end.
 ///
 /// Every wait has a time-out; a wait that times out records an issue and SIGKILLs the child
-/// instead of hanging the test. Children started from Swift Testing's threads inherit a mask that
-/// blocks SIGTERM, so ``terminate(grace:)`` follows SIGTERM with SIGKILL.
+/// instead of hanging the test. A wait is woken by what it waits for (output read, a stream's
+/// end, the child's exit as the thread that started it sees it), not by a polling timer.
+/// Children started from Swift Testing's threads inherit a mask that blocks SIGTERM, so
+/// ``terminate(grace:)`` follows SIGTERM with SIGKILL.
 final class ChildProcess: @unchecked Sendable {
     /// How the child ended.
     struct Termination: Sendable, Equatable, CustomStringConvertible {
@@ -31,6 +33,10 @@ final class ChildProcess: @unchecked Sendable {
     private var openStreams = 2
     /// How the child ended as the kernel said it before Foundation knew (``termination``).
     private var peeked: Termination?
+    /// Its exit, as the thread that started it saw it.
+    private var exit: OneTimeEvent<ProcessLaunch.Exit>?
+    /// Told of every change the waits look at: output, a stream's end, the exit.
+    private let changes = EventWaiters()
 
     /// Starts `executable` with `arguments`; stdin is /dev/null, stdout and stderr are collected.
     init(label: String, executable: URL, arguments: [String], environment: [String: String]? = nil) throws {
@@ -44,36 +50,40 @@ final class ChildProcess: @unchecked Sendable {
         let errPipe = Pipe()
         process.standardOutput = outPipe
         process.standardError = errPipe
+        // Tied to the test process: a killed test run leaves no worker or coordinator behind
+        // (a standing worker would wait for its next coordinator for good). The signal mask
+        // stays this thread's, as before.
+        let exit = try ProcessLaunch.run(process, unblockingSignals: false)
+        lock.withLock { self.exit = exit }
+        exit.whenHappened { [changes] _ in changes.changed() }
         collect(outPipe.fileHandleForReading, intoStdout: true)
         collect(errPipe.fileHandleForReading, intoStdout: false)
-        do {
-            // Tied to the test process: a killed test run leaves no worker or coordinator behind
-            // (a standing worker would wait for its next coordinator for good). The signal mask
-            // stays this thread's, as before.
-            try ProcessLaunch.run(process, unblockingSignals: false)
-        } catch {
-            outPipe.fileHandleForReading.readabilityHandler = nil
-            errPipe.fileHandleForReading.readabilityHandler = nil
-            throw error
-        }
     }
 
+    /// Reads `handle` to its end on a thread of its own (blocking reads, no Dispatch source: a
+    /// readability handler's source is cancelled asynchronously, and its descriptor was closed
+    /// under it once a wait woke at the end of the stream), then closes it.
     private func collect(_ handle: FileHandle, intoStdout: Bool) {
-        handle.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else {
-                handle.readabilityHandler = nil
-                return
-            }
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                lock.withLock { openStreams -= 1 }
-            } else {
-                lock.withLock {
-                    if intoStdout { stdoutData.append(data) } else { stderrData.append(data) }
+        let thread = Thread { [weak self] in
+            defer { try? handle.close() }
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard let self else { return }
+                guard count > 0 else {
+                    lock.withLock { openStreams -= 1 }
+                    changes.changed()
+                    return
                 }
+                lock.withLock {
+                    if intoStdout { stdoutData.append(contentsOf: buffer[0..<count]) } else { stderrData.append(contentsOf: buffer[0..<count]) }
+                }
+                changes.changed()
             }
         }
+        thread.name = "\(label)-\(intoStdout ? "stdout" : "stderr")"
+        thread.start()
     }
 
     // MARK: State
@@ -95,6 +105,7 @@ final class ChildProcess: @unchecked Sendable {
     /// still say it runs for a moment, when the kernel no longer knows it (a `termination` of
     /// `nil` right after `isRunning` said `false` failed a test).
     var termination: Termination? {
+        if let exited = lock.withLock({ exit?.current }) { return Termination(status: exited.status, signalled: exited.signalled) }
         if !process.isRunning {
             return process.terminationReason == .uncaughtSignal ? .signal(process.terminationStatus) : .exit(process.terminationStatus)
         }
@@ -128,7 +139,7 @@ final class ChildProcess: @unchecked Sendable {
     ///   within `timeout` seconds or the child exited without writing it.
     @discardableResult
     func waitForStderr(containing text: String, timeout: Double, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
-        let found = await poll(timeout: timeout) { self.stderr.contains(text) || !self.isRunning }
+        let found = await waitUntil(timeout: timeout) { self.stderr.contains(text) || !self.isRunning }
         if stderr.contains(text) { return true }
         if found { await waitForStreamsToClose(timeout: 1) }
         if stderr.contains(text) { return true }
@@ -139,7 +150,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits until stdout or stderr satisfies `condition`, without recording an issue.
     func waitForOutput(timeout: Double, until condition: @escaping @Sendable (_ stdout: String, _ stderr: String) -> Bool) async -> Bool {
-        await poll(timeout: timeout) { condition(self.stdout, self.stderr) }
+        await waitUntil(timeout: timeout) { condition(self.stdout, self.stderr) }
     }
 
     /// Waits for the child to exit and for its output to be read to the end.
@@ -148,7 +159,7 @@ final class ChildProcess: @unchecked Sendable {
     ///   not exit within `timeout` seconds.
     @discardableResult
     func waitForExit(timeout: Double, sourceLocation: SourceLocation = #_sourceLocation) async -> Termination? {
-        let exited = await poll(timeout: timeout) { !self.isRunning }
+        let exited = await waitUntil(timeout: timeout) { !self.isRunning }
         guard exited else {
             Issue.record("\(label) did not exit within \(timeout) s: killing it\n\(transcript)", sourceLocation: sourceLocation)
             kill()
@@ -169,7 +180,7 @@ final class ChildProcess: @unchecked Sendable {
     func terminate(grace: Double = 3) async -> Termination? {
         guard isRunning else { return termination }
         send(SIGTERM)
-        if await poll(timeout: grace, until: { !self.isRunning }) {
+        if await waitUntil(timeout: grace, until: { !self.isRunning }) {
             await waitForStreamsToClose(timeout: 2)
             return termination
         }
@@ -183,26 +194,27 @@ final class ChildProcess: @unchecked Sendable {
         _ = Glibc.kill(process.processIdentifier, signal)
     }
 
-    /// SIGKILLs the child and waits (at most 5 s) until Foundation has reaped it. Synchronous, so
-    /// it works in `defer`.
+    /// SIGKILLs the child and waits (at most 5 s) for its exit. Synchronous, so it works in
+    /// `defer`.
     func kill() {
         guard isRunning else { return }
         _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        let deadline = Date().addingTimeInterval(5)
-        while isRunning && Date() < deadline { usleep(5_000) }
+        _ = changes.waitBlocking(timeout: .seconds(5)) { !isRunning }
+    }
+
+    /// Blocks until the child has exited, at most `timeout` seconds; whether it did. For a test's
+    /// own thread (``onOwnThread(_:)``), never for an `async` caller.
+    func waitForExitBlocking(timeout: Duration) -> Bool {
+        changes.waitBlocking(timeout: timeout) { !isRunning }
     }
 
     private func waitForStreamsToClose(timeout: Double) async {
         // Grandchildren (a coordinator's local workers) may hold the pipes a little longer.
-        _ = await poll(timeout: timeout) { self.lock.withLock { self.openStreams == 0 } }
+        _ = await waitUntil(timeout: timeout) { self.lock.withLock { self.openStreams == 0 } }
     }
 
-    private func poll(timeout: Double, until condition: @escaping @Sendable () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        while !condition() {
-            if ContinuousClock.now >= deadline { return condition() }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return true
+    /// Waits until `condition` holds, re-checked at each change (output, a stream's end, the exit).
+    private func waitUntil(timeout: Double, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+        await changes.wait(timeout: .milliseconds(Int64(timeout * 1000)), until: condition)
     }
 }

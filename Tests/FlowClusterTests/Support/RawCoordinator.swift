@@ -17,6 +17,7 @@ final class RawCoordinator {
     private(set) var worker: Data?
     private let context: ZMQContext
     private let router: ZMQSocket
+    private let poller = ZMQPoller()
     private let heartbeatInterval: Duration
     private var lastSent = ContinuousClock.now
     private var isClosed = false
@@ -32,6 +33,7 @@ final class RawCoordinator {
         try router.set(.linger(milliseconds: 0), .sendTimeout(milliseconds: 1_000), .routerMandatory(true))
         try router.bind("tcp://127.0.0.1:*")
         endpoint = try router.lastEndpoint
+        poller.register(router)
     }
 
     deinit { close() }
@@ -48,7 +50,7 @@ final class RawCoordinator {
     func next(timeout: Duration) throws -> WireMessage? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let message = try receiveOne() { return message }
+            if let message = try receiveOne(before: deadline) { return message }
         }
         return nil
     }
@@ -63,19 +65,24 @@ final class RawCoordinator {
         var received: [(message: WireMessage, at: ContinuousClock.Instant)] = []
         while ContinuousClock.now < deadline {
             if condition(received) { return (received, true) }
-            if let message = try receiveOne() { received.append((message, .now)) }
+            if let message = try receiveOne(before: deadline) { received.append((message, .now)) }
         }
         return (received, condition(received))
     }
 
-    /// One message other than HEARTBEAT if one is waiting, after a heartbeat if one is due;
-    /// otherwise sleeps a millisecond and returns `nil`.
-    private func receiveOne() throws -> WireMessage? {
+    /// One message other than HEARTBEAT, after a heartbeat if one is due; waits for it in
+    /// `zmq_poll` until the next heartbeat is due or `deadline`, and returns `nil` then.
+    private func receiveOne(before deadline: ContinuousClock.Instant) throws -> WireMessage? {
         if worker != nil, ContinuousClock.now - lastSent >= heartbeatInterval { try send(.heartbeat) }
-        guard let frames = try router.receiveMultipart(dontWait: true) else {
-            usleep(1_000)
-            return nil
+        var frames = try router.receiveMultipart(dontWait: true)
+        if frames == nil {
+            let wake = worker == nil ? deadline : min(deadline, lastSent + heartbeatInterval)
+            let left = ContinuousClock.now.duration(to: wake)
+            if left > .zero, try poller.poll(timeout: max(1, Int((left / .milliseconds(1)).rounded(.up)))) > 0 {
+                frames = try router.receiveMultipart(dontWait: true)
+            }
         }
+        guard let frames else { return nil }
         let message = try WireCodec.decode(Array(frames.dropFirst()))
         if case .ready = message { worker = frames.first }
         if case .heartbeat = message { return nil }

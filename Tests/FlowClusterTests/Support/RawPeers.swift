@@ -29,21 +29,29 @@ enum RawPeers {
         for frames in messages {
             _ = try dealer.send(frames, flags: [])
         }
+        // Listening for `listen` seconds is the exchange itself: every reply that comes in that
+        // window, each taken as `zmq_poll` says it came.
         var replies: [[Data]] = []
-        let deadline = Date().addingTimeInterval(listen)
-        while Date() < deadline {
-            if let frames = try dealer.receiveMultipart(dontWait: true) {
+        let poller = ZMQPoller()
+        poller.register(dealer)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(listen * 1000))
+        while case let left = ContinuousClock.now.duration(to: deadline), left > .zero {
+            while let frames = try dealer.receiveMultipart(dontWait: true) {
                 replies.append(frames)
-            } else {
-                usleep(10_000)
             }
+            _ = try poller.poll(timeout: max(1, Int((left / .milliseconds(1)).rounded(.up))))
+        }
+        while let frames = try dealer.receiveMultipart(dontWait: true) {
+            replies.append(frames)
         }
         return replies
     }
 
-    /// Opens a plain TCP connection to 127.0.0.1:`port`, writes `bytes`, and closes it.
+    /// Opens a plain TCP connection to 127.0.0.1:`port`, writes `bytes`, ends its side, and waits
+    /// (at most 5 s) until the server has closed the connection: it has read the bytes and dropped
+    /// them, or refused them.
     ///
-    /// - Returns: whether the connection was made.
+    /// - Returns: whether the connection was made and the server closed it within 5 s.
     @discardableResult
     static func tcpWrite(port: UInt16, _ bytes: Data) -> Bool {
         guard let descriptor = tcpConnect(port: port) else { return false }
@@ -51,8 +59,19 @@ enum RawPeers {
         bytes.withUnsafeBytes { buffer in
             _ = Glibc.send(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
         }
-        usleep(50_000)
-        return true
+        _ = shutdown(descriptor, Int32(SHUT_WR))
+        let deadline = ContinuousClock.now + .seconds(5)
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        while case let left = ContinuousClock.now.duration(to: deadline), left > .zero {
+            var item = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&item, 1, Int32(max(1, (left / .milliseconds(1)).rounded(.up))))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { break }
+            // The server's greeting and answers until its end (0), or a reset (-1): closed either way.
+            let count = scratch.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count == 0 || (count < 0 && errno != EINTR) { return true }
+        }
+        return false
     }
 
     /// A connected TCP socket to 127.0.0.1:`port` (1 s send time-out), or `nil`; the caller closes it.

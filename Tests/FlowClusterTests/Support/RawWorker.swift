@@ -15,6 +15,7 @@ final class RawWorker: @unchecked Sendable {
     let name: String
     private let context: ZMQContext
     private let socket: ZMQSocket
+    private let poller = ZMQPoller()
     private var isClosed = false
 
     /// Connects and says READY.
@@ -29,6 +30,9 @@ final class RawWorker: @unchecked Sendable {
         socket = try ZMQSocket(context: context, type: .dealer)
         try socket.set(.linger(milliseconds: 0), .sendTimeout(milliseconds: 1_000))
         try socket.connect(endpoint)
+        wakeup = try ZMQWakeup()
+        poller.register(socket)
+        poller.register(wakeup)
         try send(.ready(WireReady(workerName: name, features: features, slotCount: slots, ops: ops, hostname: "raw", processID: 1,
                                   heartbeatIntervalMilliseconds: heartbeatMilliseconds)))
     }
@@ -39,18 +43,27 @@ final class RawWorker: @unchecked Sendable {
         _ = try socket.send(WireCodec.encode(message), flags: [])
     }
 
-    /// The next message other than HEARTBEAT, or `nil` after `timeout` seconds.
+    /// Wakes a ``next(timeout:)`` in progress (from another thread): it returns `nil` then.
+    private let wakeup: ZMQWakeup
+
+    /// Makes a ``next(timeout:)`` that waits now, or the next one, return `nil` at once.
+    func wake() { _ = wakeup.signal() }
+
+    /// The next message other than HEARTBEAT, or `nil` after `timeout` seconds (or at a
+    /// ``wake()``): waits in `zmq_poll` on the socket, woken by the message.
     func next(timeout: Double) throws -> WireMessage? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let frames = try socket.receiveMultipart(dontWait: true) {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        while true {
+            while let frames = try socket.receiveMultipart(dontWait: true) {
                 let message = try WireCodec.decode(frames)
                 if case .heartbeat = message { continue }
                 return message
             }
-            usleep(1_000)
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { return nil }
+            _ = try poller.poll(timeout: max(1, Int((left / .milliseconds(1)).rounded(.up))))
+            if try wakeup.drain() > 0 { return nil }
         }
-        return nil
     }
 
     /// The tasks of the next TASK message, or `nil` after `timeout` seconds.
@@ -73,6 +86,7 @@ final class RawWorker: @unchecked Sendable {
         guard !isClosed else { return }
         isClosed = true
         socket.close()
+        wakeup.close()
         context.close()
     }
 }

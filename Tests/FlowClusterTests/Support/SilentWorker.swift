@@ -1,4 +1,5 @@
 import Dispatch
+import FlowTestSupport
 import FlowWire
 import Foundation
 import Synchronization
@@ -17,11 +18,16 @@ final class SilentWorker: Sendable {
 
     private let state = Mutex(State())
     private let done = DispatchSemaphore(value: 0)
+    /// Told of each task that came.
+    private let changes = EventWaiters()
+    /// Wakes its thread's wait for a message when the test changes what it is to do.
+    private let worker: RawWorker
 
     /// Connects, says READY (no queue, no features) and starts heartbeating every
     /// `heartbeatMilliseconds`, the interval it announces.
     init(endpoint: String, name: String, slots: UInt32, ops: [String], heartbeatMilliseconds: UInt32 = 200) throws {
         let worker = try RawWorker(endpoint: endpoint, name: name, slots: slots, ops: ops, heartbeatMilliseconds: heartbeatMilliseconds)
+        self.worker = worker
         let interval = Duration.milliseconds(Int64(heartbeatMilliseconds))
         let thread = Thread { [self] in
             defer {
@@ -46,9 +52,12 @@ final class SilentWorker: Sendable {
                 try worker.send(.heartbeat)
                 nextBeat = ContinuousClock.now + heartbeat
             }
-            if case .task(let tasks)? = try worker.next(timeout: 0.01) {
+            // Until the next heartbeat is due, a task comes, or the test says what to do (wake()).
+            let untilBeat = ContinuousClock.now.duration(to: nextBeat)
+            if case .task(let tasks)? = try worker.next(timeout: max(0.001, EventWaiters.seconds(untilBeat))) {
                 let now = ContinuousClock.now
                 state.withLock { $0.arrivals += tasks.map { ($0, now) } }
+                changes.changed()
             }
             let (late, tasks) = state.withLock { ($0.answerLate, $0.arrivals.map(\.task)) }
             if late, !answered, !tasks.isEmpty {
@@ -66,17 +75,13 @@ final class SilentWorker: Sendable {
 
     /// Waits until it holds at least `count` tasks; whether it did within `timeout` seconds.
     func waitForTasks(_ count: Int, timeout: Double) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-        while arrivals.count < count {
-            if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return true
+        await changes.wait(timeout: .milliseconds(Int64(timeout * 1000))) { self.arrivals.count >= count }
     }
 
     /// Answers every task it was given, at once, with success and the output `"late"`.
     func answerLate() {
         state.withLock { $0.answerLate = true }
+        worker.wake()
     }
 
     /// Stops serving and closes the socket (waits at most 5 s for its thread).
@@ -85,6 +90,7 @@ final class SilentWorker: Sendable {
             defer { state.stopping = true }
             return state.stopping
         }
+        worker.wake()
         if !wasStopping { _ = done.wait(timeout: .now() + 5) }
     }
 }
