@@ -1,6 +1,7 @@
 import Flow
 import FlowCluster
 import FlowStandardOps
+import FlowTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -45,19 +46,37 @@ final class InlineThreadNameOp: FlowOperation, @unchecked Sendable {
 /// Strings a test's callbacks noted, in order.
 final class StringLog: Sendable {
     private let names = Mutex<[String]>([])
+    private let changes = EventWaiters()
 
-    func record(_ name: String) { names.withLock { $0.append(name) } }
+    func record(_ name: String) {
+        names.withLock { $0.append(name) }
+        changes.changed()
+    }
 
     var all: [String] { names.withLock { $0 } }
+
+    /// Waits until the strings noted satisfy `condition`; whether they did within `timeout`.
+    func wait(timeout: Duration, until condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
+        await changes.wait(timeout: timeout) { condition(self.all) }
+    }
 }
 
 /// The cluster events a coordinator reported, in order.
 final class EventLog: Sendable {
     private let events = Mutex<[ClusterEvent]>([])
+    private let changes = EventWaiters()
 
-    func record(_ event: ClusterEvent) { events.withLock { $0.append(event) } }
+    func record(_ event: ClusterEvent) {
+        events.withLock { $0.append(event) }
+        changes.changed()
+    }
 
     var all: [ClusterEvent] { events.withLock { $0 } }
+
+    /// Waits until the events reported satisfy `condition`; whether they did within `timeout`.
+    func wait(timeout: Duration, until condition: @escaping @Sendable ([ClusterEvent]) -> Bool) async -> Bool {
+        await changes.wait(timeout: timeout) { condition(self.all) }
+    }
 }
 
 extension ClusterIntegrationTests {
@@ -142,13 +161,17 @@ extension ClusterIntegrationTests {
             workerOps.register("HoldOp") { _ in ThreadNameOp(key: "held", mayRunOnIOThread: true) }
             workerOps.register("SlowOp") { _ in SleepOp(milliseconds: 10_000) }
             try await withCluster { cluster in
-                try await withCoordinatorAndWorker(cluster, workerOps: workerOps) { coordinator, _ in
+                try await withCoordinatorAndWorker(cluster, workerOps: workerOps) { coordinator, events in
                     let flow = Flow(definition: FlowDefinition(name: "stopped", steps: [
                         .operation(FlowOperationStep(op: "HoldOp")), .operation(FlowOperationStep(op: "SlowOp")),
                         .operation(FlowOperationStep(op: "HoldOp")),
                     ])).setExecutor(coordinator)
                     let running = Task { await flow.run() }
-                    while coordinator.status.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+                    // Mid-run: the second op's task went to the worker.
+                    let slowSent = await events.wait(timeout: .seconds(30)) { reported in
+                        reported.contains { if case .dispatched(op: "SlowOp", worker: _) = $0 { true } else { false } }
+                    }
+                    try #require(slowSent, "SlowOp was not dispatched within 30 s: \(events.all)")
                     await coordinator.stop()
                     await running.value
                     #expect(!flow.isSuccess)
@@ -201,9 +224,7 @@ extension ClusterIntegrationTests {
                     await flow.run()
                     ended.record("ended")
                 }
-                let deadline = ContinuousClock.now + .seconds(10)
-                while ended.all.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-                #expect(!ended.all.isEmpty, "the run did not end within 10 s")
+                #expect(await ended.wait(timeout: .seconds(10)) { !$0.isEmpty }, "the run did not end within 10 s")
                 #expect(!flow.isSuccess)
             }
         }

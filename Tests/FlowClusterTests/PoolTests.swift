@@ -2,14 +2,17 @@ import FlowCluster
 import FlowWire
 import FlowTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// `flow-coordinator pool` with real workers and runs (issue 36): runs share it, see it in
 /// `status --pool`, survive its restart, and a run that dies has its tasks stopped.
 @Suite(.serialized) struct PoolTests {
-    /// A flow whose group echoes each of `count` elements after `sleep` seconds.
-    static func echoFlow(_ name: String, count: Int, sleep: Double, maxConcurrent: Int = 8) -> String {
+    /// A flow whose group echoes each of `count` elements after `sleep` seconds; with
+    /// `announcingTo`, each element first writes a line to that FIFO (an ``ElementStarts``).
+    static func echoFlow(_ name: String, count: Int, sleep: Double, maxConcurrent: Int = 8, announcingTo fifo: String? = nil) -> String {
         let items = (0..<count).map { "\(name)-\($0)" }
+        let announce = fifo.map { "echo \\\"$1\\\" >> '\($0)'; " } ?? ""
         return """
             flow: \(name)
             bucket:
@@ -22,9 +25,56 @@ import Testing
                   input: items
                   output: outs
                   maxConcurrent: \(maxConcurrent)
-                  with: {command: "sleep \(sleep); printf %s \\"$1\\"", shell: true}
+                  with: {command: "\(announce)sleep \(sleep); printf %s \\"$1\\"", shell: true}
 
             """
+    }
+
+    /// A FIFO the elements of an ``echoFlow(_:count:sleep:maxConcurrent:announcingTo:)`` write to
+    /// as they start on a worker, read on a thread of its own: each start is an event a test waits
+    /// for (it samples the pool's status then), where it slept between samples.
+    final class ElementStarts: Sendable {
+        let path: String
+        private let descriptor: Int32
+        private let count = Mutex(0)
+        private let changes = EventWaiters()
+
+        init(_ path: String) throws {
+            guard mkfifo(path, 0o600) == 0 else { throw HarnessError("mkfifo \(path): \(String(cString: strerror(errno)))") }
+            // Read and write: opening does not wait for a writer, and the FIFO never ends while open.
+            descriptor = open(path, O_RDWR)
+            guard descriptor >= 0 else { throw HarnessError("open \(path): \(String(cString: strerror(errno)))") }
+            self.path = path
+            let thread = Thread { [self] in
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let read = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+                    if read < 0, errno == EINTR { continue }
+                    guard read > 0 else { return }
+                    // Lines of at most PIPE_BUF bytes come whole: one per element, or the end.
+                    let lines = String(decoding: buffer[0..<read], as: UTF8.self).split(separator: "\n")
+                    count.withLock { $0 += lines.filter { $0 != "end of test" }.count }
+                    changes.changed()
+                    if lines.contains("end of test") { return }
+                }
+            }
+            thread.name = "element-starts"
+            thread.start()
+        }
+
+        /// Element starts read so far.
+        var started: Int { count.withLock { $0 } }
+
+        /// Waits until more than `seen` elements have started; whether they did before `deadline`.
+        func waitForMore(than seen: Int, before deadline: ContinuousClock.Instant) async -> Bool {
+            await changes.wait(timeout: ContinuousClock.now.duration(to: deadline)) { self.started > seen }
+        }
+
+        /// Ends the reading thread. The FIFO stays open for reading, so that an element still
+        /// running (a test that failed early) never blocks on opening it.
+        func close() {
+            _ = "end of test\n".withCString { write(descriptor, $0, strlen($0)) }
+        }
     }
 
     static func expectedOutputs(_ name: String, count: Int) -> String {
@@ -128,33 +178,37 @@ import Testing
         }
     }
 
-    /// Each element sleeps 0.5 s (it was 0.2 s): the phase sampled, both runs with work waiting
-    /// after their first rounds, lasts about 2.5 s then, where it lasted about 1.2 s, and a
-    /// clean-clone CI run here (12 tests at once on 2 cores) fitted only 2 status queries into
-    /// the shorter one. The checks on the samples are unchanged.
+    /// The pool's status is sampled as elements start on the worker (each announces its start on
+    /// a FIFO), not on a timer: a clean-clone CI run here (12 tests at once on 2 cores) once
+    /// fitted only 2 timed status queries into the phase sampled, both runs with work waiting
+    /// after their first rounds. Each element sleeps 0.5 s. The checks on the samples are unchanged.
     @Test func aRunWithShareThreeGetsThreeTimesTheSlotsOfOneWithShareOne() async throws {
         try await withCluster { cluster in
-            let (_, endpoint) = try await Self.startPool(cluster)
-            let heavy = try Self.run(cluster, try cluster.write("h.yaml", Self.echoFlow("h", count: 30, sleep: 0.5)), pool: endpoint, label: "h",
-                                     extra: ["--share", "3"])
-            let light = try Self.run(cluster, try cluster.write("l.yaml", Self.echoFlow("l", count: 30, sleep: 0.5)), pool: endpoint, label: "l")
-            var registered = false
-            for _ in 0..<50 where !registered {
-                registered = try await Self.status(cluster, endpoint).runs.count == 2
-                if !registered { try await Task.sleep(for: .milliseconds(100)) }
+            let (pool, endpoint) = try await Self.startPool(cluster)
+            let starts = try ElementStarts(cluster.path("starts.fifo"))
+            defer { starts.close() }
+            let heavy = try Self.run(cluster, try cluster.write("h.yaml", Self.echoFlow("h", count: 30, sleep: 0.5, announcingTo: starts.path)),
+                                     pool: endpoint, label: "h", extra: ["--share", "3"])
+            let light = try Self.run(cluster, try cluster.write("l.yaml", Self.echoFlow("l", count: 30, sleep: 0.5, announcingTo: starts.path)),
+                                     pool: endpoint, label: "l")
+            // Both runs registered before the worker joins (the pool logs each), so neither has a head start.
+            let registered = await pool.waitForOutput(timeout: 5) { _, stderr in
+                stderr.contains(" joined: run ") && stderr.contains(" of flow h ") && stderr.contains(" of flow l ")
             }
-            try #require(registered)
+            try #require(registered, "both runs must register with the pool\n\(pool.transcript)")
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
+            // Sampled as elements start on the worker: the pool has just given out a slot then.
             var seen: [(h: Int, l: Int)] = []
+            var heard = 0
             let deadline = ContinuousClock.now + .seconds(60)
-            while seen.count < 4, ContinuousClock.now < deadline {
+            while seen.count < 4, await starts.waitForMore(than: heard, before: deadline) {
+                heard = starts.started
                 let status = try await Self.status(cluster, endpoint)
                 guard let h = status.runs.first(where: { $0.flow == "h" }), let l = status.runs.first(where: { $0.flow == "l" }) else { break }
                 if h.queued > 0, l.queued > 0, h.done >= 4, l.done >= 4, status.busy == 4 {
                     seen.append((h.inFlight, l.inFlight))
                 }
                 if h.done >= 4, l.done >= 4, h.queued == 0 || l.queued == 0 { break }
-                try await Task.sleep(for: .milliseconds(50))
             }
             #expect(seen.count >= 3, "status --pool rarely showed both runs at work: \(seen)")
             #expect(seen.filter { $0.h == 3 && $0.l == 1 }.count * 5 >= seen.count * 4, "shares 3:1 of 4 slots are 3 and 1: \(seen)")
