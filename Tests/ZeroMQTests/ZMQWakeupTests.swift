@@ -16,6 +16,8 @@ struct ZMQWakeupTests {
 
         let bothSent = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
+            // The behaviour under test is a signal waking a poll that already blocks: this thread
+            // lets that time pass (on a thread of its own). A signal that came first would pass too.
             Thread.sleep(forTimeInterval: 0.05)
             wakeup.signal()
             wakeup.signal()
@@ -50,6 +52,8 @@ struct ZMQWakeupTests {
         let finished = runWithTimeout(seconds: 5) {
             Thread.detachNewThread {
                 _ = started.wait(timeout: .now() + 5)
+                // Under test: a shutdown reaching a receive that already blocks; the receive has
+                // no event to say so, so this thread lets the time pass.
                 Thread.sleep(forTimeInterval: 0.1)
                 context.shutdown()
             }
