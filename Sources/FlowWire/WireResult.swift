@@ -18,13 +18,16 @@ package struct WireResult: Sendable, Hashable {
     /// When the op finished, on the worker's clock (microsecond resolution on the wire).
     package var finishedAt: Date
     /// What the op did, in the order it did it: log lines and bucket writes.
-    package var events: [WireEvent]
+    package var events: [WireEvent] { didSet { encodedTail = EncodedTail() } }
     /// For a group element, its index in the group, from the TASK; `nil` for a serial op.
-    package var elementIndex: Int?
+    package var elementIndex: Int? { didSet { encodedTail = EncodedTail() } }
     /// For a group element, the value the op left at its `primaryOutputParamKey`; `nil` when it
     /// left none. Only a group element's result carries one: it is not encoded without an
     /// ``elementIndex``.
-    package var output: FlowValue?
+    package var output: FlowValue? { didSet { encodedTail = EncodedTail() } }
+    /// The events, element index and output as ``write(to:)`` writes them, when they were encoded
+    /// ahead (``encodingTailAhead()``); forgotten when any of them changes.
+    package internal(set) var encodedTail = EncodedTail()
 
     /// Creates a result.
     package init(
@@ -64,6 +67,15 @@ extension WireResult {
         writer.writeFinish(WireFinish(finishState, isPermanent: isPermanent, retryAfterMilliseconds: retryAfterMilliseconds))
         writer.writeDate(startedAt)
         writer.writeDate(finishedAt)
+        if let bytes = encodedTail.bytes {
+            writer.writeRaw(bytes)
+            return
+        }
+        writeTail(to: &writer)
+    }
+
+    /// Appends the events, the element index and the output.
+    func writeTail(to writer: inout WireWriter) {
         writer.writeVarint(UInt64(events.count))
         for event in events {
             writer.writeEvent(event)

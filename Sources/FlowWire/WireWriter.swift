@@ -94,6 +94,11 @@ package struct WireWriter: Sendable {
         bytes.append(contentsOf: utf8)
     }
 
+    /// Appends bytes encoded already, as they are.
+    package mutating func writeRaw(_ value: [UInt8]) {
+        bytes.append(contentsOf: value)
+    }
+
     /// Appends raw bytes: varint byte count, then the bytes.
     package mutating func writeBytes(_ value: Data) {
         writeVarint(UInt64(value.count))

@@ -17,7 +17,11 @@ struct WorkerTaskRunner: Sendable {
 
     /// Runs the task; `cause` says, if it is cancelled, why.
     nonisolated(nonsending) func run(_ task: WireTask, cause: FlowCancellationCause) async -> WireResult {
-        await FlowProgress.$cancellation.withValue(cause) { await measured(task) }
+        let result = await FlowProgress.$cancellation.withValue(cause) { await measured(task) }
+        guard result.tailReaches(WireResult.encodeAheadThreshold) else { return result }
+        // A large result is encoded here, off the worker's I/O thread, which this task prefers:
+        // there its encoding held up heartbeats for seconds (§8.5).
+        return await Task.detached { result.encodingTailAhead() }.value
     }
 
     nonisolated(nonsending) private func measured(_ task: WireTask) async -> WireResult {
