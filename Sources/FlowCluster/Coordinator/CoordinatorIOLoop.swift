@@ -48,14 +48,13 @@ struct CoordinatorIOLoop {
             if polled, !poll(&loop, mayWait: mayWait) { break }
             let now = clock.now
             var actions: [Machine.Action] = []
-            if polled, loop.poller.events(at: loop.wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
             // The engine's turn, when its run prefers this thread (``LoopExecutor``): what it
             // queues is taken below without a wake-up.
             executor.runPending()
             let (commands, stopping) = mailbox.take()
             actions += apply(commands, to: &loop.machine)
             if stopping {
-                perform(actions + loop.machine.shutdown(reason: "coordinator stopping"), on: loop.router, link: link, machine: &loop.machine)
+                perform(actions + loop.machine.shutdown(reason: "coordinator stopping"), on: loop.sockets.router, link: link, machine: &loop.machine)
                 return
             }
             if polled { actions += readSockets(&loop, link: link, now: now) }
@@ -66,15 +65,14 @@ struct CoordinatorIOLoop {
         // The loop broke on an error: refuse new work and release everyone waiting.
         _ = mailbox.close()
         let actions = apply(mailbox.take().commands, to: &loop.machine) + loop.machine.shutdown(reason: "coordinator failed")
-        perform(actions, on: loop.router, link: link, machine: &loop.machine)
+        perform(actions, on: loop.sockets.router, link: link, machine: &loop.machine)
     }
 
     /// Waits for a socket, the wake-up or the next deadline (not at all when `mayWait` is false);
     /// `false` when polling failed, which ends the loop.
     private func poll(_ loop: inout LoopState, mayWait: Bool) -> Bool {
-        let deadline = min(loop.nextTick, loop.machine.nextDeadline ?? loop.nextTick)
         do {
-            _ = try loop.poller.poll(timeout: mayWait ? max(0, Self.milliseconds(until: deadline, from: clock.now)) : 0)
+            try loop.sockets.poll(until: loop.machine.nextDeadline, mayWait: mayWait)
             return true
         } catch {
             logger.error("coordinator poll failed: \(error)")
@@ -84,15 +82,12 @@ struct CoordinatorIOLoop {
 
     /// What the monitor (failed handshakes) and the router (or the pool link) have to say.
     private func readSockets(_ loop: inout LoopState, link: PoolLink?, now: ContinuousClock.Instant) -> [Machine.Action] {
-        var actions: [Machine.Action] = []
-        if let monitor = loop.monitor, let monitorIndex = loop.monitorIndex, loop.poller.events(at: monitorIndex).contains(.readable) {
-            actions += handshakeFailures(from: monitor, log: &loop.failedHandshakes, now: now)
-        }
-        if loop.poller.events(at: loop.routerIndex).contains(.readable) {
+        var actions: [Machine.Action] = loop.sockets.failedHandshakeReports(now: now).map { .report($0) }
+        if loop.sockets.routerReadable {
             if let link {
                 actions += receiveAll(from: link, into: &loop.machine, now: now, malformed: &loop.malformed)
             } else {
-                actions += receiveAll(from: loop.router, into: &loop.machine, now: now, malformed: &loop.malformed)
+                actions += receiveAll(from: loop.sockets, into: &loop.machine, now: now, malformed: &loop.malformed)
             }
         }
         return actions
@@ -100,11 +95,10 @@ struct CoordinatorIOLoop {
 
     /// The machine's timers (liveness, time limits, budgets) and the pool link's heartbeat, when due.
     private func tickIfDue(_ loop: inout LoopState, link: PoolLink?, now: ContinuousClock.Instant) -> [Machine.Action] {
-        guard now >= loop.nextTick else { return [] }
+        guard loop.sockets.tickIfDue(now: now) else { return [] }
         var actions = loop.machine.tick(now: now)
         actions += loop.malformed.heldBack(now: now).map { .report($0) }
         link?.tick(loop.machine, window: configuration.heartbeatInterval * configuration.liveness, now: now)
-        loop.nextTick = now + loop.tickInterval
         return actions
     }
 
@@ -116,19 +110,10 @@ struct CoordinatorIOLoop {
         // The status next: performing the actions resumes the engine's waiters, and a run
         // that ends then must not see the tasks it just got back as still running.
         publishStatus(of: loop.machine)
-        perform(dispatched, on: loop.router, link: link, machine: &loop.machine)
-        perform(actions, on: loop.router, link: link, machine: &loop.machine)
-        perform(loop.machine.dispatch(now: now), on: loop.router, link: link, machine: &loop.machine)
+        perform(dispatched, on: loop.sockets.router, link: link, machine: &loop.machine)
+        perform(actions, on: loop.sockets.router, link: link, machine: &loop.machine)
+        perform(loop.machine.dispatch(now: now), on: loop.sockets.router, link: link, machine: &loop.machine)
         publishStatus(of: loop.machine)
-    }
-
-    /// A report for each peer whose handshake failed, once per peer address (``HandshakeFailureLog``).
-    private func handshakeFailures(from monitor: ZMQSocket, log: inout HandshakeFailureLog, now: ContinuousClock.Instant) -> [Machine.Action] {
-        var events: [ZMQMonitorEvent] = []
-        while let frames = try? monitor.receiveMultipart(dontWait: true) {
-            if let event = ZMQMonitorEvent(frames: frames) { events.append(event) }
-        }
-        return log.take(events, now: now) { $0.acceptedPeer() }.map { .report(.handshakeFailed(address: $0)) }
     }
 
     private func publishStatus(of machine: Machine) {
@@ -175,21 +160,16 @@ struct CoordinatorIOLoop {
         return actions
     }
 
-    private func receiveAll(from router: ZMQSocket, into machine: inout Machine, now: ContinuousClock.Instant,
+    private func receiveAll(from sockets: RouterSockets, into machine: inout Machine, now: ContinuousClock.Instant,
                             malformed: inout MalformedTraffic) -> [Machine.Action] {
         var actions: [Machine.Action] = []
+        let router = sockets.router
         for _ in 0..<10_000 {
             var frames: [Data]
             let key: String?
             do {
-                // The user id (a metadata lookup per frame) only where CURVE gives one.
-                if admits != nil {
-                    guard let received = try router.receiveMultipartWithUserID(dontWait: true) else { break }
-                    (frames, key) = received
-                } else {
-                    guard let received = try router.receiveMultipart(dontWait: true) else { break }
-                    (frames, key) = (received, nil)
-                }
+                guard let received = try sockets.receive(withKey: admits != nil) else { break }
+                (frames, key) = received
             } catch {
                 logger.warning("coordinator receive failed: \(error)")
                 break
@@ -259,11 +239,6 @@ struct CoordinatorIOLoop {
                 onEvent(event)
             }
         }
-    }
-
-    private static func milliseconds(until deadline: ContinuousClock.Instant, from now: ContinuousClock.Instant) -> Int {
-        let (seconds, attoseconds) = (deadline - now).components
-        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 }
 

@@ -108,17 +108,10 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
                 loop.run(on: link.socket, link: link)
                 return
             }
-            let router: BoundRouter
-            do throws(ClusterError) {
-                router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
-                                              maximumInboundFrameSize: configuration.maximumInboundFrameSize)
-            } catch {
-                return ready(.failure(error))
+            BoundRouter.serve(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
+                              maximumInboundFrameSize: configuration.maximumInboundFrameSize, ready: ready, opened: mailbox.open) {
+                loop.run(on: $0, monitor: $1)
             }
-            defer { router.close() }
-            mailbox.open()
-            ready(.success(router.endpoint))
-            loop.run(on: router.socket, monitor: router.monitor)
         }
         lifecycle.withLock { $0 = (true, endpoint) }
         return endpoint

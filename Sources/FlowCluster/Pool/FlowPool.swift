@@ -135,16 +135,10 @@ public final class FlowPool: Service, Sendable {
                               onEvent: onEvent)
         let endpoint = try await shell.start(name: "flow-pool-io", endpoint: configuration.endpoint, zap: zap) {
             [context = shell.context, configuration] ready in
-            let router: BoundRouter
-            do throws(ClusterError) {
-                router = try BoundRouter.bind(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
-                                              maximumInboundFrameSize: configuration.maximumInboundFrameSize)
-            } catch {
-                return ready(.failure(error))
+            BoundRouter.serve(configuration.endpoint, context: context, curveSecretKey: configuration.curve?.keyPair.secretKey,
+                              maximumInboundFrameSize: configuration.maximumInboundFrameSize, ready: ready) {
+                loop.run(on: $0, monitor: $1)
             }
-            defer { router.close() }
-            ready(.success(router.endpoint))
-            loop.run(on: router.socket, monitor: router.monitor)
         }
         shared.state.withLock {
             $0.started = true

@@ -38,37 +38,26 @@ struct PoolIOLoop {
             settings.name = String("\(ProcessInfo.processInfo.hostName) \(bound)".prefix(255))
         }
         var machine = PoolStateMachine(configuration: settings)
-        let poller = ZMQPoller()
-        let routerIndex = poller.register(router)
-        let wakeupIndex = poller.register(wakeup)
-        let monitorIndex = monitor.map { poller.register($0) }
-        var failedHandshakes = HandshakeFailureLog()
+        var sockets = RouterSockets(router: router, monitor: monitor, wakeup: wakeup, heartbeatInterval: configuration.heartbeatInterval,
+                                    now: clock.now)
         var malformed = MalformedTraffic(heartbeatInterval: configuration.heartbeatInterval)
-        let tickInterval = min(.milliseconds(50), configuration.heartbeatInterval / 4)
-        var nextTick = clock.now
         var nextStatus = clock.now
 
         while !isStopping() {
-            let deadline = min(nextTick, machine.nextDeadline ?? nextTick)
             do {
-                _ = try poller.poll(timeout: max(0, Self.milliseconds(until: deadline, from: clock.now)))
+                try sockets.poll(until: machine.nextDeadline)
             } catch {
                 logger.error("pool poll failed: \(error)")
                 break
             }
             let now = clock.now
-            var actions: [PoolStateMachine.Action] = []
-            if poller.events(at: wakeupIndex).contains(.readable) { _ = try? wakeup.drain() }
-            if let monitor, let monitorIndex, poller.events(at: monitorIndex).contains(.readable) {
-                actions += handshakeFailures(from: monitor, log: &failedHandshakes, now: now)
+            var actions: [PoolStateMachine.Action] = sockets.failedHandshakeReports(now: now).map { .report($0) }
+            if sockets.routerReadable {
+                actions += receiveAll(from: sockets, into: &machine, now: now, malformed: &malformed)
             }
-            if poller.events(at: routerIndex).contains(.readable) {
-                actions += receiveAll(from: router, into: &machine, now: now, malformed: &malformed)
-            }
-            if now >= nextTick {
+            if sockets.tickIfDue(now: now) {
                 actions += machine.tick(now: now)
                 actions += malformed.heldBack(now: now).map { .report($0) }
-                nextTick = now + tickInterval
             }
             actions += machine.dispatch(now: now)
             perform(actions, on: router, machine: &machine, now: now)
@@ -81,32 +70,21 @@ struct PoolIOLoop {
         onStatus(machine.status)
     }
 
-    private func handshakeFailures(from monitor: ZMQSocket, log: inout HandshakeFailureLog,
-                                   now: ContinuousClock.Instant) -> [PoolStateMachine.Action] {
-        var events: [ZMQMonitorEvent] = []
-        while let frames = try? monitor.receiveMultipart(dontWait: true) {
-            if let event = ZMQMonitorEvent(frames: frames) { events.append(event) }
-        }
-        return log.take(events, now: now) { $0.acceptedPeer() }.map { .report(.handshakeFailed(address: $0)) }
-    }
-
-    private func receiveAll(from router: ZMQSocket, into machine: inout PoolStateMachine, now: ContinuousClock.Instant,
+    private func receiveAll(from sockets: RouterSockets, into machine: inout PoolStateMachine, now: ContinuousClock.Instant,
                             malformed: inout MalformedTraffic) -> [PoolStateMachine.Action] {
         var actions: [PoolStateMachine.Action] = []
+        let router = sockets.router
         for _ in 0..<10_000 {
             var frames: [Data]
             var peerRoles = PoolStateMachine.Roles.any
             var key: PoolStateMachine.PeerKey?
             do {
+                guard let received = try sockets.receive(withKey: roles != nil) else { break }
+                frames = received.frames
                 if let roles {
-                    guard let received = try router.receiveMultipartWithUserID(dontWait: true) else { break }
-                    frames = received.frames
-                    let admission = received.userID.map(roles)
+                    let admission = received.key.map(roles)
                     peerRoles = admission?.0 ?? []
                     key = admission?.1
-                } else {
-                    guard let received = try router.receiveMultipart(dontWait: true) else { break }
-                    frames = received
                 }
             } catch {
                 logger.warning("pool receive failed: \(error)")
@@ -156,10 +134,5 @@ struct PoolIOLoop {
                 logger.log(level: level, "\(text.escapingControlCharacters)")
             }
         }
-    }
-
-    private static func milliseconds(until deadline: ContinuousClock.Instant, from now: ContinuousClock.Instant) -> Int {
-        let (seconds, attoseconds) = (deadline - now).components
-        return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 }

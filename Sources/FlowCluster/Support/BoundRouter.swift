@@ -47,4 +47,24 @@ struct BoundRouter {
         monitor?.close()
         socket.close()
     }
+
+    /// An I/O thread's body for a coordinator or a pool (``IOThreadShell/start(name:endpoint:zap:_:)``):
+    /// binds, tells `ready` the outcome, and on success serves with `serve` until it returns,
+    /// then closes the sockets.
+    ///
+    /// - Parameter opened: called once bound, before `ready` (the coordinator opens its mailbox).
+    static func serve(_ endpoint: String, context: ZMQContext, curveSecretKey: String?, maximumInboundFrameSize: Int,
+                      ready: @Sendable (Result<String, ClusterError>) -> Void, opened: () -> Void = {},
+                      _ serve: (_ socket: ZMQSocket, _ monitor: ZMQSocket?) -> Void) {
+        let router: BoundRouter
+        do throws(ClusterError) {
+            router = try bind(endpoint, context: context, curveSecretKey: curveSecretKey, maximumInboundFrameSize: maximumInboundFrameSize)
+        } catch {
+            return ready(.failure(error))
+        }
+        defer { router.close() }
+        opened()
+        ready(.success(router.endpoint))
+        serve(router.socket, router.monitor)
+    }
 }
