@@ -270,6 +270,65 @@ private func reconnects(_ actions: [WorkerMachine.Action]) -> Bool {
         #expect(answer.first?.events == late.events, "what the op did before it was stopped stays")
     }
 
+    /// §15.2: a task's PROGRESS goes before its RESULT, also when the worker answers it without
+    /// its op (a time limit its op did not heed within 1 s): what the op reported is taken as the
+    /// RESULT goes, and only then.
+    @Test func progressGoesBeforeTheResultOfATaskAnsweredWithoutItsOp() {
+        var machine = machine()
+        _ = machine.connected(now: at(0))
+        _ = machine.received(.heartbeat, now: at(0))
+        let runs = started(machine.received(.task([task(1, limit: 300)]), now: at(0)))
+        #expect(cancelled(machine.tick(now: at(0.31), date: date)) == runs.map(\.0))
+        var asked = 0
+        let reported = [WireProgress(taskID: 1, attempt: 1, bytes: 4096)]
+        // Nothing to answer yet: the ops' progress stays where it is.
+        #expect(sent(machine.flush(now: at(0.5)) { asked += 1; return reported }).isEmpty)
+        #expect(asked == 0)
+        // The op never returns: the tick answers for it, and its progress goes first.
+        _ = machine.tick(now: at(1.4), date: date)
+        let flushed = sent(machine.flush(now: at(1.4)) { asked += 1; return reported })
+        #expect(asked == 1)
+        #expect(flushed.map(\.command) == [.progress, .result])
+        guard case .progress(let entries)? = flushed.first else { return }
+        #expect(entries == reported)
+    }
+
+    /// §9.2, §15.2: CANCEL and RATE use features a worker announces; one that did not drops them
+    /// (a RATE's request-rate entries alone, with bit 4 but not 5), says so once, and goes on.
+    @Test func messagesForFeaturesNotAnnouncedAreDroppedAndSaidOnce() {
+        func rates(_ actions: [WorkerMachine.Action]) -> [WireRate]? {
+            for case .setRates(let rates) in actions { return rates }
+            return nil
+        }
+        func warnings(_ actions: [WorkerMachine.Action]) -> Int { logs(actions).filter { $0.level == .warning }.count }
+        let bytes = WireRate(budget: 0, bytesPerSecond: 1_000)
+        let requests = WireRate.requests(budget: 0, perMille: 5_000)
+        // No bit 3, no bit 4: CANCEL and RATE are dropped, each said once.
+        var bare = machine()
+        _ = bare.connected(now: at(0))
+        let runs = started(bare.received(.task([task(1)]), now: at(0)))
+        let firstCancel = bare.received(.cancel([1]), now: at(0.1))
+        #expect(cancelled(firstCancel).isEmpty && warnings(firstCancel) == 1)
+        #expect(warnings(bare.received(.cancel([1]), now: at(0.2))) == 0)
+        let firstRate = bare.received(.rate([bytes]), now: at(0.3))
+        #expect(rates(firstRate) == nil && warnings(firstRate) == 1)
+        #expect(bare.received(.rate([bytes]), now: at(0.4)).isEmpty)
+        #expect(results(bare.finished(run: runs[0].0, result: ok(runs[0].1), now: at(0.5)) + bare.flush(now: at(0.5))).count == 1,
+                "the task runs on, to its result")
+        // Bit 4 without bit 5: the bytes entries apply, the request-rate entries are ignored.
+        let ready = WireReady(workerName: "w2", features: WireReady.Feature.cancel | WireReady.Feature.progress, slotCount: 2,
+                              ops: ["EchoOp"], hostname: "h", processID: 1)
+        var budgets = WorkerMachine(configuration: .init(ready: ready, slots: 2), now: at(0))
+        _ = budgets.connected(now: at(0))
+        let mixed = budgets.received(.rate([bytes, requests]), now: at(0.1))
+        #expect(rates(mixed) == [bytes] && warnings(mixed) == 1)
+        let again = budgets.received(.rate([bytes, requests]), now: at(0.2))
+        #expect(rates(again) == [bytes] && warnings(again) == 0)
+        #expect(rates(budgets.received(.rate([bytes]), now: at(0.3))) == [bytes])
+        let started2 = started(budgets.received(.task([task(2)]), now: at(0.4)))
+        #expect(cancelled(budgets.received(.cancel([2]), now: at(0.5))) == started2.map(\.0), "bit 3 announced: CANCEL stops the task")
+    }
+
     @Test func anOpThatSucceedsAsItIsStoppedKeepsItsSuccessAsInProcess() {
         var machine = machine()
         _ = machine.connected(now: at(0))

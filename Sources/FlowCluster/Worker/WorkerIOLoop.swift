@@ -158,16 +158,17 @@ struct WorkerIOLoop {
                          into pending: inout [WorkerStateMachine.Action]) {
         let (finished, drain) = mailbox.take()
         // Taken after the results: whatever an op saved or sent before it returned is here, and
-        // goes before its RESULT (a coordinator counts no progress of a task that ended).
+        // goes before its RESULT (a coordinator counts no progress of a task that ended): its
+        // checkpoints now, its progress as the RESULT goes (``WorkerStateMachine/flush(now:progress:)``),
+        // which covers too the tasks the tick answers without their op.
         if let saved = checkpoints.take() { pending += machine.report(saved, now: now) }
-        if !finished.isEmpty, let progress = byteBudgets.takeProgress(now: now, force: true) { pending += machine.report(progress, now: now) }
         for (run, result) in finished {
             tasks[run] = nil
             pending += machine.finished(run: run, result: result, now: now)
         }
         if drain { pending += machine.drain(now: now, date: Date()) }
         pending += machine.tick(now: now, date: Date())
-        pending += machine.flush(now: now)
+        pending += machine.flush(now: now) { byteBudgets.takeProgress(now: now, force: true) }
         if let progress = byteBudgets.takeProgress(now: now) { pending += machine.report(progress, now: now) }
     }
 

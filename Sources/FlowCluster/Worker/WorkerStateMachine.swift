@@ -134,6 +134,9 @@ struct WorkerStateMachine: Sendable {
     /// coordinator, which is normal for a standing worker between runs, so nobody answering is
     /// not worth a warning.
     var awaitingNextCoordinator = false
+    /// The coordinator's uses of features this worker did not announce that were logged already
+    /// (§9.2, §15.2: once each).
+    var featureViolationsLogged: Set<UInt32> = []
 
     init(configuration: Configuration, now: Instant) {
         self.configuration = configuration
@@ -171,9 +174,10 @@ struct WorkerStateMachine: Sendable {
             giveBack { ids.contains($0.taskID) }
             return []
         case .cancel(let ids):
+            guard announced(WireReady.Feature.cancel) else { return unannounced(WireReady.Feature.cancel, message.command) }
             return cancel(ids, now: now)
         case .rate(let rates):
-            return [.setRates(rates)]
+            return received(rates)
         case .heartbeat:
             return []
         case .disconnect(let reason):
@@ -228,10 +232,15 @@ struct WorkerStateMachine: Sendable {
 
     /// Sends every finished result in one RESULT; a draining worker with nothing left running
     /// then says DISCONNECT and stops.
-    mutating func flush(now: Instant) -> [Action] {
+    ///
+    /// - Parameter progress: what the ops reported so far, asked for only when a RESULT goes: a
+    ///   task's PROGRESS goes before its RESULT (§15.2), whether its op returned or the task was
+    ///   answered without it (a time limit or a stop its op did not heed).
+    mutating func flush(now: Instant, progress: () -> [WireProgress]? = { nil }) -> [Action] {
         guard isConnected, !isStopped else { return [] }
         var actions: [Action] = []
         if !outbox.isEmpty {
+            if let progress = progress() { actions += report(progress, now: now) }
             actions.append(.send(.result(outbox)))
             outbox = []
             lastSent = now
