@@ -809,6 +809,25 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
         #expect(finished(tick(&machine, at: 6.5)).map(\.0) == [2])
     }
 
+    /// §7.8: a RESULT answering a pool's CANCEL of a try that ran frees its slot, unlike a
+    /// stopping worker's give-back of a queued one (§8.8): the task queued behind it starts, and
+    /// is timed from then. Without it, that task was never failed however long it went unanswered.
+    @Test func aCancelsAnswerForARunningTryFreesItsSlotSoTheQueuedOneIsTimed() {
+        var machine = machine()
+        let group = TaskGroupLimit(id: 3, limit: 1)
+        let features = WireReady.Feature.queue | WireReady.Feature.cancel
+        _ = machine.receive(ready("queueing", slots: 1, features: features), from: alpha, now: at(0))
+        machine.submit(timed(1, seconds: 1), waiter: 1, group: group)
+        machine.submit(timed(2, seconds: 1), waiter: 2, group: group)
+        #expect(sent(machine.dispatch(now: at(0))) == [alpha: [1, 2]])
+        #expect(finished(machine.cancel(taskID: 1)).map(\.0) == [1])
+        _ = machine.receive(.result([result(1, state: .cancelled)]), from: alpha, now: at(0.5))
+        #expect(machine.workers[alpha]?.stopping == false, "an answer to CANCEL does not say the worker stops")
+        #expect(finished(tick(&machine, at: 0.5)).isEmpty)
+        #expect(finished(tick(&machine, at: 3.45)).isEmpty)
+        #expect(finished(tick(&machine, at: 3.5)).map(\.0) == [2], "started at 0.5 s: its limit of 1 s and the 2 s grace")
+    }
+
     @Test func aTaskWithoutATimeLimitIsNeverFailedForTakingLong() {
         var machine = machine()
         _ = machine.receive(ready("busy", slots: 1), from: alpha, now: at(0))
