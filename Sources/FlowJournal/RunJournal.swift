@@ -304,8 +304,8 @@ public final class RunJournal: FlowJournal, Sendable {
 
 /// What wakes a journal's flushing thread, which otherwise sleeps: something to write (its
 /// first result after a batch), a transaction's worth of results, the run's end.
+// `@unchecked`: `pending`, `chunk` and `closed` are guarded by `condition`, `told` is atomic.
 private final class FlusherWake: @unchecked Sendable {
-    // `pending`, `chunk` and `closed` are guarded by `condition`.
     private let condition = NSCondition()
     private var pending = false
     private var chunk = false
