@@ -12,10 +12,10 @@ extension ClusterIntegrationTests {
             try await withCluster { cluster in
                 let coordinator = try FlowCoordinator(configuration: .init(endpoint: cluster.ipcEndpoint("svc.sock")), logger: Logger(label: "test"))
                 let group = ServiceGroup(services: [coordinator], logger: Logger(label: "test"))
+                // Bound first (start() returns once the socket is), so the endpoint is there to
+                // connect to; the group's run() then serves on it without binding again.
+                let endpoint = try await coordinator.start()
                 async let running: Void = group.run()
-                let deadline = ContinuousClock.now + .seconds(10)
-                while coordinator.endpoint == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-                let endpoint = try #require(coordinator.endpoint)
                 _ = try cluster.worker(connect: endpoint, name: "w1")
                 #expect(await coordinator.waitForWorkers(1, timeout: .seconds(10)))
                 let flow = Flow(definition: FlowDefinition(name: "svc", steps: [

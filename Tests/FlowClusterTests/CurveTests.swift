@@ -123,7 +123,8 @@ extension ClusterIntegrationTests {
                 let drop = try Self.curveWorker(cluster, endpoint, name: "drop", key: "drop.key", coordinatorKey: coordinatorKey, extra: ["--concurrency", "2"])
                 #expect(await coordinator.waitForStderr(containing: "worker drop joined", timeout: 20))
                 #expect(await coordinator.waitForStderr(containing: "worker keep joined", timeout: 20))
-                try await Task.sleep(for: .milliseconds(500))
+                // The group has begun on both workers' slots before the key is taken off the list.
+                #expect(await coordinator.waitForStderr(containing: "group SleepOp: 60 element(s)", timeout: 20))
                 try "\(keepKey) keep\n".write(toFile: authorized, atomically: true, encoding: .utf8)
                 coordinator.send(SIGHUP)
                 #expect(await coordinator.waitForStderr(containing: "its key is no longer in the authorised keys", timeout: 10), "\(coordinator.stderr)")
@@ -207,7 +208,7 @@ extension ClusterIntegrationTests {
                 #expect(await coordinator.waitForExit(timeout: 30) == .exit(0), "\(coordinator.transcript)")
                 #expect(coordinator.stdout.contains("secret-gamma-e02b"), "the values did travel")
                 _ = await worker.terminate()
-                try await Task.sleep(for: .milliseconds(300))
+                // tcpdump -U writes each packet as it captures it, and flushes as SIGTERM ends it.
                 _ = await tcpdump.terminate()
                 let bytes = try Data(contentsOf: URL(fileURLWithPath: capture))
                 #expect(bytes.count > 2_000, "the capture holds the run's packets (\(bytes.count) bytes)")

@@ -20,7 +20,8 @@ extension ClusterIntegrationTests {
                 })
                 let workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
                 #expect(workers.count == 2, "want two local workers, found \(workers)")
-                try await Task.sleep(for: .milliseconds(300))
+                // The group has begun (its tasks go out to the workers) when the signal comes.
+                #expect(await coordinator.waitForStderr(containing: "group UploadSingleImageOp: 8 element(s)", timeout: 10))
 
                 coordinator.send(SIGTERM)
                 let end = await coordinator.waitForExit(timeout: 10)
@@ -45,8 +46,12 @@ extension ClusterIntegrationTests {
                 let pipe = cluster.path("bucket.pipe")
                 try #require(mkfifo(pipe, 0o600) == 0)
                 let coordinator = try cluster.coordinator(["run", file, "--bucket", pipe])
+                // Nothing announces a local worker while the flow loads (the coordinator writes
+                // nothing then, and a child's start is no event this process can wait on), so the
+                // process table is looked at every 20 ms, until a deadline that fails the test.
                 var workers: [Int32] = []
-                for _ in 0..<500 where workers.count < 2 {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while workers.count < 2, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(20))
                     workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
                 }
@@ -85,8 +90,8 @@ extension ClusterIntegrationTests {
                 let survivors = await ProcessTable.waitUntilGone(workers, timeout: 5)
                 #expect(survivors.isEmpty, "local workers outlived their killed coordinator: \(survivors)")
                 // Their stderr is still the pipe the test reads: draining because the parent died
-                // is a normal stop, not a failure.
-                try await Task.sleep(for: .milliseconds(300))
+                // is a normal stop, not a failure. All that they wrote is read once the pipe ends.
+                #expect(await coordinator.waitForStreamsToEnd(timeout: 10), "the workers' output never ended\n\(coordinator.transcript)")
                 #expect(!coordinator.stderr.contains("finished unexpectedly"),
                         "a worker whose coordinator died must stop cleanly\n\(coordinator.stderr)")
             }

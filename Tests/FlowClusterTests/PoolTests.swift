@@ -130,34 +130,36 @@ import Testing
 
     @Test func twoRunsStartedTogetherShareThePoolEquallyAndFinishTogether() async throws {
         try await withCluster { cluster in
-            let (_, endpoint) = try await Self.startPool(cluster)
-            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 100, sleep: 0.2)), pool: endpoint, label: "a",
-                                 extra: ["--json", cluster.path("a.json")])
-            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 100, sleep: 0.2)), pool: endpoint, label: "b",
-                                 extra: ["--json", cluster.path("b.json")])
-            // Both runs registered before any worker joins, so neither has a head start.
-            var registered = false
-            for _ in 0..<50 where !registered {
-                registered = try await Self.status(cluster, endpoint).runs.count == 2
-                if !registered { try await Task.sleep(for: .milliseconds(100)) }
+            let (pool, endpoint) = try await Self.startPool(cluster)
+            let starts = try ElementStarts(cluster.path("starts.fifo"))
+            defer { starts.close() }
+            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 100, sleep: 0.2, announcingTo: starts.path)),
+                                 pool: endpoint, label: "a", extra: ["--json", cluster.path("a.json")])
+            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 100, sleep: 0.2, announcingTo: starts.path)),
+                                 pool: endpoint, label: "b", extra: ["--json", cluster.path("b.json")])
+            // Both runs registered before any worker joins (the pool logs each), so neither has a head start.
+            let registered = await pool.waitForOutput(timeout: 5) { _, stderr in
+                stderr.contains(" joined: run ") && stderr.contains(" of flow a ") && stderr.contains(" of flow b ")
             }
-            try #require(registered, "both runs must register with the pool\n\(a.transcript)\n\(b.transcript)")
+            try #require(registered, "both runs must register with the pool\n\(pool.transcript)\n\(a.transcript)\n\(b.transcript)")
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
             _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 2)
             // While both have work, each holds half the 4 slots (once slots have turned over: the
             // first tasks of the group went to whichever run submitted first, work-conserving).
-            // Sampled until 8 samples or until a run has no more waiting: on a loaded machine a fixed
-            // count of tries ran out with 2 samples while the runs still had work.
+            // Sampled as elements start on the workers (each announces it on a FIFO: the pool has
+            // just given out a slot then), until 8 samples or until a run has no more waiting: on a
+            // loaded machine a fixed count of tries ran out with 2 samples while the runs still had work.
             var samples: [(a: Int, b: Int)] = []
+            var heard = 0
             let deadline = ContinuousClock.now + .seconds(60)
-            while samples.count < 8, ContinuousClock.now < deadline {
+            while samples.count < 8, await starts.waitForMore(than: heard, before: deadline) {
+                heard = starts.started
                 let status = try await Self.status(cluster, endpoint)
                 guard let ra = status.runs.first(where: { $0.flow == "a" }), let rb = status.runs.first(where: { $0.flow == "b" }) else { break }
                 if ra.queued > 0, rb.queued > 0, ra.done >= 4, rb.done >= 4, status.busy == 4 {
                     samples.append((ra.inFlight, rb.inFlight))
                 }
                 if ra.done >= 4, rb.done >= 4, ra.queued == 0 || rb.queued == 0 { break }
-                try await Task.sleep(for: .milliseconds(50))
             }
             // A sample can fall between a slot freeing and its next task: most, not all, must show it.
             #expect(samples.count >= 3, "status --pool rarely showed both runs at work: \(samples)")
@@ -220,18 +222,18 @@ import Testing
 
     @Test func statusPrintsThePoolsWorkersAndRunsAsTables() async throws {
         try await withCluster { cluster in
-            let (_, endpoint) = try await Self.startPool(cluster)
+            let (pool, endpoint) = try await Self.startPool(cluster)
             _ = try cluster.worker(connect: endpoint, name: "table-worker", concurrency: 3)
             let run = try Self.run(cluster, try cluster.write("t.yaml", Self.echoFlow("t", count: 100, sleep: 0.3)), pool: endpoint, label: "t")
             // 10 s of work: a run of 2 s ended once before a loaded machine's status query saw it.
-            var text = ""
-            for _ in 0..<40 {
-                let query = try cluster.coordinator(["status", "--pool", endpoint], label: "status")
-                _ = await query.waitForExit(timeout: 10)
-                text = query.stdout
-                if text.contains("table-worker") && text.contains(" t ") { break }
-                try await Task.sleep(for: .milliseconds(150))
+            // Asked once the pool has logged both the worker and the run: it knows them then.
+            let known = await pool.waitForOutput(timeout: 20) { _, stderr in
+                stderr.contains("worker table-worker joined") && stderr.contains(" of flow t ")
             }
+            try #require(known, "the pool never logged the worker and the run joining\n\(pool.transcript)\n\(run.transcript)")
+            let query = try cluster.coordinator(["status", "--pool", endpoint], label: "status")
+            _ = await query.waitForExit(timeout: 10)
+            let text = query.stdout
             #expect(text.contains("WORKER") && text.contains("table-worker") && text.contains("3 "), "\(text)")
             #expect(text.contains("RUN") && text.contains("SHARE") && text.contains("IN FLIGHT"), "\(text)")
             #expect(text.split(separator: "\n").contains { $0.contains(" t ") && $0.contains("@") }, "the run's row names its flow and origin\n\(text)")
@@ -258,19 +260,29 @@ import Testing
             var (pool, endpoint) = try await Self.startPool(cluster, port: port)
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 3)
             _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 3)
-            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 40, sleep: 0.2)), pool: endpoint, label: "a")
-            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 40, sleep: 0.2)), pool: endpoint, label: "b")
+            let starts = try ElementStarts(cluster.path("starts.fifo"))
+            defer { starts.close() }
+            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 40, sleep: 0.2, announcingTo: starts.path)),
+                                 pool: endpoint, label: "a")
+            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 40, sleep: 0.2, announcingTo: starts.path)),
+                                 pool: endpoint, label: "b")
             // Killed with both runs at work: some of their elements done, the rest waiting or running.
+            // The pool's status is asked as elements start (announced on a FIFO).
             var atWork = false
-            for _ in 0..<100 where !atWork {
+            var heard = 0
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !atWork, await starts.waitForMore(than: heard, before: deadline) {
+                heard = starts.started
                 let runs = try await Self.status(cluster, endpoint).runs
                 atWork = runs.count == 2 && runs.allSatisfy { $0.done >= 3 && $0.queued > 0 }
-                if !atWork { try await Task.sleep(for: .milliseconds(50)) }
             }
-            try #require(atWork, "both runs never got to work on the pool")
+            try #require(atWork, "both runs never got to work on the pool (\(heard) elements started)")
             pool.send(SIGKILL)
             #expect(await pool.waitForExit(timeout: 5) == .signal(SIGKILL))
-            try await Task.sleep(for: .milliseconds(500))
+            // Both runs have noticed the pool is gone (their link to it lost) before it comes back.
+            for run in [a, b] {
+                #expect(await run.waitForStderr(containing: "\(endpoint) lost (", timeout: 10))
+            }
             (pool, endpoint) = try await Self.startPool(cluster, port: port)
             #expect(await a.waitForExit(timeout: 60) == .exit(0), "\(a.transcript)")
             #expect(await b.waitForExit(timeout: 60) == .exit(0), "\(b.transcript)")
@@ -301,23 +313,29 @@ import Testing
             // The flow writes the seconds as a Double prints them: "31.25", never "31.250" (a
             // marker ending in 0 was never found, one run in ten).
             let marker = "\(Double("31.\(Int.random(in: 100...999))")!)"
-            let doomed = try Self.run(cluster, try cluster.write("d.yaml", Self.echoFlow("d", count: 8, sleep: Double(marker)!, maxConcurrent: 2)),
+            let starts = try ElementStarts(cluster.path("starts.fifo"))
+            defer { starts.close() }
+            let doomed = try Self.run(cluster, try cluster.write("d.yaml", Self.echoFlow("d", count: 8, sleep: Double(marker)!, maxConcurrent: 2,
+                                                                                          announcingTo: starts.path)),
                                       pool: endpoint, label: "d")
             let other = try Self.run(cluster, try cluster.write("o.yaml", Self.echoFlow("o", count: 10, sleep: 0.2)), pool: endpoint, label: "o")
-            var running = false
-            for _ in 0..<300 where !running {
-                running = !ProcessTable.mentioning("sleep \(marker)").isEmpty
-                if !running { try await Task.sleep(for: .milliseconds(100)) }
+            // Its two elements announce their starts on the FIFO, just before each starts its sleep.
+            let started = await starts.waitForMore(than: 1, before: ContinuousClock.now + .seconds(30))
+            try #require(started, "the doomed run's ShellOps never started within 30 s\n\(doomed.transcript)\n\(pool.stderr)")
+            // A process's start is no event this process can wait on: the process table is looked
+            // at every 20 ms for the two sleeps the shells start next, until a deadline that fails.
+            var sleeps: [Int32] = []
+            let deadline = ContinuousClock.now + .seconds(10)
+            while sleeps.count < 2, ContinuousClock.now < deadline {
+                sleeps = ProcessTable.mentioning("sleep \(marker)").filter { ProcessTable.program(of: $0) == "sleep" }
+                if sleeps.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
             }
-            try #require(running, "the doomed run's ShellOps never started within 30 s\n\(doomed.transcript)\n\(pool.stderr)")
+            try #require(sleeps.count == 2, "the doomed run's two `sleep \(marker)` never both ran: \(sleeps)\n\(pool.stderr)")
             doomed.send(SIGKILL)
-            // Within its liveness (0.6 s here) the pool stops what it ran on the workers.
-            var stopped = false
-            for _ in 0..<100 where !stopped {
-                stopped = ProcessTable.mentioning("sleep \(marker)").isEmpty
-                if !stopped { try await Task.sleep(for: .milliseconds(100)) }
-            }
-            #expect(stopped, "the killed run's `sleep \(marker)` still runs on the worker\n\(pool.stderr)")
+            // Within its liveness (0.6 s here) the pool stops what it ran on the workers: woken by the sleeps' exits.
+            let survivors = await ProcessTable.waitUntilGone(sleeps, timeout: 10)
+            #expect(survivors.isEmpty && ProcessTable.mentioning("sleep \(marker)").isEmpty,
+                    "the killed run's `sleep \(marker)` still runs on the worker\n\(pool.stderr)")
             #expect(pool.stderr.contains("left: ") && pool.stderr.contains("stopped 2 running"), "\(pool.stderr)")
             #expect(await other.waitForExit(timeout: 60) == .exit(0), "\(other.transcript)")
             #expect(other.stdout.finalBucketValue("outs") == Self.expectedOutputs("o", count: 10))
@@ -362,8 +380,10 @@ import Testing
 
     @Test func aRunKilledOnAPoolResumesOnItWithOnlyWhatWasLeft() async throws {
         try await withCluster { cluster in
-            let (_, endpoint) = try await Self.startPool(cluster)
+            let (pool, endpoint) = try await Self.startPool(cluster)
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
+            let starts = try ElementStarts(cluster.path("starts.fifo"))
+            defer { starts.close() }
             let log = cluster.path("ran.log")
             let items = (0..<30).map { "e\($0)" }
             let file = try cluster.write("resume.yaml", """
@@ -376,19 +396,19 @@ import Testing
                       input: items
                       output: outs
                       maxConcurrent: 2
-                      with: {command: "echo \\"$1\\" >> '\(log)'; sleep 0.1; printf %s \\"$1\\"", shell: true}
+                      with: {command: "echo \\"$1\\" >> '\(log)'; echo \\"$1\\" >> '\(starts.path)'; sleep 0.1; printf %s \\"$1\\"", shell: true}
 
                 """)
             let first = try Self.run(cluster, file, pool: endpoint, label: "first")
             let runID = try #require(await first.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ?
                 first.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil)
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ((try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 10, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            // Each element writes its line to the log, then announces its start on the FIFO.
+            let tenStarted = await starts.waitForMore(than: 9, before: ContinuousClock.now + .seconds(30))
+            #expect(tenStarted, "10 elements never started within 30 s (\(starts.started) did)\n\(first.transcript)")
             first.send(SIGKILL)
             #expect(await first.waitForExit(timeout: 10) == .signal(SIGKILL))
-            try await Task.sleep(for: .milliseconds(300))
+            // Once the pool has seen the run leave, none of its elements starts any more.
+            #expect(await pool.waitForStderr(containing: "(run \(runID)) left: ", timeout: 10))
             let before = Set((try String(contentsOfFile: log, encoding: .utf8)).split(separator: "\n").map(String.init))
             let resumed = try cluster.coordinator(["resume", runID, "--pool", endpoint] + ClusterScope.fastHeartbeat, label: "resume")
             #expect(await resumed.waitForExit(timeout: 60) == .exit(0), "\(resumed.transcript)")
@@ -405,14 +425,19 @@ import Testing
         try await withCluster { cluster in
             let (pool, endpoint) = try await Self.startPool(cluster)
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
-            let victim = try Self.run(cluster, try cluster.write("v.yaml", Self.echoFlow("secret-param", count: 30, sleep: 0.1)),
+            let starts = try ElementStarts(cluster.path("starts.fifo"))
+            defer { starts.close() }
+            let victim = try Self.run(cluster, try cluster.write("v.yaml", Self.echoFlow("secret-param", count: 30, sleep: 0.1, announcingTo: starts.path)),
                                       pool: endpoint, label: "victim")
+            // The pool's status is asked as the victim's elements start (announced on a FIFO).
             var atWork = false
-            for _ in 0..<100 where !atWork {
+            var heard = 0
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !atWork, await starts.waitForMore(than: heard, before: deadline) {
+                heard = starts.started
                 atWork = try await Self.status(cluster, endpoint).runs.contains { $0.inFlight > 0 }
-                if !atWork { try await Task.sleep(for: .milliseconds(50)) }
             }
-            try #require(atWork)
+            try #require(atWork, "the pool never showed the victim's tasks in flight (\(heard) elements started)")
             // A client of its own: HELLO, then WITHDRAW of every id a run could have used, and STATUS.
             let hello = WireCodec.encode(.hello(WireHello(clientName: "mallory", runID: "evil", flowName: "evil", origin: "mallory@x")))
             let withdraw = WireCodec.encode(.withdraw(Array(1...5_000)))
@@ -453,14 +478,20 @@ import Testing
             let (pool, endpoint) = try await Self.startPool(cluster, extra: ["--metrics", "127.0.0.1:0"])
             let address = try await pool.metricsAddress()
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
-            let run = try Self.run(cluster, try cluster.write("m.yaml", Self.echoFlow("m", count: 40, sleep: 0.2)), pool: endpoint, label: "m")
+            let starts = try ElementStarts(cluster.path("starts.fifo"))
+            defer { starts.close() }
+            let run = try Self.run(cluster, try cluster.write("m.yaml", Self.echoFlow("m", count: 40, sleep: 0.2, announcingTo: starts.path)),
+                                   pool: endpoint, label: "m")
+            // Scraped as elements start (announced on a FIFO): the pool has just given out a slot then.
             var scrape: MetricsScrape?
-            for _ in 0..<100 {
+            var heard = 0
+            let deadline = ContinuousClock.now + .seconds(10)
+            while await starts.waitForMore(than: heard, before: deadline) {
+                heard = starts.started
                 scrape = try MetricsScrape.fetch(address)
                 if let scrape, scrape.value("flow_pool_runs") == 1, scrape.value("flow_pool_tasks_queued") > 0 { break }
-                try await Task.sleep(for: .milliseconds(100))
             }
-            let seen = try #require(scrape)
+            let seen = try #require(scrape, "no element started within 10 s\n\(run.transcript)")
             #expect(seen.value("flow_pool_workers") == 1 && seen.value("flow_pool_slots") == 2, "\(seen)")
             #expect(seen.value("flow_pool_runs") == 1 && seen.value("flow_pool_slots_busy") == 2, "\(seen)")
             #expect(seen.value("flow_pool_tasks_queued") > 0, "\(seen)")

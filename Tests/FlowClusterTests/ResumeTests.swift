@@ -84,10 +84,13 @@ extension ClusterIntegrationTests {
                 try #require(await coordinator.waitForOutput(timeout: 30) { _, stderr in stderr.contains("worker-2 joined") || stderr.contains("journal ") })
                 let runID = try #require(coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1).description
                 // Kill it hard at about 40%.
+                // nginx's access log is a file it appends to, with no event to wait on: read every
+                // 5 ms, until a deadline that fails the test.
                 let deadline = ContinuousClock.now + .seconds(120)
                 while server.accessLog().filter({ $0.method == "PUT" }).count < count * 2 / 5, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(5))
                 }
+                #expect(server.accessLog().filter({ $0.method == "PUT" }).count >= count * 2 / 5, "fewer than 40% of the PUTs within 120 s")
                 let workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
                 coordinator.send(SIGKILL)
                 #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
@@ -165,6 +168,9 @@ extension ClusterIntegrationTests {
         /// append a line made by `line` (shell, `$1` the element) to `log`, and SIGKILLs the
         /// coordinator once `killAfter` lines are there. Returns the run's id.
         static func killedShellGroup(_ cluster: ClusterScope, count: Int, log: String, line: String, killAfter: Int) async throws -> String {
+            // Each element announces its line on a FIFO too, after the log: the kill waits on those.
+            let starts = try PoolTests.ElementStarts(cluster.path("starts.fifo"))
+            defer { starts.close() }
             let flowFile = try cluster.write("shell-group.yaml", """
                 flow: shell-group
                 bucket: {items: [\((0..<count).map(String.init).joined(separator: ", "))]}
@@ -174,20 +180,19 @@ extension ClusterIntegrationTests {
                       input: items
                       output: done
                       maxConcurrent: 4
-                      with: {shell: true, command: "echo \(line) >> '\(log)'; sleep 0.01"}
+                      with: {shell: true, command: "echo \(line) >> '\(log)'; echo \(line) >> '\(starts.path)'; sleep 0.01"}
                 """)
             let coordinator = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--concurrency", "4"], label: "killed")
             let runID = try #require(await coordinator.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ?
                 coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil)
-            let deadline = ContinuousClock.now + .seconds(60)
-            while ((try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").count ?? 0) < killAfter,
-                  ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            let enough = await starts.waitForMore(than: killAfter - 1, before: ContinuousClock.now + .seconds(60))
+            #expect(enough, "\(killAfter) elements never ran within 60 s (\(starts.started) did)\n\(coordinator.transcript)")
+            let workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
             coordinator.send(SIGKILL)
             #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
-            // What the killed run's journal holds is now final.
-            try await Task.sleep(for: .milliseconds(300))
+            // What the killed run's journal and log hold is final once its local workers are gone.
+            let survivors = await ProcessTable.waitUntilGone(workers, timeout: 10)
+            #expect(survivors.isEmpty, "local workers outlived their killed coordinator: \(survivors)")
             return runID
         }
 

@@ -95,6 +95,7 @@ import Testing
         let paused = await pollStatus(cluster, id, run: run, every: .milliseconds(100)) {
             $0["done"] as? Int == 2 && $0["running"] as? Int == 0
         }.status
+        // What is tested is that nothing starts while paused: a second passes before the last answer.
         try await Task.sleep(for: .seconds(1))
         return (running, paused, try await status(cluster, id))
     }
@@ -212,7 +213,8 @@ import Testing
             try await Self.waitForControl(cluster, id, run: run)
             let pause = try await Self.command(cluster, ["pause", id])
             #expect(pause.termination == .exit(0), "\(pause.transcript)")
-            try await Task.sleep(for: .milliseconds(500))
+            // The run left its paused mark before it said so.
+            #expect(await run.waitForStderr(containing: "paused from another terminal", timeout: 10))
             run.send(SIGKILL)
             _ = await run.waitForExit(timeout: 10)
             let resumed = try cluster.coordinator(["resume", id, "--quiet"], label: "resume")

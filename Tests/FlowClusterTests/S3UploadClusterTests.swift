@@ -180,12 +180,15 @@ extension ClusterIntegrationTests {
                 try PseudoRandomFile.write(to: folder.appendingPathComponent("long.mov"), size: 400 * 1024 * 1024)
                 let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: s3.endpoint).replacingOccurrences(of: "partConcurrency: 2", with: "partConcurrency: 1"))
                 let run = try cluster.start("flow-coordinator", ["run", flowFile, "--set", "folder=\(folder.path)"], extraEnvironment: s3.credentialsEnvironment)
+                // The store is the only place a multipart upload's start shows (the run writes
+                // nothing then): it is asked every 100 ms, until a deadline that fails the test.
                 var started = false
-                for _ in 0..<300 where !started {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !started, ContinuousClock.now < deadline {
                     started = try !s3.multipartUploads().isEmpty
                     if !started { try await Task.sleep(for: .milliseconds(100)) }
                 }
-                try #require(started, "no multipart upload started: \(run.transcript)")
+                try #require(started, "no multipart upload started within 30 s: \(run.transcript)")
                 run.send(SIGINT)
                 #expect(await run.waitForExit(timeout: 60) == .exit(1), "\(run.transcript)")
                 // The coordinator waited for its workers, and they for the abort.

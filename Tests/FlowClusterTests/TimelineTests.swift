@@ -110,8 +110,11 @@ extension ClusterIntegrationTests {
                 let endpoint = try await coordinator.listeningEndpoint()
                 let workers = try ["edge-1", "edge-2", "edge-3"].map { try cluster.worker(connect: endpoint, name: $0, concurrency: 4) }
                 // edge-3 dies with uploads in flight: its lanes end with a loss, its tasks run elsewhere.
+                // The server's count is the only place the PUTs show (it logs none): it is asked
+                // every 20 ms, until a deadline that fails the test.
                 let deadline = Date().addingTimeInterval(30)
                 while Date() < deadline, (try? server.stats().puts) ?? 0 < 16 { try await Task.sleep(for: .milliseconds(20)) }
+                #expect((try? server.stats().puts) ?? 0 >= 16, "the server never had 16 PUTs within 30 s\n\(coordinator.transcript)")
                 workers[2].send(SIGKILL)
 
                 #expect(await coordinator.waitForExit(timeout: 60) == .exit(0), "\(coordinator.transcript)")

@@ -11,8 +11,10 @@ extension ClusterIntegrationTests {
                 let endpoint = try await coordinator.listeningEndpoint()
                 #expect(endpoint.hasPrefix("tcp://127.0.0.1:") && !endpoint.hasSuffix(":*"), "\(endpoint)")
 
-                try await Task.sleep(for: .seconds(1))
-                #expect(coordinator.isRunning, "the coordinator must wait for a worker\n\(coordinator.transcript)")
+                // What is tested is that nothing happens for a second: the coordinator neither
+                // ends nor runs the flow without a worker (woken at once if it does).
+                let gaveUp = await coordinator.waitForOutput(timeout: 1) { stdout, _ in !coordinator.isRunning || stdout.contains("Flow isSuccess") }
+                #expect(!gaveUp && coordinator.isRunning, "the coordinator must wait for a worker\n\(coordinator.transcript)")
                 #expect(!coordinator.stdout.contains("Flow isSuccess"))
 
                 let worker = try cluster.worker(connect: endpoint, name: "late")
@@ -60,7 +62,8 @@ extension ClusterIntegrationTests {
                 #expect(endA == .exit(0), "\(coordinatorA.transcript)")
                 #expect(coordinatorA.stdout.contains("[SimplePrintOp @ survivor] Step1"))
 
-                try await Task.sleep(for: .milliseconds(300))
+                // Its coordinator gone, the worker says it waits for the next one.
+                #expect(await worker.waitForStderr(containing: "waiting for the next coordinator", timeout: 10))
                 #expect(worker.isRunning, "the worker must outlive its coordinator\n\(worker.transcript)")
                 let coordinatorB = try cluster.coordinator(["run", second] + arguments, label: "coordinator-B")
                 let endB = await coordinatorB.waitForExit(timeout: 20)
@@ -88,6 +91,8 @@ extension ClusterIntegrationTests {
                 #expect(await first.waitForExit(timeout: 20) == .exit(0), "\(first.transcript)")
 
                 // 7 s idle: with a 0.6 s liveness window, the old worker was in its 4 s pause by then.
+                // The time passing is what is tested (the sleep stays).
+                #expect(await worker.waitForStderr(containing: "waiting for the next coordinator", timeout: 10))
                 try await Task.sleep(for: .seconds(7))
                 let second = try cluster.coordinator(["run", file, "--worker-timeout", "2"] + arguments, label: "coordinator-B")
                 #expect(await second.waitForExit(timeout: 20) == .exit(0), "\(second.transcript)\n\(worker.transcript)")

@@ -103,7 +103,10 @@ struct UploadFileOpTests {
         #expect(try Data(contentsOf: server.storedFile("/up/sub/q?#%.txt")) == Data("payload".utf8))
         // Nothing reached the server for the refused names, so nothing lies outside the prefix.
         // (nginx logs a request after answering it: wait for the two that were sent.)
-        for _ in 0..<100 where server.accessLog().filter({ $0.method == "PUT" }).count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+        // (Its access log is a file nginx appends to, with no event to wait on: read every 20 ms,
+        // for at most 2 s, the count checked below saying what never came.)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while server.accessLog().filter({ $0.method == "PUT" }).count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(server.accessLog().filter { $0.method == "PUT" }.count == 2, "\(server.accessLog().map(\.uri))")
         let stored = FileManager.default.enumerator(atPath: server.documentRoot.path)?.compactMap { $0 as? String } ?? []
         #expect(stored.filter { !$0.hasPrefix("up") }.isEmpty, "stored outside /up/sub: \(stored)")

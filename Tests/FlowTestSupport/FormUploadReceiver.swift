@@ -11,6 +11,8 @@ public final class FormUploadReceiver: @unchecked Sendable {
     /// The port it listens on (127.0.0.1), once started.
     public private(set) var port = 0
     private var process: Process?
+    /// How long python3 may take to print its port.
+    static let startTimeout: Duration = .seconds(30)
 
     /// Prepares a receiver storing under `directory`.
     public init(directory: URL) {
@@ -38,16 +40,17 @@ public final class FormUploadReceiver: @unchecked Sendable {
             throw TestSupportError("cannot start python3 for the form receiver: \(error)")
         }
         self.process = process
-        // The script prints its port once it listens; EOF means it died.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        // The script prints its port once it listens; the pipe's end means it died.
+        let reader = PipeReader(output)
+        guard let line = reader.waitBlocking(forFirstLineWithin: Self.startTimeout) else {
+            let problem = "the python3 form receiver printed no port line within \(Self.startTimeout) "
+                + "(\(reader.ended ? "it exited" : "still running"); is python3 installed?): '\(reader.text)'"
             stop()
-            throw TestSupportError("the python3 form receiver did not start (is python3 installed?)")
+            throw TestSupportError(problem)
+        }
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            stop()
+            throw TestSupportError("the python3 form receiver's first line is no port: '\(line)'")
         }
         self.port = port
     }

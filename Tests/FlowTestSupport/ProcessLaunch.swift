@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -120,10 +121,12 @@ public enum ProcessLaunch {
     }
 
     /// After SIGKILL, which cannot be ignored: waits for the exit, then for Foundation's reaping.
-    /// A child still there after 60 s is left (and said so on stderr) rather than hanging the test.
+    /// A child still there after 60 s fails the test that stopped it (an issue naming it) and is
+    /// left, rather than hanging the test.
     private static func reap(_ process: Process, exit: OneTimeEvent<Exit>) {
         guard exit.waitBlocking(timeout: .seconds(60)) != nil else {
-            FileHandle.standardError.write(Data("ProcessLaunch: pid \(process.processIdentifier) did not exit within 60 s of SIGKILL\n".utf8))
+            let name = process.executableURL?.lastPathComponent ?? "a child"
+            Issue.record("ProcessLaunch: \(name) (pid \(process.processIdentifier)) did not exit within 60 s of SIGKILL")
             return
         }
         process.waitUntilExit()
@@ -182,6 +185,15 @@ public final class PipeReader: Sendable {
     public func waitBlocking(forLineContaining marker: String, timeout: Duration) -> Bool {
         _ = waiters.waitBlocking(timeout: timeout) { hasLine(containing: marker) || ended }
         return hasLine(containing: marker)
+    }
+
+    /// Blocks until a whole first line came, the pipe ended, or `timeout` passed.
+    ///
+    /// - Returns: the first line (without its newline), `nil` when none came.
+    public func waitBlocking(forFirstLineWithin timeout: Duration) -> String? {
+        _ = waiters.waitBlocking(timeout: timeout) { text.contains("\n") || ended }
+        guard let end = text.firstIndex(of: "\n") else { return nil }
+        return String(text[..<end])
     }
 
     /// Blocks until the pipe ended or `timeout` passed; whether it ended.

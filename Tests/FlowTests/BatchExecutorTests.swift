@@ -136,7 +136,8 @@ private final class RecordingBatchExecutor: FlowBatchExecutor, @unchecked Sendab
         let executor = RecordingBatchExecutor(registry: registry)
         let flow = groupFlow(items: ["a", "b", "c"], registry: registry, maxConcurrent: 3).setExecutor(executor)
         let run = Task { await flow.run() }
-        while probe.startedNames.count < 3 { try? await Task.sleep(for: .milliseconds(5)) }
+        let allStarted = await probe.changes.wait(timeout: .seconds(30)) { probe.startedNames.count >= 3 }
+        #expect(allStarted, "the group's 3 tasks never all started within 30 s: \(probe.startedNames)")
         let start = ContinuousClock.now
         flow.cancel()
         await run.value
@@ -156,12 +157,15 @@ private final class RecordingBatchExecutor: FlowBatchExecutor, @unchecked Sendab
         inbox.deliver(results[0])
         inbox.deliver(results[1])
         #expect(await inbox.next().map(\.groupIndex) == [0, 1])
+        // The time passing is what is tested: the result is delivered while next() already waits
+        // (the inbox offers no event for a wait that has begun).
         Task {
             try? await Task.sleep(for: .milliseconds(20))
             inbox.deliver(results[2])
         }
         #expect(await inbox.next().map(\.groupIndex) == [2])
         let waiting = Task { await inbox.next() }
+        // As above: the cancellation is meant to reach a wait that has begun.
         try? await Task.sleep(for: .milliseconds(20))
         waiting.cancel()
         #expect(await waiting.value.isEmpty, "a cancelled wait ends empty")

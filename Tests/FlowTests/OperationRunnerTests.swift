@@ -9,6 +9,8 @@ final class TaskNotingOp: FlowAsyncOperation, @unchecked Sendable {
     private var runTask: Int?
     private var sawCancellation = false
     let waits: Bool
+    /// Told when `run()` starts.
+    let changes = Changes()
 
     init(waits: Bool = false) {
         self.waits = waits
@@ -23,6 +25,7 @@ final class TaskNotingOp: FlowAsyncOperation, @unchecked Sendable {
     override func run() async throws {
         let hash = withUnsafeCurrentTask { $0?.hashValue }
         notes.withLock { runTask = hash }
+        changes.changed()
         let input: Int = try value("in")
         if waits {
             do {
@@ -74,7 +77,8 @@ final class TwoWritesOp: FlowOperation, @unchecked Sendable {
     @Test func cancellingTheCallerCancelsAnAsyncOpAtOnceAndItsRunSeesIt() async {
         let operation = TaskNotingOp(waits: true)
         let running = Task { await FlowOperationRunner.run(operation, bucket: ["in": 1], groupTag: nil) }
-        while operation.runTaskHash == nil { try? await Task.sleep(for: .milliseconds(2)) }
+        let started = await operation.changes.wait(timeout: .seconds(30)) { operation.runTaskHash != nil }
+        #expect(started, "the op's run() never started within 30 s")
         running.cancel()
         let result = await running.value
         #expect(result.state == .cancelled)

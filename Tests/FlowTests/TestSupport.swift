@@ -1,5 +1,39 @@
+import Dispatch
 import Foundation
 @testable import Flow
+
+/// Waits for a condition other code makes true and announces with ``changed()`` (an op that
+/// started); every wait ends at its deadline, set by a Dispatch timer, not by looking again.
+final class Changes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var next = 0
+    private var waiters: [Int: (condition: @Sendable () -> Bool, continuation: CheckedContinuation<Bool, Never>)] = [:]
+
+    /// Re-checks every waiting condition; call it after each change, outside any lock a condition takes.
+    func changed() {
+        let waiting = lock.withLock { waiters.map { ($0.key, $0.value.condition) } }
+        for (id, condition) in waiting where condition() { resume(id, with: true) }
+    }
+
+    /// Waits until `condition` holds; `false` when `timeout` passed first (the caller says what did not happen).
+    func wait(timeout: Duration, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+        if condition() { return true }
+        let id = lock.withLock { defer { next += 1 }; return next }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            lock.withLock { waiters[id] = (condition, continuation) }
+            if condition() { return resume(id, with: true) }
+            let (seconds, attoseconds) = timeout.components
+            DispatchQueue.global().asyncAfter(deadline: .now() + Double(seconds) + Double(attoseconds) / 1e18) { [self] in
+                resume(id, with: condition())
+            }
+        }
+    }
+
+    private func resume(_ id: Int, with value: Bool) {
+        let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+        waiter?.continuation.resume(returning: value)
+    }
+}
 
 /// Counts how many ops run at once, and the most ever seen.
 final class ConcurrencyProbe: @unchecked Sendable {
@@ -7,6 +41,8 @@ final class ConcurrencyProbe: @unchecked Sendable {
     private var running = 0
     private(set) var maximum = 0
     private(set) var started: [String] = []
+    /// Told of each start.
+    let changes = Changes()
 
     func enter(_ name: String) {
         lock.withLock {
@@ -14,6 +50,7 @@ final class ConcurrencyProbe: @unchecked Sendable {
             maximum = max(maximum, running)
             started.append(name)
         }
+        changes.changed()
     }
 
     func leave() {

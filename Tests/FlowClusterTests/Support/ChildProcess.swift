@@ -208,6 +208,14 @@ final class ChildProcess: @unchecked Sendable {
         changes.waitBlocking(timeout: timeout) { !isRunning }
     }
 
+    /// Waits until stdout and stderr have both ended: every writer closed them, the child and
+    /// whatever it started that shares them (a coordinator's local workers).
+    ///
+    /// - Returns: whether they did within `timeout` seconds.
+    func waitForStreamsToEnd(timeout: Double) async -> Bool {
+        await waitUntil(timeout: timeout) { self.lock.withLock { self.openStreams == 0 } }
+    }
+
     private func waitForStreamsToClose(timeout: Double) async {
         // Grandchildren (a coordinator's local workers) may hold the pipes a little longer.
         _ = await waitUntil(timeout: timeout) { self.lock.withLock { self.openStreams == 0 } }
