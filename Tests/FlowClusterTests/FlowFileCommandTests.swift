@@ -36,7 +36,7 @@ import Testing
             ]
             for (label, arguments, place) in cases {
                 // Killed past 1 GB, so that a regression fails here without taking the machine's memory.
-                let result = try TestCommand.runMeasured(Self.coordinator, arguments, memoryCap: 1 << 30, timeLimit: 60)
+                let result = try await TestCommand.measured(Self.coordinator, arguments, memoryCap: 1 << 30, timeLimit: 60)
                 #expect(result.status == 2, "\(label): \(result.errors.suffix(2000))")
                 #expect(!result.killed, "\(label): killed past 1 GB or 60 s")
                 #expect(result.errors.contains(place + refusal), "\(label): \(result.errors.suffix(2000))")

@@ -68,12 +68,12 @@ import Testing
         }
     }
 
-    @Test func validateRefusesTheAnchorKeyBomb() throws {
+    @Test func validateRefusesTheAnchorKeyBomb() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString).yaml").path
         try AnchorKeyBomb.text(levels: 40).write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         // Killed past its limit so that a regression fails here instead of pinning a core for years.
-        let result = try TestCommand.runMeasured(Self.coordinator, ["validate", path], timeLimit: 300)
+        let result = try await TestCommand.measured(Self.coordinator, ["validate", path], timeLimit: 300)
         #expect(result.status == 2 && !result.killed, "\(result.errors.suffix(2000))")
         #expect(result.errors.contains("\(path):5:14: the alias '*l0a' of a map is used in a key: a key must be text"), "\(result.errors.suffix(2000))")
     }

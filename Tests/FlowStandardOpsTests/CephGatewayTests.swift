@@ -84,7 +84,7 @@ import Testing
         owner.executableURL = URL(fileURLWithPath: "/bin/sleep")
         owner.arguments = ["600"]
         try owner.run()
-        let started = try await Self.offThread {
+        let started = try await TestCommand.offThread {
             try TestCommand.run(["env", "CEPH_RGW_OWNER_PID=\(owner.processIdentifier)", CephRGWServer.script, "start", folder])
         }
         #expect(started.output.hasPrefix("endpoint=http://127.0.0.1:"), "\(started.output)")
@@ -97,7 +97,7 @@ import Testing
         owner.waitUntilExit()
         // The script's own pidfd wait: returns when the watcher has stopped the cluster and removed the folder.
         let watcher = try #require(recorded.first { $0.1 == "owner-watch" }?.0)
-        let waited = try await Self.offThread { try TestCommand.run([CephRGWServer.script, "wait-owner", String(watcher)]) }
+        let waited = try await TestCommand.offThread { try TestCommand.run([CephRGWServer.script, "wait-owner", String(watcher)]) }
         #expect(waited.status == 0)
         #expect(!FileManager.default.fileExists(atPath: folder))
         for (pid, name) in recorded {
@@ -111,12 +111,5 @@ import Testing
               let close = stat.lastIndex(of: ")") else { return false }
         let state = stat[stat.index(after: close)...].split(separator: " ").first
         return state != "Z" && state != "X"
-    }
-
-    /// Runs a blocking command on a thread of its own, so that no cooperative thread waits for it.
-    static func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
     }
 }

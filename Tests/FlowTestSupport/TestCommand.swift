@@ -58,6 +58,22 @@ public enum TestCommand {
         public let killed: Bool
     }
 
+    /// Runs `work`, which blocks (a child waited for), on a thread of its own, and resumes the
+    /// caller when it returns: a test's blocking wait never holds one of the cooperative pool's
+    /// threads, which are two on a 2-core machine (a measured run of a minute there stalled every
+    /// other test of the process).
+    public static func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Swift.Result { try work() }) }.start()
+        }
+    }
+
+    /// ``runMeasured(_:_:memoryCap:timeLimit:)`` on a thread of its own (``offThread(_:)``).
+    public static func measured(_ executable: String, _ arguments: [String], memoryCap: Int = 2 << 30,
+                                timeLimit: Double = 120) async throws -> MeasuredResult {
+        try await offThread { try runMeasured(executable, arguments, memoryCap: memoryCap, timeLimit: timeLimit) }
+    }
+
     /// Runs `executable` to its end and measures its peak memory (`ru_maxrss` from `wait4`, exact
     /// where sampling `/proc` could miss a short peak).
     ///
