@@ -11,7 +11,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 /// Group bytes budgets (PROTOCOL.md §15) without sockets: the coordinator's division of a budget
 /// into RATEs, its count of PROGRESS, the worker's token bucket, on a manual clock.
 @Suite struct ByteBudgetTests {
-    typealias Machine = CoordinatorStateMachine<UInt64>
+    typealias Machine = DispatchCore<UInt64>
 
     private static func ready(_ name: String, slots: UInt32, features: UInt32 = WireReady.Feature.progress) -> WireMessage {
         .ready(WireReady(workerName: name, features: features, slotCount: slots, ops: ["UploadFileOp"], hostname: "test", processID: 1,

@@ -11,7 +11,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 /// keeps the latest a worker sends for a task, hands it to the task's submitter, and sends it
 /// with the task when the task goes to another worker.
 @Suite struct CheckpointTests {
-    typealias Machine = CoordinatorStateMachine<UInt64>
+    typealias Machine = DispatchCore<UInt64>
 
     private static func ready(_ name: String, features: UInt32) -> WireMessage {
         .ready(WireReady(workerName: name, features: features, slotCount: 1, ops: ["UploadFileOp"], hostname: "test", processID: 1,

@@ -4,9 +4,9 @@ import Testing
 @testable import FlowCluster
 
 /// The one placement table: what a pool's fair-share queue may hand the machine is read from the
-/// machine's own workers (``CoordinatorStateMachine/freeSlots()``).
+/// machine's own workers (``DispatchCore/freeSlots()``).
 @Suite struct FreeSlotsTests {
-    typealias Machine = CoordinatorStateMachine<UInt64>
+    typealias Machine = DispatchCore<UInt64>
     let now = ContinuousClock.now
 
     func ready(_ name: String, slots: UInt32, ops: [String]) -> WireMessage {

@@ -111,7 +111,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 
     // MARK: In dispatch
 
-    typealias Machine = CoordinatorStateMachine<UInt64>
+    typealias Machine = DispatchCore<UInt64>
 
     private static func ready(_ name: String, slots: UInt32) -> WireMessage {
         .ready(WireReady(workerName: name, features: 0, slotCount: slots, ops: ["EchoOp"], hostname: "test", processID: 1,

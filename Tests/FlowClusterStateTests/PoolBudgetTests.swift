@@ -73,7 +73,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
     /// rate (bytes and requests); an earlier pool is sent neither.
     @Test(arguments: [true, false])
     func aClientSendsBudgetsOnlyToAPoolThatHoldsThem(holds: Bool) {
-        var machine = CoordinatorStateMachine<UInt64>(configuration: .init(liveness: 1000, workerTimeout: .seconds(600)))
+        var machine = DispatchCore<UInt64>(configuration: .init(liveness: 1000, workerTimeout: .seconds(600)))
         let pool = Data("pool".utf8)
         let welcome = WireWelcome(poolName: "p", features: holds ? WireWelcome.Feature.budgets : 0, slotCount: 64,
                                   heartbeatIntervalMilliseconds: 60_000)
@@ -103,7 +103,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
             task.budget = 3
             _ = pool.receive(.submit([task]), from: client, now: at(1))
             // The id the SUBMIT's budget 3 was given (asked again, it is the same one).
-            var machine = pool.machine
+            var machine = pool.core
             return UInt64(pool.budgets.id(for: 3, of: client, name: name, in: &machine))
         }
         let second = submit(from: Data("second".utf8), name: "second", id: 1)

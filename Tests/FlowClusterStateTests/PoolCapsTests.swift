@@ -70,7 +70,7 @@ func errorText(_ result: WireResult) -> String? {
         _ = pool.receive(capsSubmit(1...40), from: honest, now: capsAt(0.1))
         _ = pool.receive(capsSubmit(1...40), from: greedy, now: capsAt(0.1))
         let tasks = tasksSent(to: capsWorker, in: pool.dispatch(now: capsAt(0.2)))
-        let honestCount = tasks.filter { pool.machine.tasks[$0.taskID]?.waiter?.client == honest }.count
+        let honestCount = tasks.filter { pool.core.tasks[$0.taskID]?.waiter?.client == honest }.count
         return (honestCount, tasks.count - honestCount)
     }
 
@@ -147,13 +147,13 @@ func errorText(_ result: WireResult) -> String? {
         let first = tasksSent(to: capsWorker, in: pool.dispatch(now: capsAt(0.2)))
         // Free slots, but only bob's tasks went: the third run of ana@laptop waits.
         #expect(first.count == 2)
-        #expect(first.allSatisfy { pool.machine.tasks[$0.taskID]?.waiter?.client == client(4) })
+        #expect(first.allSatisfy { pool.core.tasks[$0.taskID]?.waiter?.client == client(4) })
 
         let left = pool.receive(.disconnect(reason: ""), from: client(1), now: capsAt(0.3))
         #expect(logLines(left).contains { $0.contains("three") && $0.contains("starts") })
         let second = tasksSent(to: capsWorker, in: pool.dispatch(now: capsAt(0.4)))
         #expect(second.count == 2)
-        #expect(second.allSatisfy { pool.machine.tasks[$0.taskID]?.waiter?.client == client(3) })
+        #expect(second.allSatisfy { pool.core.tasks[$0.taskID]?.waiter?.client == client(3) })
     }
 
     @Test func withCurveTheKeyNotTheOriginCountsRunsPerClient() throws {

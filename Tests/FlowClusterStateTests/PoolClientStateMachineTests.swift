@@ -7,7 +7,7 @@ import Testing
 /// The client half of the pool protocol (§14) as a pure machine: WELCOME, DONE, DISCONNECT,
 /// silence and HELLO again, with no socket.
 @Suite struct PoolClientStateMachineTests {
-    typealias Machine = CoordinatorStateMachine<UInt64>
+    typealias Machine = DispatchCore<UInt64>
     let t0 = ContinuousClock.now
     let pool = PoolClientStateMachine.peer
 

@@ -212,7 +212,7 @@ private func take(_ fair: inout PoolFairShare<Int>) -> (run: Data, entry: Int)? 
         #expect(aPoolIDs.count == 4)
         let actions = pool.receive(.withdraw(Array(1...9) + aPoolIDs), from: clientB, now: poolAt(0.2))
         #expect(actions.isEmpty)
-        #expect(pool.machine.tasks[aTask.taskID]?.waiter != nil)
+        #expect(pool.core.tasks[aTask.taskID]?.waiter != nil)
         let later = pool.dispatch(now: poolAt(0.3))
         #expect(messages(to: clientA, in: later).isEmpty)
         #expect(cancelled(to: poolWorker, in: later).isEmpty)
@@ -237,7 +237,7 @@ private func take(_ fair: inout PoolFairShare<Int>) -> (run: Data, entry: Int)? 
         #expect(cancelled(to: poolWorker, in: actions) == [bTask.taskID])
         #expect(messages(to: clientB, in: actions).contains(.returned([2, 3, 4].map { WireTaskReference(taskID: $0, attempt: 1) })))
         #expect(done(to: clientB, in: actions).map(\.result.taskID) == [1])
-        #expect(pool.machine.tasks[aTask.taskID]?.waiter != nil)
+        #expect(pool.core.tasks[aTask.taskID]?.waiter != nil)
         #expect(pool.status.runs.first { $0.id == "run-A" }?.queued == 3)
     }
 
@@ -328,7 +328,7 @@ private func take(_ fair: inout PoolFairShare<Int>) -> (run: Data, entry: Int)? 
         }
         #expect(reason.contains("may not register as a worker"))
         #expect(poolReports(actions).contains { if case .roleRefused = $0 { true } else { false } })
-        #expect(pool.machine.workers.isEmpty)
+        #expect(pool.core.workers.isEmpty)
         #expect(pool.status.workers.isEmpty)
     }
 
@@ -370,7 +370,7 @@ private func take(_ fair: inout PoolFairShare<Int>) -> (run: Data, entry: Int)? 
         #expect(!json.contains("who"))
         #expect(!json.contains("A-1") && !json.contains("B-4"))
         // A stranger that asked is not registered.
-        #expect(pool.clients[stranger] == nil && pool.machine.workers[stranger] == nil)
+        #expect(pool.clients[stranger] == nil && pool.core.workers[stranger] == nil)
     }
 
     // MARK: Ops
@@ -398,6 +398,6 @@ private func take(_ fair: inout PoolFairShare<Int>) -> (run: Data, entry: Int)? 
         let second = pool.dispatch(now: poolAt(0.04))
         let uploads = taskBatches(to: secondWorker, in: second).flatMap { $0 }
         #expect(uploads.count == 1 && uploads.first?.op == "UploadOp", "\(second)")
-        #expect(pool.machine.queue.isEmpty, "no task of A waits in the machine holding the room")
+        #expect(pool.core.queue.isEmpty, "no task of A waits in the machine holding the room")
     }
 }

@@ -11,7 +11,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 /// trap the coordinator's or a worker's conversions (issue 46 item 3): `requestsPerSecond: 1e-10`
 /// and `1e17` each killed `run` and every `resume` with exit 132.
 @Suite struct RateRangeTests {
-    typealias Machine = CoordinatorStateMachine<UInt64>
+    typealias Machine = DispatchCore<UInt64>
 
     /// A machine with one worker that takes RATEs with request entries, a budget of `requests` a
     /// second, and four of its tasks dispatched over a second.

@@ -11,7 +11,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 /// sockets: the coordinator's division of the requests rate into request-rate entries, its count
 /// of request entries against the starts' bucket, and the worker's requests bucket.
 @Suite struct RequestBudgetTests {
-    typealias Machine = CoordinatorStateMachine<UInt64>
+    typealias Machine = DispatchCore<UInt64>
     static let both = WireReady.Feature.progress | WireReady.Feature.requests
 
     /// A machine with workers of the given slots and features, a budget 0 of `requests` a second

@@ -2,8 +2,8 @@ import Foundation
 import ZeroMQ
 
 extension CoordinatorIOLoop {
-    /// What the loop keeps from turn to turn: the state machine, the sockets it polls (with when
-    /// the next tick is due) and its count of malformed traffic.
+    /// What the loop keeps from turn to turn: the run's state machine, the sockets it polls (with
+    /// when the next tick is due) and its count of malformed traffic.
     struct LoopState {
         var machine: Machine
         var sockets: RouterSockets
@@ -13,7 +13,8 @@ extension CoordinatorIOLoop {
              now: ContinuousClock.Instant) {
             machine = Machine(configuration: .init(
                 liveness: configuration.liveness, workerTimeout: configuration.workerTimeout, maxAttempts: configuration.maxAttempts,
-                answerGrace: configuration.answerGrace, unansweredBeforeQuarantine: configuration.unansweredBeforeQuarantine))
+                answerGrace: configuration.answerGrace, unansweredBeforeQuarantine: configuration.unansweredBeforeQuarantine),
+                pool: configuration.pool?.endpoint, now: now)
             sockets = RouterSockets(router: router, monitor: monitor, wakeup: wakeup, heartbeatInterval: configuration.heartbeatInterval, now: now)
             malformed = MalformedTraffic(heartbeatInterval: configuration.heartbeatInterval)
         }

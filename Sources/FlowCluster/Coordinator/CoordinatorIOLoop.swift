@@ -4,10 +4,10 @@ import Foundation
 import Logging
 import ZeroMQ
 
-/// The coordinator's I/O shell: owns the ROUTER socket on one thread, reads it, feeds the
-/// ``CoordinatorStateMachine`` and performs what it returns. It holds no protocol rule itself.
+/// The coordinator's I/O shell: owns the ROUTER socket (or the pool link) on one thread, reads it,
+/// feeds the ``RunStateMachine`` and performs what it returns. It holds no protocol rule itself.
 struct CoordinatorIOLoop {
-    typealias Machine = CoordinatorStateMachine<CoordinatorMailbox.Waiter>
+    typealias Machine = RunStateMachine<CoordinatorMailbox.Waiter>
 
     let configuration: FlowCoordinator.Configuration
     let mailbox: CoordinatorMailbox
@@ -96,9 +96,14 @@ struct CoordinatorIOLoop {
     /// The machine's timers (liveness, time limits, budgets) and the pool link's heartbeat, when due.
     private func tickIfDue(_ loop: inout LoopState, link: PoolLink?, now: ContinuousClock.Instant) -> [Machine.Action] {
         guard loop.sockets.tickIfDue(now: now) else { return [] }
-        var actions = loop.machine.tick(now: now)
+        var (actions, linkActions) = loop.machine.tick(now: now, window: configuration.heartbeatInterval * configuration.liveness)
         actions += loop.malformed.heldBack(now: now).map { .report($0) }
-        link?.tick(loop.machine, window: configuration.heartbeatInterval * configuration.liveness, now: now)
+        if let link {
+            for status in link.refusedHandshakes() {
+                linkActions += loop.machine.refusedHandshake(status: status, key: link.connection.curve?.keyPair.publicKey)
+            }
+            if link.perform(linkActions) { loop.machine.saidHello(now: now) }
+        }
         return actions
     }
 
@@ -116,7 +121,8 @@ struct CoordinatorIOLoop {
         publishStatus(of: loop.machine)
     }
 
-    private func publishStatus(of machine: Machine) {
+    private func publishStatus(of run: Machine) {
+        let machine = run.core
         mailbox.status = FlowCoordinator.Status(
             workers: machine.workerCount, slots: machine.workers.values.reduce(0) { $0 + $1.slots },
             running: machine.runningCount, queued: machine.queue.count + machine.queuedOnWorkers)
@@ -129,7 +135,7 @@ struct CoordinatorIOLoop {
             switch command {
             case .submit(let task, let waiter, let avoid, let budget):
                 machine.submit(task, waiter: waiter, avoid: avoid, group: waiter.groupLimit, budget: budget)
-            case .cancelInbox(let inbox): actions += machine.cancel { $0.belongs(to: inbox) }
+            case .cancelInbox(let inbox): actions += machine.cancel(where: { $0.belongs(to: inbox) })
             case .resumeGroup(let id): machine.resume(group: id)
             case .cancel(let taskID): actions += machine.cancel(taskID: taskID)
             case .setPaused(let paused): actions += machine.setPaused(paused)
@@ -148,10 +154,10 @@ struct CoordinatorIOLoop {
             guard var frames = (try? link.socket.receiveMultipart(dontWait: true)) ?? nil else { break }
             do {
                 let decoded = try WireCodec.decode(taking: &frames)
-                link.receive(decoded, into: &machine, now: now, actions: &actions)
+                if link.perform(machine.receiveFromPool(decoded, now: now, into: &actions)) { machine.saidHello(now: now) }
             } catch {
                 // A FLOW02 message, however malformed, is a sign of life (§8.5), the pool's too.
-                if error.code != .unsupportedVersion && error.code != .wrongProtocol { link.heardMalformed(into: &machine, now: now) }
+                if error.code != .unsupportedVersion && error.code != .wrongProtocol { machine.heardMalformedFromPool(now: now) }
                 let event = malformed.handle(error, frames: frames, from: PoolLink.peer, name: "the pool at \(link.connection.endpoint)",
                                              now: now) { reply in _ = try? link.socket.send(Array(reply.dropFirst()), flags: .dontWait) }
                 if let event { actions.append(.report(event)) }
@@ -177,10 +183,7 @@ struct CoordinatorIOLoop {
             guard let peer = frames.first else { continue }
             if let admits, !(key.map(admits) ?? false) {
                 // Taken off the list since its handshake: its registration ends, and it hears why.
-                if machine.workers[peer] != nil {
-                    actions += machine.remove(peer, reason: .revoked, now: now)
-                    actions.append(.send(to: peer, .disconnect(reason: "this worker's key is no longer authorised")))
-                }
+                actions += machine.revoked(peer, now: now)
                 continue
             }
             // The frames after the routing id, held nowhere else: decoding takes the body out
@@ -193,8 +196,8 @@ struct CoordinatorIOLoop {
             } catch {
                 // A FLOW02 message, however malformed, is a sign of life (§8.5); another version's or
                 // one that is not FLOW at all is not.
-                if error.code != .unsupportedVersion && error.code != .wrongProtocol { machine.heard(from: peer, now: now) }
-                let name = machine.workers[peer]?.name ?? "peer " + peer.prefix(8).map { String(format: "%02x", $0) }.joined()
+                if error.code != .unsupportedVersion && error.code != .wrongProtocol { machine.heardMalformed(from: peer, now: now) }
+                let name = machine.core.workers[peer]?.name ?? "peer " + peer.prefix(8).map { String(format: "%02x", $0) }.joined()
                 let event = malformed.handle(error, frames: message, from: peer, name: name, now: now) { reply in
                     _ = try? router.send(reply, flags: .dontWait)
                 }
@@ -215,14 +218,13 @@ struct CoordinatorIOLoop {
                 let refused = link.send(message)
                 if !refused.isEmpty {
                     var more: [Machine.Action] = []
-                    link.refuse(refused, into: &machine, now: .now, actions: &more)
+                    machine.refusedBySubmitGuard(refused, now: .now, into: &more)
                     queue.append(contentsOf: more)
                 }
             case .send(let peer, let message):
                 do {
                     _ = try router.send([peer] + WireCodec.encode(message), flags: .dontWait)
                 } catch {
-                    guard machine.workers[peer] != nil else { continue }
                     let reason = (error as? ZMQError)?.message ?? "\(error)"
                     queue.append(contentsOf: machine.sendFailed(to: peer, reason: "sending \(message.command) failed: \(reason)",
                                                                         now: ContinuousClock.now))

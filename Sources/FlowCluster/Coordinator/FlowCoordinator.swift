@@ -10,7 +10,7 @@ import ZeroMQ
 /// hands each task the engine gives it (`FlowExecutor.execute(_:)`) to a worker that offers the
 /// op and has a free slot.
 ///
-/// One dedicated I/O thread owns the socket and runs `CoordinatorStateMachine`; async callers
+/// One dedicated I/O thread owns the socket and runs `DispatchCore`; async callers
 /// queue work for it and wake it through an `inproc://` pair. Use it as a flow's executor:
 ///
 /// ```swift
@@ -98,7 +98,7 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
                 // A client of a pool: one DEALER to it, no socket of its own to bind.
                 let link: PoolLink
                 do {
-                    link = try PoolLink(connection: pool, context: context, logger: logger, now: .now)
+                    link = try PoolLink(connection: pool, context: context, logger: logger)
                 } catch {
                     return ready(.failure(.cannotConnect(endpoint: pool.endpoint, reason: (error as? ZMQError)?.message ?? "\(error)")))
                 }

@@ -6,8 +6,8 @@ import Logging
 /// run's coordinator does with the pool's WELCOME, DONE, DISCONNECT and silence. ``PoolLink`` is
 /// its I/O shell (the DEALER socket, its CURVE monitor).
 ///
-/// To the run's ``CoordinatorStateMachine`` the pool is one worker that offers every op
-/// (``CoordinatorStateMachine/registerPool(_:peer:now:)``): WELCOME registers it, DONE's results
+/// To the run's ``DispatchCore`` the pool is one worker that offers every op
+/// (``DispatchCore/registerPool(_:peer:now:)``): WELCOME registers it, DONE's results
 /// are accepted with the name of the worker that ran each, DISCONNECT and silence end its
 /// registration as a worker's end (its tasks wait, attempt + 1). This machine decides when to say
 /// HELLO again on a new socket: at once after a registered pool's DISCONNECT or silence; after the
@@ -49,8 +49,8 @@ struct PoolClientStateMachine: Sendable {
     }
 
     /// A message from the pool: its effect on the run machine is appended to `actions`.
-    mutating func receive<Waiter>(_ message: WireMessage, into machine: inout CoordinatorStateMachine<Waiter>, now: Instant,
-                                  actions: inout [CoordinatorStateMachine<Waiter>.Action]) -> [Action] {
+    mutating func receive<Waiter>(_ message: WireMessage, into machine: inout DispatchCore<Waiter>, now: Instant,
+                                  actions: inout [DispatchCore<Waiter>.Action]) -> [Action] {
         let peer = Self.peer
         switch message {
         case .welcome(let welcome):
@@ -78,13 +78,13 @@ struct PoolClientStateMachine: Sendable {
 
     /// A FLOW02 message from the pool that could not be decoded: malformed, yet a sign of life
     /// (§8.5), as a worker's is.
-    func heardMalformed<Waiter>(into machine: inout CoordinatorStateMachine<Waiter>, now: Instant) {
+    func heardMalformed<Waiter>(into machine: inout DispatchCore<Waiter>, now: Instant) {
         machine.heard(from: Self.peer, now: now)
     }
 
     /// Results the shell made itself (a task too large to submit), fed in as the pool's answer.
-    func refuse<Waiter>(_ results: [WireResult], into machine: inout CoordinatorStateMachine<Waiter>, now: Instant,
-                        actions: inout [CoordinatorStateMachine<Waiter>.Action]) {
+    func refuse<Waiter>(_ results: [WireResult], into machine: inout DispatchCore<Waiter>, now: Instant,
+                        actions: inout [DispatchCore<Waiter>.Action]) {
         guard machine.workers[Self.peer] != nil else { return }
         for result in results { machine.accept(result, from: Self.peer, now: now, ranBy: nil, into: &actions) }
     }
@@ -99,7 +99,7 @@ struct PoolClientStateMachine: Sendable {
 
     /// Time passed: once the run machine has declared the pool dead (silence), or no WELCOME came
     /// within `window`, HELLO again on a new socket.
-    func tick<Waiter>(_ machine: CoordinatorStateMachine<Waiter>, window: Duration, now: Instant) -> [Action] {
+    func tick<Waiter>(_ machine: DispatchCore<Waiter>, window: Duration, now: Instant) -> [Action] {
         if welcomed, machine.workers[Self.peer] == nil {
             return [.log(.info, "the pool at \(endpoint) went silent; saying HELLO again"), .reconnect]
         }
@@ -109,8 +109,8 @@ struct PoolClientStateMachine: Sendable {
 
     // MARK: Messages
 
-    private mutating func welcomed<Waiter>(_ welcome: WireWelcome, into machine: inout CoordinatorStateMachine<Waiter>, now: Instant,
-                                           actions: inout [CoordinatorStateMachine<Waiter>.Action]) -> [Action] {
+    private mutating func welcomed<Waiter>(_ welcome: WireWelcome, into machine: inout DispatchCore<Waiter>, now: Instant,
+                                           actions: inout [DispatchCore<Waiter>.Action]) -> [Action] {
         var out: [Action] = []
         // A second WELCOME on one socket registers the pool afresh: what ran there is lost.
         if machine.workers[Self.peer] != nil { actions += machine.remove(Self.peer, reason: .reregistered, now: now) }
@@ -126,8 +126,8 @@ struct PoolClientStateMachine: Sendable {
         return out
     }
 
-    private mutating func disconnected<Waiter>(_ reason: String, into machine: inout CoordinatorStateMachine<Waiter>, now: Instant,
-                                               actions: inout [CoordinatorStateMachine<Waiter>.Action]) -> [Action] {
+    private mutating func disconnected<Waiter>(_ reason: String, into machine: inout DispatchCore<Waiter>, now: Instant,
+                                               actions: inout [DispatchCore<Waiter>.Action]) -> [Action] {
         var out: [Action] = []
         // Refused (a key for another role, a key taken off the list, not a pool): said once, so
         // the user learns why no pool answers.

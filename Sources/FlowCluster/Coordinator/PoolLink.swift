@@ -3,11 +3,12 @@ import Foundation
 import Logging
 import ZeroMQ
 
-/// A coordinator's connection to a pool (`run --pool`, docs/PROTOCOL.md §14): the I/O shell of
-/// ``PoolClientStateMachine``. It owns the DEALER socket that says HELLO (and, with CURVE, its
-/// monitor), sends what the run machine sends its one worker as the pool's commands (a task as
-/// SUBMIT, a withdrawal as WITHDRAW), and performs what the client machine decides: log lines,
-/// the refusal kept for the run's last words, HELLO again on a new socket.
+/// A coordinator's connection to a pool (`run --pool`, docs/PROTOCOL.md §14): the socket half of
+/// ``PoolClientStateMachine``, which ``RunStateMachine`` embeds. It owns the DEALER socket that
+/// says HELLO (and, with CURVE, its monitor), sends what the run machine sends its one worker as
+/// the pool's commands (a task as SUBMIT, a withdrawal as WITHDRAW), and performs what the client
+/// machine decides: log lines, the refusal kept for the run's last words, HELLO again on a new
+/// socket.
 final class PoolLink {
     typealias Connection = FlowCoordinator.PoolConnection
 
@@ -22,16 +23,14 @@ final class PoolLink {
     private var monitor: ZMQSocket?
     /// Whether the socket changed since the shell last looked (it must poll the new one).
     var replaced = false
-    /// The client's protocol logic.
-    private(set) var client: PoolClientStateMachine
 
-    init(connection: Connection, context: ZMQContext, logger: Logger, now: ContinuousClock.Instant) throws {
+    /// Connects and says HELLO.
+    init(connection: Connection, context: ZMQContext, logger: Logger) throws {
         self.connection = connection
         self.context = context
         self.logger = logger
-        client = PoolClientStateMachine(endpoint: connection.endpoint, now: now)
         (socket, monitor) = try Self.connect(connection, context: context)
-        try sendHello(now: now)
+        try sendHello()
     }
 
     private static func connect(_ connection: Connection, context: ZMQContext) throws -> (ZMQSocket, monitor: ZMQSocket?) {
@@ -54,21 +53,19 @@ final class PoolLink {
         return (dealer, monitor)
     }
 
-    private func sendHello(now: ContinuousClock.Instant) throws {
-        client.saidHello(now: now)
+    private func sendHello() throws {
         _ = try socket.send(WireCodec.encode(.hello(connection.hello)), flags: .dontWait)
     }
 
     /// Closes the socket and says HELLO again on a new one.
-    private func reconnect(now: ContinuousClock.Instant) {
-        client.saidHello(now: now)
+    private func reconnect() {
         do {
             let fresh = try Self.connect(connection, context: context)
             monitor?.close()
             socket.close()
             (socket, monitor) = fresh
             replaced = true
-            try sendHello(now: now)
+            try sendHello()
         } catch {
             logger.warning("cannot reconnect to the pool at \(connection.endpoint): \(error)")
         }
@@ -80,23 +77,33 @@ final class PoolLink {
     }
 
     /// Performs what the client machine decided.
-    private func perform(_ actions: [PoolClientStateMachine.Action], now: ContinuousClock.Instant) {
+    ///
+    /// - Returns: whether HELLO went again on a new socket (or was tried): the machine is told
+    ///   (``RunStateMachine/saidHello(now:)``).
+    func perform(_ actions: [PoolClientStateMachine.Action]) -> Bool {
+        var saidHello = false
         for action in actions {
             switch action {
-            case .reconnect: reconnect(now: now)
+            case .reconnect:
+                reconnect()
+                saidHello = true
             case .log(let level, let text): logger.log(level: level, "\(text)")
             case .refusal(let text): connection.refusal.set(text)
             }
         }
+        return saidHello
     }
 
-    /// A CURVE handshake the pool's ZAP handler refused: the key is in none of its lists.
-    private func readMonitor(now: ContinuousClock.Instant) {
-        guard let monitor else { return }
+    /// The CURVE handshakes the pool's ZAP handler refused since the last look (the monitor's
+    /// events, with their status): the key is in none of its lists.
+    func refusedHandshakes() -> [UInt32] {
+        guard let monitor else { return [] }
+        var refused: [UInt32] = []
         while let frames = try? monitor.receiveMultipart(dontWait: true) {
             guard let event = ZMQMonitorEvent(frames: frames), event.event == .handshakeFailedAuth else { continue }
-            perform(client.refusedHandshake(status: event.value, key: connection.curve?.keyPair.publicKey), now: now)
+            refused.append(event.value)
         }
+        return refused
     }
 
     /// Sends what the machine sends its one worker, as the pool's commands.
@@ -119,29 +126,5 @@ final class PoolLink {
             }
         }
         return refused
-    }
-
-    /// Feeds results the link made itself (a task too large to submit) into the machine, as if
-    /// the pool had answered them.
-    func refuse<Waiter>(_ results: [WireResult], into machine: inout CoordinatorStateMachine<Waiter>, now: ContinuousClock.Instant,
-                        actions: inout [CoordinatorStateMachine<Waiter>.Action]) {
-        client.refuse(results, into: &machine, now: now, actions: &actions)
-    }
-
-    /// Feeds a message from the pool into the machine.
-    func receive<Waiter>(_ message: WireMessage, into machine: inout CoordinatorStateMachine<Waiter>, now: ContinuousClock.Instant,
-                         actions: inout [CoordinatorStateMachine<Waiter>.Action]) {
-        perform(client.receive(message, into: &machine, now: now, actions: &actions), now: now)
-    }
-
-    /// A FLOW02 message from the pool that could not be decoded: a sign of life all the same.
-    func heardMalformed<Waiter>(into machine: inout CoordinatorStateMachine<Waiter>, now: ContinuousClock.Instant) {
-        client.heardMalformed(into: &machine, now: now)
-    }
-
-    /// Time passed: HELLO again when the client machine says so.
-    func tick<Waiter>(_ machine: CoordinatorStateMachine<Waiter>, window: Duration, now: ContinuousClock.Instant) {
-        readMonitor(now: now)
-        perform(client.tick(machine, window: window, now: now), now: now)
     }
 }

@@ -18,7 +18,7 @@ struct PoolBudgets: Sendable {
     private var rates: [Int: FlowLimitRates] = [:]
 
     /// The pool's budget for `client`'s `budget`, opened (awaiting its rates) on first use.
-    mutating func id(for budget: UInt64, of client: Data, name: String, in machine: inout PoolStateMachine.Machine) -> Int {
+    mutating func id(for budget: UInt64, of client: Data, name: String, in machine: inout PoolStateMachine.Core) -> Int {
         let key = Key(client: client, budget: budget)
         if let id = ids[key] { return id }
         let id = machine.openBudget(name: "\(name) budget \(budget)")
@@ -29,7 +29,7 @@ struct PoolBudgets: Sendable {
     /// A client's RATE: each entry sets the bytes or the requests rate of its budget in the pool
     /// (0: none), which reaches the pool's workers at the machine's next tick. A budget the client
     /// never submitted a task of is opened for it.
-    mutating func apply(_ entries: [WireRate], from client: Data, to machine: inout PoolStateMachine.Machine, now: ContinuousClock.Instant) {
+    mutating func apply(_ entries: [WireRate], from client: Data, to machine: inout PoolStateMachine.Core, now: ContinuousClock.Instant) {
         var changed: Set<Int> = []
         for entry in entries {
             let budget = entry.requestsBudget ?? entry.budget
@@ -50,7 +50,7 @@ struct PoolBudgets: Sendable {
 
     /// Forgets a client's budgets (its registration ended) and closes them in the machine, which
     /// gives their ids out again.
-    mutating func forget(_ client: Data, in machine: inout PoolStateMachine.Machine) {
+    mutating func forget(_ client: Data, in machine: inout PoolStateMachine.Core) {
         for (key, id) in ids where key.client == client {
             ids[key] = nil
             rates[id] = nil
@@ -60,7 +60,7 @@ struct PoolBudgets: Sendable {
 
     /// A worker's PROGRESS as each owning client sees it: its entries of tasks in flight on that
     /// worker, under the client's task id and attempt (a request entry keeps attempt 0).
-    static func relay(_ entries: [WireProgress], from worker: Data, in machine: PoolStateMachine.Machine) -> [(client: Data, entries: [WireProgress])] {
+    static func relay(_ entries: [WireProgress], from worker: Data, in machine: PoolStateMachine.Core) -> [(client: Data, entries: [WireProgress])] {
         var byClient: [Data: [WireProgress]] = [:]
         for entry in entries {
             guard let record = machine.tasks[entry.taskID], record.worker == worker, let ticket = record.waiter,

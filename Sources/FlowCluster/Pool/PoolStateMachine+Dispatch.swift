@@ -15,7 +15,7 @@ extension PoolStateMachine {
             clients[peer]?.lastSent = now
             actions.append(.send(to: peer, .heartbeat))
         }
-        let machineActions = machine.tick(now: now)
+        let machineActions = core.tick(now: now)
         pruneWorkerHosts()
         return actions + perform(machineActions)
     }
@@ -26,20 +26,20 @@ extension PoolStateMachine {
         // Only what a free slot can start leaves the fair-share queue: the machine's own reading
         // of its workers says which (one placement table).
         if fair.waitingCount > 0 {
-            var free = machine.freeSlots()
+            var free = core.freeSlots()
             while free.room > 0, let (_, pending) = fair.next(where: { free.admits($0.task.op) }) {
                 free.take(pending.task.op)
                 clients[pending.ticket.client]?.queuedBytes -= pending.size
-                machine.submit(pending.task, waiter: pending.ticket, budget: pending.task.budget.map { Int($0) } ?? -1)
+                core.submit(pending.task, waiter: pending.ticket, budget: pending.task.budget.map { Int($0) } ?? -1)
             }
         }
-        return perform(machine.dispatch(now: now)) + flush(now: now)
+        return perform(core.dispatch(now: now)) + flush(now: now)
     }
 
     /// Says goodbye to every worker and client (the pool is stopping).
     mutating func shutdown(reason: String) -> [Action] {
         let goodbyes = clients.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { Action.send(to: $0, .disconnect(reason: reason)) }
-        let workers = machine.shutdown(reason: reason).compactMap { action -> Action? in
+        let workers = core.shutdown(reason: reason).compactMap { action -> Action? in
             if case .send(let peer, let message) = action { return .send(to: peer, message) }
             return nil
         }
@@ -51,7 +51,7 @@ extension PoolStateMachine {
     // MARK: Results
 
     /// The machine's actions for the shell; results go to their clients' outboxes.
-    mutating func perform(_ actions: [Machine.Action]) -> [Action] {
+    mutating func perform(_ actions: [Core.Action]) -> [Action] {
         var out: [Action] = []
         for action in actions {
             switch action {
@@ -103,7 +103,7 @@ extension PoolStateMachine {
 
 
     mutating func pruneWorkerHosts() {
-        if workerHosts.count > machine.workers.count { workerHosts = workerHosts.filter { machine.workers[$0.key] != nil } }
+        if workerHosts.count > core.workers.count { workerHosts = workerHosts.filter { core.workers[$0.key] != nil } }
     }
 
     /// STATUS-REPLY's body (§14.6): the workers and the runs, never a run's data.
@@ -113,8 +113,8 @@ extension PoolStateMachine {
 
     /// The workers and the runs now.
     var status: PoolStatus {
-        let workers = machine.workers.keys.sorted { $0.lexicographicallyPrecedes($1) }.compactMap { peer -> PoolStatus.Worker? in
-            guard let worker = machine.workers[peer] else { return nil }
+        let workers = core.workers.peers.sorted { $0.lexicographicallyPrecedes($1) }.compactMap { peer -> PoolStatus.Worker? in
+            guard let worker = core.workers[peer] else { return nil }
             return PoolStatus.Worker(name: worker.name, host: workerHosts[peer] ?? "", slots: worker.slots,
                                      busy: min(worker.slots, worker.inFlight.count), ops: worker.ops.sorted())
         }

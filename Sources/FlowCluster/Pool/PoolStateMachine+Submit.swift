@@ -25,7 +25,7 @@ extension PoolStateMachine {
                 let waiting = fair.remove(from: peer, where: { $0.task.taskID == old })
                 clients[peer]?.queuedBytes -= waiting.reduce(0) { $0 + $1.size }
                 clients[peer]?.tasks[task.taskID] = nil
-                if waiting.isEmpty, machine.tasks[old] != nil { actions += stop([old]) }
+                if waiting.isEmpty, core.tasks[old] != nil { actions += stop([old]) }
             }
             let size = Self.encodedSize(of: task)
             if let refusal = refusal(of: size, from: peer) {
@@ -41,7 +41,7 @@ extension PoolStateMachine {
             task.taskID = nextTaskID
             task.attempt = 1
             // A budget id is the client's own (§15): the pool's own budget stands for it.
-            task.budget = task.budget.map { UInt64(budgets.id(for: $0, of: peer, name: clients[peer]?.name ?? "?", in: &machine)) }
+            task.budget = task.budget.map { UInt64(budgets.id(for: $0, of: peer, name: clients[peer]?.name ?? "?", in: &core)) }
             fair.append(Pending(task: task, ticket: ticket, size: size), to: peer)
         }
         return actions
@@ -104,7 +104,7 @@ extension PoolStateMachine {
             clients[peer]?.queuedBytes -= returned.reduce(0) { $0 + $1.size }
             actions.append(.send(to: peer, .returned(returned.map { WireTaskReference(taskID: $0.ticket.taskID, attempt: $0.ticket.attempt) })))
         }
-        let inMachine = poolIDs.keys.filter { machine.tasks[$0] != nil }.sorted()
+        let inMachine = poolIDs.keys.filter { core.tasks[$0] != nil }.sorted()
         return actions + stop(inMachine)
     }
 }

@@ -7,14 +7,14 @@ import Logging
 /// workers and clients go in, messages out and events come out. ``PoolIOLoop`` performs them.
 ///
 /// Towards its workers the pool is a coordinator, and runs the coordinator's own
-/// ``CoordinatorStateMachine`` (credits, time limits §8.9, lost workers §8.6): one scheduler.
+/// ``DispatchCore`` (credits, time limits §8.9, lost workers §8.6): one scheduler.
 /// In front of it sits ``PoolFairShare``: clients' tasks wait there, one queue per run, and go to
 /// the machine only as its workers have free slots, the run with the least running per share
 /// first. Each client names its tasks with ids of its own; the pool maps them to ids of its own
 /// towards the workers, so a client can only ever name, withdraw or hear of its own tasks.
 struct PoolStateMachine: Sendable {
     typealias Instant = ContinuousClock.Instant
-    typealias Machine = CoordinatorStateMachine<Ticket>
+    typealias Core = DispatchCore<Ticket>
 
     /// Whose task a pool task is, under the client's own id and attempt.
     struct Ticket: Sendable {
@@ -63,7 +63,7 @@ struct PoolStateMachine: Sendable {
         /// Missed intervals before a client or worker is declared gone.
         var liveness = 3
         /// The machine's own settings (time-outs, attempts, grace).
-        var machine = Machine.Configuration()
+        var machine = Core.Configuration()
     }
 
     /// What the shell must do.
@@ -104,7 +104,7 @@ struct PoolStateMachine: Sendable {
     }
 
     let configuration: Configuration
-    var machine: Machine
+    var core: Core
     var fair = PoolFairShare<Pending>()
     var clients: [Data: Client] = [:]
     /// Worker hosts (READY), for STATUS; the machine keeps the rest.
@@ -114,7 +114,7 @@ struct PoolStateMachine: Sendable {
     var nextOrder: UInt64 = 0
     /// Results for each client collected in one turn, sent as one DONE.
     var outbox: [Data: [WirePoolResult]] = [:]
-    /// The pool's budget (in ``machine``) for each client's budget (§15.2 "Pools"), and the rates
+    /// The pool's budget (in ``core``) for each client's budget (§15.2 "Pools"), and the rates
     /// each client's RATE gave it so far.
     var budgets = PoolBudgets()
 
@@ -124,18 +124,18 @@ struct PoolStateMachine: Sendable {
         // The engines are the clients, a round trip away: no wait for their next tasks.
         machineConfiguration.batchWindow = .zero
         machineConfiguration.liveness = configuration.liveness
-        machine = Machine(configuration: machineConfiguration)
+        core = Core(configuration: machineConfiguration)
     }
 
     /// When the shell must call ``dispatch(now:)`` again even if nothing happens.
-    var nextDeadline: Instant? { machine.nextDeadline }
+    var nextDeadline: Instant? { core.nextDeadline }
 
     // MARK: Messages
 
     /// A message from a peer, already decoded; `roles` is what its key allows.
     mutating func receive(_ message: WireMessage, from peer: Data, roles: Roles = .any, key: PeerKey? = nil, now: Instant) -> [Action] {
         if clients[peer] != nil { return receiveFromClient(message, from: peer, key: key, now: now) }
-        if machine.workers[peer] != nil { return receiveFromWorker(message, from: peer, now: now) }
+        if core.workers[peer] != nil { return receiveFromWorker(message, from: peer, now: now) }
         switch message {
         case .ready(let ready):
             guard roles.contains(.worker) else { return refuse(peer, command: message.command, key: key) }
@@ -166,7 +166,7 @@ struct PoolStateMachine: Sendable {
     /// A FLOW02 message from a registered peer that could not be taken (malformed, §9.1): a sign
     /// of life all the same (§8.5), from a worker or a client.
     mutating func heard(from peer: Data, now: Instant) {
-        machine.heard(from: peer, now: now)
+        core.heard(from: peer, now: now)
         clients[peer]?.lastReceived = now
     }
 
@@ -174,19 +174,19 @@ struct PoolStateMachine: Sendable {
         switch message {
         case .hello, .submit, .withdraw:
             // Unexpected (§9.2), yet a sign of life (§8.5).
-            machine.heard(from: peer, now: now)
-            return [.report(.unexpectedMessage(worker: machine.workers[peer]?.name ?? "?", command: message.command.description))]
+            core.heard(from: peer, now: now)
+            return [.report(.unexpectedMessage(worker: core.workers[peer]?.name ?? "?", command: message.command.description))]
         case .status:
             return [.send(to: peer, .statusReply(statusJSON()))]
         case .progress(let entries):
-            var actions: [Machine.Action] = []
-            let relayed = PoolBudgets.relay(entries, from: peer, in: machine)
-            machine.receive(message, from: peer, now: now, into: &actions)
+            var actions: [Core.Action] = []
+            let relayed = PoolBudgets.relay(entries, from: peer, in: core)
+            core.receive(message, from: peer, now: now, into: &actions)
             return relayed.map { Action.send(to: $0.client, .progress($0.entries)) } + perform(actions)
         default:
-            var actions: [Machine.Action] = []
-            machine.receive(message, from: peer, now: now, into: &actions)
-            if machine.workers[peer] == nil { workerHosts[peer] = nil }
+            var actions: [Core.Action] = []
+            core.receive(message, from: peer, now: now, into: &actions)
+            if core.workers[peer] == nil { workerHosts[peer] = nil }
             return perform(actions)
         }
     }
@@ -197,7 +197,7 @@ struct PoolStateMachine: Sendable {
         case .submit(let tasks):
             return submit(tasks, from: peer)
         case .rate(let rates):
-            budgets.apply(rates, from: peer, to: &machine, now: now)
+            budgets.apply(rates, from: peer, to: &core, now: now)
             return []
         case .withdraw(let ids):
             return withdraw(ids, from: peer)
@@ -222,12 +222,12 @@ struct PoolStateMachine: Sendable {
     mutating func stop(_ poolIDs: [UInt64]) -> [Action] {
         var byWorker: [Data: [UInt64]] = [:]
         for id in poolIDs {
-            guard let peer = machine.tasks[id]?.worker, let worker = machine.workers[peer],
+            guard let peer = core.tasks[id]?.worker, let worker = core.workers[peer],
                   worker.features & WireReady.Feature.cancel != 0 else { continue }
             byWorker[peer, default: []].append(id)
         }
-        var machineActions: [Machine.Action] = []
-        for id in poolIDs { machineActions += machine.cancel(taskID: id) }
+        var machineActions: [Core.Action] = []
+        for id in poolIDs { machineActions += core.cancel(taskID: id) }
         let cancels = byWorker.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { Action.send(to: $0, .cancel(byWorker[$0]!.sorted())) }
         return cancels + perform(machineActions)
     }
@@ -236,11 +236,11 @@ struct PoolStateMachine: Sendable {
     mutating func removeClient(_ peer: Data, reason: String) -> [Action] {
         guard let client = clients[peer] else { return [] }
         let dropped = fair.close(peer)
-        let running = client.tasks.values.filter { machine.tasks[$0] != nil }.sorted()
+        let running = client.tasks.values.filter { core.tasks[$0] != nil }.sorted()
         let actions = stop(running)
         clients[peer] = nil
         outbox[peer] = nil
-        budgets.forget(peer, in: &machine)
+        budgets.forget(peer, in: &core)
         return actions.filter { if case .send(let to, _) = $0 { to != peer } else { true } }
             + [.report(.clientLeft(name: client.name, run: client.hello.runID.escapingControlCharacters, reason: reason,
                                    dropped: dropped.count, stopped: running.count))]
@@ -253,8 +253,8 @@ struct PoolStateMachine: Sendable {
             return removeClient(peer, reason: "its key is no longer authorised")
                 + [.send(to: peer, .disconnect(reason: "this client's key is no longer authorised"))]
         }
-        guard machine.workers[peer] != nil else { return [] }
-        let actions = machine.remove(peer, reason: .revoked, now: now)
+        guard core.workers[peer] != nil else { return [] }
+        let actions = core.remove(peer, reason: .revoked, now: now)
         workerHosts[peer] = nil
         return perform(actions) + [.send(to: peer, .disconnect(reason: "this worker's key is no longer authorised"))]
     }
@@ -262,14 +262,14 @@ struct PoolStateMachine: Sendable {
     /// A send to a peer failed (`ZMQ_ROUTER_MANDATORY`): it is gone.
     mutating func sendFailed(to peer: Data, reason: String, now: Instant) -> [Action] {
         if clients[peer] != nil { return removeClient(peer, reason: "unreachable: \(reason)") }
-        guard machine.workers[peer] != nil else { return [] }
-        let actions = machine.sendFailed(to: peer, reason: reason, now: now)
+        guard core.workers[peer] != nil else { return [] }
+        let actions = core.sendFailed(to: peer, reason: reason, now: now)
         workerHosts[peer] = nil
         return perform(actions)
     }
 
     /// The peer as log lines name it.
     func peerName(_ peer: Data) -> String {
-        clients[peer]?.name ?? machine.workers[peer]?.name ?? Self.peerText(peer)
+        clients[peer]?.name ?? core.workers[peer]?.name ?? Self.peerText(peer)
     }
 }

@@ -2,7 +2,7 @@ import Flow
 import FlowWire
 import Foundation
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// PROGRESS from a worker (§15): each entry of a task in flight there with that attempt counts
     /// toward its group's bytes sent; a request entry (attempt 0) of a task in flight there, from a
     /// worker that announced feature bit 5, draws on its group's requests rate; any other entry (a
@@ -121,7 +121,7 @@ extension Dictionary where Key == Data, Value == [Int: Int] {
     }
 }
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// CHECKPOINT from a worker (§7.9): each entry of a task in flight there with that attempt,
     /// whose TASK asked for checkpoints, becomes the task's checkpoint (a TASK sent again after
     /// the worker is lost carries it) and goes to whoever submitted the task; any other entry (a

@@ -2,7 +2,7 @@ import Flow
 import FlowWire
 import Foundation
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// Sends every queued task a worker can take now, one TASK per worker (§8.2).
     ///
     /// Right after results were handed back, it holds off for up to `batchWindow` while the
@@ -78,7 +78,7 @@ extension CoordinatorStateMachine {
         let place = turn.places[position]
         turn.places[position].inFlight += 1
         // In place: a copy of the worker taken out and put back would copy its in-flight set.
-        if workers.values[place.index].take(taskID, group: group?.id), let group {
+        if withWorker(at: place.index, { $0.take(taskID, group: group?.id) }), let group {
             groupBound[group.id, default: 0] += 1
         }
         // A pool keeps the time limits of what it is sent itself (§14): it may hold a task
@@ -118,7 +118,7 @@ extension CoordinatorStateMachine {
         var actions: [Action] = []
         for position in turn.order {
             let place = turn.places[position]
-            workers.values[place.index].lastSent = now
+            withWorker(at: place.index) { $0.lastSent = now }
             let batch = turn.batches[position]
             actions.append(.send(to: turn.peers[position], .task(batch)))
             for task in batch where !task.isGroupElement {
@@ -212,7 +212,7 @@ extension CoordinatorStateMachine {
             }
             if let since, now - since >= configuration.workerTimeout, let waiter {
                 let record = tasks.remove(at: index).value
-                let lost = lostWorkers.filter { $0.ops.contains(record.task.op) }
+                let lost = workers.lost.filter { $0.ops.contains(record.task.op) }
                 let error = lost.isEmpty
                     ? ClusterError.noWorkerOffers(op: record.task.op, waited: now - since, connectedWorkers: workers.count)
                     : ClusterError.workersLost(op: record.task.op, lost: lost.map(\.name), lastReason: lost.last?.reason ?? "",

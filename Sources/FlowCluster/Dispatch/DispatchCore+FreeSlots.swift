@@ -1,6 +1,6 @@
 import Foundation
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// The machine's free slots, for a queue in front of it that hands it only tasks that can
     /// start at once (a pool's fair share, §14.5). Read from the workers as ``dispatch(now:)``
     /// reads them (``Worker/takesTasks``, ``Worker/free``, ``Worker/offers(_:)``): one placement
@@ -13,8 +13,8 @@ extension CoordinatorStateMachine {
         /// its own queue.
         private(set) var room: Int
 
-        fileprivate init(_ machine: CoordinatorStateMachine) {
-            offers = machine.offerIndex
+        fileprivate init(_ machine: DispatchCore, offers: OfferIndex) {
+            self.offers = offers
             slots = machine.workers.values.compactMap { worker in
                 worker.takesTasks && worker.free > 0 ? (worker.ops, worker.isPool, worker.free) : nil
             }
@@ -41,25 +41,8 @@ extension CoordinatorStateMachine {
         }
     }
 
-    /// The ops every worker that takes tasks offers, and those some such worker offers, kept while
-    /// the registered workers stay the same: a front queue asks them for each task it hands over.
-    struct OfferIndex: Sendable {
-        fileprivate var workers: Set<Data> = []
-        fileprivate(set) var everyWorker: Set<String> = []
-        fileprivate(set) var someWorker: Set<String> = []
-    }
-
     /// The free slots now (``FreeSlots``), the offer index brought up to date first.
     mutating func freeSlots() -> FreeSlots {
-        if offerIndex.workers.count != workers.count || !workers.keys.allSatisfy(offerIndex.workers.contains) {
-            let taking = workers.values.filter(\.takesTasks)
-            var index = OfferIndex(workers: Set(workers.keys), everyWorker: taking.first?.ops ?? [], someWorker: [])
-            for worker in taking {
-                index.everyWorker.formIntersection(worker.ops)
-                index.someWorker.formUnion(worker.ops)
-            }
-            offerIndex = index
-        }
-        return FreeSlots(self)
+        FreeSlots(self, offers: workers.offers())
     }
 }

@@ -27,7 +27,7 @@ private func result(_ id: UInt64, attempt: UInt32 = 1, state: FlowFinishState = 
 }
 
 /// The waiter is the task id, so tests see which task each outcome went to.
-typealias Machine = CoordinatorStateMachine<UInt64>
+typealias Machine = DispatchCore<UInt64>
 
 /// Task ids sent to each worker by a list of actions.
 private func sent(_ actions: [Machine.Action]) -> [Data: [UInt64]] {
@@ -59,7 +59,7 @@ private func reports(_ actions: [Machine.Action]) -> [ClusterEvent] {
     actions.compactMap { if case .report(let event) = $0 { return event } else { return nil } }
 }
 
-@Suite struct CoordinatorStateMachineTests {
+@Suite struct DispatchCoreTests {
     func machine(timeout: Duration = .seconds(5)) -> Machine {
         Machine(configuration: .init(liveness: 3, workerTimeout: timeout, maxAttempts: 3))
     }

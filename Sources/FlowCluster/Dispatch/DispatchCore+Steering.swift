@@ -1,7 +1,7 @@
 import FlowWire
 import Foundation
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// Pauses or continues the run: while paused nothing is dispatched, and tasks that wait in
     /// workers' queues (not started) are recalled, so that only running ones finish.
     ///

@@ -1,7 +1,7 @@
 import Flow
 import FlowWire
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// Sets a group's budget (its first task is to come) or changes its rates (`limit` from
     /// another terminal, a timetable's next entry): held tasks are looked at again at once.
     ///

@@ -2,7 +2,7 @@ import Flow
 import FlowWire
 import Foundation
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// One turn of ``dispatch(now:)``: the workers in the order this turn tries them, what it read
     /// of each, and the TASK being filled for each.
     ///
@@ -69,7 +69,7 @@ extension CoordinatorStateMachine {
 
     /// The places for this turn: every worker, rotated one step further than last turn.
     mutating func dispatchPlaces() -> DispatchTurn {
-        var peers = workers.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        var peers = workers.peers.sorted { $0.lexicographicallyPrecedes($1) }
         let shift = rotation % peers.count
         peers = Array(peers[shift...] + peers[..<shift])
         rotation &+= 1

@@ -5,7 +5,7 @@ import Flow
 /// when it is sent, also into a worker's queue, so a group's tasks are never sent ahead faster
 /// than its rate.
 ///
-/// Pure: the instants come from the caller, as everything in ``CoordinatorStateMachine``.
+/// Pure: the instants come from the caller, as everything in ``DispatchCore``.
 struct GroupBudget: Sendable {
     typealias Instant = ContinuousClock.Instant
 

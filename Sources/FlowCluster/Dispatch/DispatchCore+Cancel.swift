@@ -2,7 +2,7 @@ import Flow
 import FlowWire
 import Foundation
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// The engine no longer wants a task's result: it finishes as cancelled now.
     mutating func cancel(taskID: UInt64) -> [Action] {
         cancel(taskIDs: [taskID])

@@ -1,7 +1,7 @@
 import FlowWire
 import Foundation
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// A connected worker as the coordinator keeps it: what it offers, its slots and queue, what
     /// is in flight on it and per group, and its liveness times.
     struct Worker: Sendable {

@@ -2,12 +2,19 @@ import Flow
 import FlowWire
 import Foundation
 
-/// The coordinator's protocol logic, free of sockets and clocks: events go in (a task submitted
-/// or cancelled, a message from a worker, a failed send, time passing), actions come out
-/// (messages to send, tasks finished, events to report). ``CoordinatorIOLoop`` performs them.
+/// The shared dispatch value: where tasks go, free of sockets and clocks. Events go in (a task
+/// submitted or cancelled, a message from a worker, a failed send, time passing), actions come
+/// out (messages to send, tasks finished or answered, events to report).
+///
+/// Three roles embed it, each a small machine of its own with no flag for the role:
+/// ``RunStateMachine`` (a run's coordinator, with its workers or, through
+/// ``PoolClientStateMachine``, a pool as its one worker) and ``PoolStateMachine`` (a pool, its
+/// clients' tasks let in by a fair-share queue that asks ``freeSlots()``). Their shells
+/// (``CoordinatorIOLoop``, ``PoolIOLoop``) perform what comes out.
 ///
 /// It is the one owner of every task's bookkeeping: its id, TASK, dispatches, worker and the
-/// opaque `Waiter` (the shell's continuation) that its result goes to.
+/// opaque `Waiter` (the role's continuation or ticket) that its result goes to. Its workers are
+/// a ``WorkerTable``, changed only through the table's calls.
 ///
 /// Rules it keeps (docs/PROTOCOL.md §8): a task goes only to a known worker that offers its op,
 /// is neither stopping nor quarantined, and has a free slot, and tasks ready together for one worker go in one TASK;
@@ -17,7 +24,7 @@ import Foundation
 /// and counts toward `maxAttempts`; a task no connected worker offers fails after the worker
 /// time-out; a try its worker leaves unanswered past its time limit and a grace fails, and a
 /// worker that leaves a few so gets no more tasks (§8.9).
-struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
+struct DispatchCore<Waiter: Sendable>: Sendable {
     typealias Instant = ContinuousClock.Instant
 
     struct Configuration: Sendable {
@@ -87,7 +94,8 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     }
 
     let configuration: Configuration
-    var workers: [Data: Worker] = [:]
+    /// The places tasks go to (``WorkerTable``): changed only through its calls.
+    var workers = WorkerTable()
     var tasks: [UInt64: TaskRecord] = [:]
     /// Ids of the tasks waiting for a worker, in dispatch order.
     var queue: [UInt64] = []
@@ -121,13 +129,6 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     var sentRates: [Data: [Int: UInt64]] = [:]
     /// A budget's bytes rate changed: RATE goes again at the next tick.
     var ratesChanged = false
-    /// The workers lost (silent or unreachable, not those that left) and the ops they offered,
-    /// the latest last and at most ``lostWorkersKept``: a task no worker offers any more says
-    /// that its workers were lost, not that none ever offered its op.
-    var lostWorkers: [(name: String, ops: Set<String>, reason: String)] = []
-    /// What ``freeSlots()`` keeps of the workers' ops while they stay the same.
-    var offerIndex = OfferIndex()
-    static var lostWorkersKept: Int { 16 }
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -136,27 +137,21 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     /// How many workers are connected.
     var workerCount: Int { workers.count }
 
-    /// Changes the worker registered as `peer` in place; `nil` when there is none.
-    ///
-    /// Not `workers[peer]?.change()`: a dictionary subscript's `_modify` moves the value out into
-    /// an optional and back, and for a value this size it allocates its coroutine frame on the
-    /// heap at every access. perf counted 12 of the coordinator's 44 mallocs per task there (six
-    /// in ``dispatch(now:)``, six in ``release(_:from:)``); through `Dictionary.Values` the worker
-    /// is changed where it lies.
+    /// Changes the worker registered as `peer` in place; `nil` when there is none
+    /// (``WorkerTable/withWorker(_:_:)``).
     @inline(__always)
     mutating func withWorker<Result>(_ peer: Data, _ change: (inout Worker) -> Result) -> Result? {
-        guard let index = workers.index(forKey: peer) else { return nil }
-        return withWorker(at: index, change)
+        workers.withWorker(peer, change)
     }
 
-    /// Reads or changes the worker at `index` in place (see ``withWorker(_:_:)``): reading a field
-    /// through `workers.values[index]` would copy the whole worker, its sets retained and released.
+    /// Reads or changes the worker at `index` in place (``WorkerTable/withWorker(at:_:)``).
     @inline(__always)
     mutating func withWorker<Result>(at index: Dictionary<Data, Worker>.Index, _ change: (inout Worker) -> Result) -> Result {
-        change(&workers.values[index])
+        workers.withWorker(at: index, change)
     }
 
-    /// Changes the record of task `id` in place (see ``withWorker(_:_:)``); `nil` when there is none.
+    /// Changes the record of task `id` in place (a dictionary subscript's `_modify` would allocate,
+    /// as ``WorkerTable/withWorker(_:_:)`` says); `nil` when there is none.
     @inline(__always)
     mutating func withTask<Result>(_ id: UInt64, _ change: (inout TaskRecord) -> Result) -> Result? {
         guard let index = tasks.index(forKey: id) else { return nil }
@@ -257,12 +252,12 @@ struct CoordinatorStateMachine<Waiter: Sendable>: Sendable {
     /// Says goodbye to every worker and finishes every waiting task as cancelled (the
     /// coordinator is stopping).
     mutating func shutdown(reason: String) -> [Action] {
-        let peers = workers.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        let peers = workers.peers.sorted { $0.lexicographicallyPrecedes($1) }
         var actions: [Action] = peers.map { .send(to: $0, .disconnect(reason: reason)) }
         for id in tasks.keys.sorted() {
             if let record = tasks[id], let waiter = record.waiter { actions.append(.finish(waiter, .cancelled(wire: record.task))) }
         }
-        workers = [:]
+        workers.removeAll()
         tasks = [:]
         queue = []
         sentRates = [:]

@@ -2,7 +2,7 @@ import Flow
 import FlowWire
 import Foundation
 
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// Why a worker's registration ended.
     enum RemovalReason: Sendable {
         case silent(Duration)
@@ -100,7 +100,7 @@ extension CoordinatorStateMachine {
                           heartbeatInterval: .milliseconds(max(1, welcome.heartbeatIntervalMilliseconds)),
                           features: WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | budgets | checkpoints)
         pool.isPool = true
-        workers[peer] = pool
+        workers.register(pool, as: peer)
         return [.report(.workerJoined(name: name, host: welcome.poolName.escapingControlCharacters, slots: Int(welcome.slotCount), ops: 0))]
     }
 
@@ -108,10 +108,10 @@ extension CoordinatorStateMachine {
         // The name as it is printed everywhere (summary lines, events, errors): a peer's newline
         // or terminal escape must not reach a terminal as one.
         let name = ready.workerName.escapingControlCharacters
-        workers[peer] = Worker(name: name, ops: Set(ready.ops), slots: Int(ready.slotCount),
+        workers.register(Worker(name: name, ops: Set(ready.ops), slots: Int(ready.slotCount),
                                lastReceived: now, lastSent: now,
                                heartbeatInterval: .milliseconds(max(1, ready.heartbeatIntervalMilliseconds)),
-                               features: ready.features)
+                               features: ready.features), as: peer)
         return [.report(.workerJoined(name: name, host: ready.hostname.escapingControlCharacters, slots: Int(ready.slotCount),
                                       ops: ready.ops.count))]
     }
@@ -119,21 +119,18 @@ extension CoordinatorStateMachine {
     /// Ends a worker's registration (§8.6): its running tasks go elsewhere (``takeAway(from:reason:now:)``).
     mutating func remove(_ peer: Data, reason: RemovalReason, now: Instant) -> [Action] {
         guard let name = workers[peer]?.name else { return [] }
-        // Forgotten once its tasks are released from it.
-        defer {
-            workers[peer] = nil
-            sentRates[peer] = nil
-        }
         let (requeued, actions) = takeAway(from: peer, reason: reason.text, now: now)
         let event: ClusterEvent
         switch reason {
         case .left, .reregistered, .revoked:
             event = .workerLeft(name: name, reason: reason.text, requeued: requeued)
+            workers.remove(peer)
         case .silent, .unreachable:
             event = .workerLost(name: name, reason: reason.text, requeued: requeued)
-            lostWorkers.append((name, workers[peer]?.ops ?? [], reason.text))
-            if lostWorkers.count > Self.lostWorkersKept { lostWorkers.removeFirst() }
+            workers.remove(peer, lostFor: reason.text)
         }
+        // Forgotten once its tasks are released from it.
+        sentRates[peer] = nil
         return [.report(event)] + actions
     }
 

@@ -6,7 +6,7 @@ import Foundation
 /// answers for it, so a try still unanswered well past the limit means a worker that took the
 /// task and will not answer (it may still heartbeat). The coordinator fails that try, so the
 /// step's `retry` can run it elsewhere, and stops giving tasks to a worker that does so often.
-extension CoordinatorStateMachine {
+extension DispatchCore {
     /// How long past its start a try may go unanswered: its time limit plus a grace of a tenth of
     /// it, and at least `answerGrace`, which is more than the second a worker takes to answer for
     /// an op that ignores being stopped (§8.3), and the way back.
@@ -95,14 +95,14 @@ extension CoordinatorStateMachine {
     }
 }
 
-extension CoordinatorStateMachine.TaskRecord {
+extension DispatchCore.TaskRecord {
     /// Starts the time-limit clock of a task just sent (§8.9): at once on a free slot; one that
     /// waits in the worker's queue behind `queuedAhead` others starts when the worker has freed
     /// one slot more than that.
     ///
     /// - Parameters:
     ///   - queuedAhead: how many tasks wait in the worker's queue before it; negative on a free slot.
-    ///   - freed: the worker's count of freed slots now (``CoordinatorStateMachine/Worker/freed``).
+    ///   - freed: the worker's count of freed slots now (``DispatchCore/Worker/freed``).
     mutating func startClock(now: ContinuousClock.Instant, queuedAhead: Int, freed: UInt64) {
         guard queuedAhead >= 0 else {
             runningSince = now
