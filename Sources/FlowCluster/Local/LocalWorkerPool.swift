@@ -1,3 +1,4 @@
+import Flow
 import Foundation
 import Logging
 import Synchronization

@@ -5,6 +5,8 @@ import FlowStandardOps
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
+import ZeroMQ
 
 /// `flow-worker`: connects to a coordinator and runs the ops of a registry.
 ///
