@@ -8,6 +8,8 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
     // SE-0470: a conformance of an isolated type is inferred isolated where it must be.
     .enableUpcomingFeature("InferIsolatedConformances"),
+    // SE-0409: an import is internal unless it says `public` or `package` (swift-log).
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(

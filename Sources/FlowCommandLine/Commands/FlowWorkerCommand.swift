@@ -1,5 +1,5 @@
-import ArgumentParser
-import Flow
+public import ArgumentParser
+public import Flow
 import FlowCluster
 import FlowStandardOps
 import Foundation

@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 import Foundation
 
 /// What a coordinator sends a worker to build the same `UploadFileOp`: the parameters as given
