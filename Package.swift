@@ -4,6 +4,12 @@ import PackageDescription
 /// Settings every Swift target shares (one place, as swift-log does).
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    // SE-0444: members of extensions are visible only where their module is imported (swift-log, swift-nio).
+    .enableUpcomingFeature("MemberImportVisibility"),
+    // SE-0470: a conformance of an isolated type is inferred isolated where it must be.
+    .enableUpcomingFeature("InferIsolatedConformances"),
+    // SE-0409: an import is internal unless it says `public` or `package` (swift-log).
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
@@ -96,7 +102,7 @@ let package = Package(
         .target(
             name: "FlowCommandLine",
             dependencies: [
-                "FlowCluster", "Flow", "FlowStandardOps", "FlowJournal",
+                "FlowCluster", "Flow", "FlowStandardOps", "FlowJournal", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,9 +1,9 @@
-import Flow
+public import Flow
 import FlowWire
 import Foundation
-import Logging
+public import Logging
 import Synchronization
-import ZeroMQ
+public import ZeroMQ
 
 /// One flow run on a cluster: the coordinator, the local workers when there is no `--bind`, the
 /// flow itself, and what the run ended as.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The endpoint workers connect to: the one a bound coordinator tells them, and what can keep a
 /// worker from reaching it.

@@ -1,5 +1,5 @@
 import FlowWire
-import Foundation
+public import Foundation
 
 extension RunJournal {
     /// The folder journals go to by default: `$XDG_STATE_HOME/flow/runs`, or

@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 import FlowWire
 import Foundation
 import GRDB

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What the journal does when a write fails (a full disk): it records the first failure, tells the
 /// run once so that it stops starting tasks, and writes nothing more but the run's end.

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Flow
+public import Flow
 import FlowWire
 import Foundation
 import GRDB

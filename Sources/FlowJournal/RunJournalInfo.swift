@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A run as its journal describes it (`flow-coordinator runs`).
 public struct RunJournalInfo: Sendable {

@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 
 extension FlowOperationRegistry {
     /// The ops every stock `flow-worker` offers: the seed's demo ops, and the working ops

@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 
 /// Why one of the stock ops failed: a code to match on and a message naming what went wrong.
 ///

@@ -1,4 +1,4 @@
-import Flow
+package import Flow
 
 extension FlowFinishState {
     /// The state's code byte on the wire (docs/PROTOCOL.md, "RESULT").

@@ -1,4 +1,4 @@
-import Flow
+package import Flow
 import Foundation
 
 extension FlowValue {

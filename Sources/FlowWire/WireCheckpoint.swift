@@ -1,4 +1,4 @@
-import Flow
+package import Flow
 
 /// One entry of CHECKPOINT (docs/PROTOCOL.md §7.9): what one task's op saved to continue from
 /// (``FlowOperation/saveCheckpoint(_:)``), its latest value replacing any earlier one.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Turns messages into ZeroMQ frames and back (docs/PROTOCOL.md, "Message framing").
 ///

@@ -1,4 +1,4 @@
-import Flow
+package import Flow
 import Foundation
 
 /// An event as a RESULT carries it: its value in its wire form (docs/PROTOCOL.md §7.3).

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Constants of protocol version `FLOW02` that both ends must agree on.
 package enum WireLimits {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Reads protocol primitives from a body frame, checking every bound before it reads.
 ///

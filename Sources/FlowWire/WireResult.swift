@@ -1,5 +1,5 @@
-import Flow
-import Foundation
+package import Flow
+package import Foundation
 
 /// One finished task in a RESULT batch.
 package struct WireResult: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Flow
+package import Flow
 
 /// A step's `retry:` as a TASK carries it (flags bit 2, PROTOCOL.md §7.2), for ops that retry
 /// parts of their work alone.

@@ -1,4 +1,4 @@
-import Flow
+package import Flow
 
 extension WireTask {
     /// The TASK that runs `task` on a worker: the one conversion from the engine's task to the wire.

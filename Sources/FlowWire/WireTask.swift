@@ -1,4 +1,4 @@
-import Flow
+package import Flow
 
 /// One task in a TASK batch: run one op once against a bucket.
 ///

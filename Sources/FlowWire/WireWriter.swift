@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Appends protocol primitives to a growing byte buffer: the encoder's hot path.
 ///

@@ -1,5 +1,5 @@
 import CZeroMQ
-import Foundation
+public import Foundation
 
 /// Facts about the linked libzmq, and Z85 text encoding.
 public enum ZMQ {

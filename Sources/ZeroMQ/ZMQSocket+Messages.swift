@@ -1,5 +1,5 @@
 import CZeroMQ
-import Foundation
+public import Foundation
 
 extension ZMQSocket {
     /// Sends a multipart message: every frame but the last goes with `ZMQ_SNDMORE`.

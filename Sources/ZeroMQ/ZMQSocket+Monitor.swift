@@ -1,5 +1,5 @@
 import CZeroMQ
-import Foundation
+public import Foundation
 
 /// Socket events a monitor reports (`ZMQ_EVENT_*`).
 public struct ZMQMonitorEvents: OptionSet, Sendable, Hashable {

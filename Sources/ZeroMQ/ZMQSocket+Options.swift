@@ -1,5 +1,5 @@
 import CZeroMQ
-import Foundation
+public import Foundation
 
 extension ZMQSocket {
     /// Sets socket options in order.

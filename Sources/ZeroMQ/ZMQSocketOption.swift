@@ -1,5 +1,5 @@
 import CZeroMQ
-import Foundation
+public import Foundation
 
 /// A socket option and its value, set with ``ZMQSocket/set(_:)``.
 ///

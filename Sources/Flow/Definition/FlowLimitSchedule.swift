@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A timetable of rates, in the form of rclone's `--bwlimit`:
 /// `"08:00,512KiB 12:00,10MiB 13:00,512KiB 18:00,30MiB 23:00,off"`.

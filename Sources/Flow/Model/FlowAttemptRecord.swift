@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One failed try of an op that was then tried again (the last try is the record itself).
 public struct FlowAttemptRecord: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Something an op did while it ran: a log line or a bucket write, with the time it happened on
 /// the machine that ran the op.

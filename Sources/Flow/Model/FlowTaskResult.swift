@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What one run of one op produced, wherever it ran.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A finished run as data, for tools: the flow's result, final bucket, every op run, and the
 /// seed-format summary, encoded as JSON by ``jsonData()``.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One summary line.
 public struct FlowLogEntry: Sendable, Hashable {

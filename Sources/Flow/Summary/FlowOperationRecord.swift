@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One run of one op, for reports: who ran it, when, how it ended, and what it logged.
 public struct FlowOperationRecord: Sendable, Hashable {

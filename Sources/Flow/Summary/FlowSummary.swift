@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Renders summary lines in the seed's format.
 public enum FlowSummary {

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
+public import Foundation
 
 /// The seed's summary time stamp, `4:17:18 PM`: the hour on a 12-hour clock without a leading
 /// zero, minutes and seconds with two digits, then `AM` or `PM`; fractions of a second are cut.

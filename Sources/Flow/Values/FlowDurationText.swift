@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Durations as people write them and as the project prints them: the one parser of duration text
 /// (flow files' `timeout:` and `delay:`, ListFilesOp's `newerThan`) and the one formatter of

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A bucket value that can cross a process boundary: the closed set of types the wire protocol and
 /// flow files carry.

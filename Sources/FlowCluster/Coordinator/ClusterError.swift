@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 import Foundation
 
 /// A cluster problem: what went wrong and what to do about it.

@@ -1,6 +1,7 @@
+import Flow
 import FlowWire
 import Foundation
-import Logging
+public import Logging
 
 /// Something that happened in the cluster, for progress output, logs and the summary.
 public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {

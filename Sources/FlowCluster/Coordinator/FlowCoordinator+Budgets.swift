@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 
 extension FlowCoordinator {
     /// Holds the group written at `location` to `rates` across every worker, and (with

@@ -1,6 +1,6 @@
-import Flow
-import FlowWire
-import ZeroMQ
+public import Flow
+package import FlowWire
+public import ZeroMQ
 
 extension FlowCoordinator {
     /// How the coordinator listens, how patient it is, and what it knows of the ops it runs.

@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 
 extension FlowCoordinator {
     /// Resolves an op's `${key}` references the way its registry entry says (a `shell: true`

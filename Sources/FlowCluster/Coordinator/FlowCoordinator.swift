@@ -1,8 +1,8 @@
-import Flow
+public import Flow
 import FlowWire
 import Foundation
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 import Synchronization
 import ZeroMQ
 

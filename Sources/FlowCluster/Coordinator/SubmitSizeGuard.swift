@@ -1,5 +1,6 @@
-import Foundation
+import Flow
 import FlowWire
+import Foundation
 
 /// Keeps a run's SUBMITs within what a pool takes (§10, §14.2): a pool drops the connection of a
 /// client that sends a frame over ``WireLimits/maximumInboundFrameSize``, and the client, saying

@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 
 /// One group's budget for the whole cluster (a flow file's group `limit:` and `adaptive:`): the
 /// coordinator hands out every task, so it holds it. A task sent to a worker counts as a start

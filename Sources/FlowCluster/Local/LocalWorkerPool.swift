@@ -1,5 +1,6 @@
+import Flow
 import Foundation
-import Logging
+public import Logging
 import Synchronization
 
 /// Local `flow-worker` processes that a coordinator starts for itself (the embedded default) and

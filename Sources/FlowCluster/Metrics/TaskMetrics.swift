@@ -1,5 +1,5 @@
-import Flow
-import Foundation
+public import Flow
+public import Foundation
 import Metrics
 import Synchronization
 

@@ -1,9 +1,10 @@
+import Flow
 import FlowWire
 import Foundation
-import Logging
-import ServiceLifecycle
+public import Logging
+public import ServiceLifecycle
 import Synchronization
-import ZeroMQ
+public import ZeroMQ
 
 /// A standing pool of workers for many runs at once (docs/PROTOCOL.md §14): workers connect to
 /// it as to a coordinator, and coordinators started with `--pool` register their runs with it

@@ -1,3 +1,4 @@
+import Flow
 import FlowWire
 import Foundation
 import Logging

@@ -1,6 +1,7 @@
 import Flow
 import FlowWire
 import Foundation
+import Logging
 
 extension PoolStateMachine {
     // MARK: Registration and its caps

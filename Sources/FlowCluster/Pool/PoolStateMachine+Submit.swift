@@ -1,6 +1,7 @@
 import Flow
 import FlowWire
 import Foundation
+import Logging
 
 /// Why the pool refused a submitted task (§14.4); each is logged once per client.
 enum SubmitRefusal: Hashable, Sendable {

@@ -1,6 +1,7 @@
+import Flow
 import FlowWire
 import Foundation
-import ZeroMQ
+public import ZeroMQ
 
 extension PoolStatus {
     /// Asks the pool at `endpoint` for its status (STATUS, §14.6).

@@ -1,5 +1,5 @@
 import Foundation
-import ZeroMQ
+public import ZeroMQ
 
 /// A CURVE key pair in a file of its own: the coordinator's or a worker's long-term identity.
 ///

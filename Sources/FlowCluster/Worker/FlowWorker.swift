@@ -1,9 +1,9 @@
-import Flow
+public import Flow
 import FlowWire
-import Foundation
-import Logging
-import ServiceLifecycle
-import ZeroMQ
+public import Foundation
+public import Logging
+public import ServiceLifecycle
+public import ZeroMQ
 
 /// A worker process's engine: connects a DEALER to the coordinator, says READY with its ops and
 /// slots, runs up to `concurrency` tasks at once, heartbeats, and reconnects when the coordinator

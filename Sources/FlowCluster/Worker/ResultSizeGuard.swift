@@ -1,5 +1,6 @@
-import Foundation
+import Flow
 import FlowWire
+import Foundation
 
 /// Keeps a worker's RESULT frames within what a coordinator takes (§7.3, §10): a coordinator
 /// drops the connection of a peer that sends a frame over ``WireLimits/maximumInboundFrameSize``,

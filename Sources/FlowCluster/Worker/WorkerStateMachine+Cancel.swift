@@ -1,5 +1,6 @@
 import FlowWire
 import Foundation
+import Logging
 
 /// CANCEL (a pool's, feature bit 3): the coordinator no longer wants some tasks.
 extension WorkerStateMachine {

@@ -1,4 +1,5 @@
 import FlowWire
+import Logging
 
 /// Messages from the coordinator that the worker cannot take: malformed ones (§9.1), and ones of
 /// another protocol version (§9.3).

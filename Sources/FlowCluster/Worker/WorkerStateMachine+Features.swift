@@ -1,5 +1,6 @@
 import FlowWire
 import Foundation
+import Logging
 
 extension WorkerStateMachine {
     /// Whether this worker's READY set feature `bit`.

@@ -1,5 +1,6 @@
 import FlowWire
 import Foundation
+import Logging
 
 extension WorkerStateMachine {
     /// Time passed: time limits, liveness, heartbeats.

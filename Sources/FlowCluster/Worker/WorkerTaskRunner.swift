@@ -1,6 +1,7 @@
 import Flow
 import FlowWire
 import Foundation
+import Metrics
 
 /// Runs one TASK on this worker through the same executor an in-process flow uses
 /// (`FlowLocalExecutor`), converting at the edges with the one pair of wire converters:

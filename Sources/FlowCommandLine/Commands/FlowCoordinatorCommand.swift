@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import Flow
 
 /// `flow-coordinator`: runs flow files on a cluster of flow-workers.

@@ -1,10 +1,12 @@
-import ArgumentParser
-import Flow
+public import ArgumentParser
+public import Flow
 import FlowCluster
 import FlowStandardOps
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
+import ZeroMQ
 
 /// `flow-worker`: connects to a coordinator and runs the ops of a registry.
 ///

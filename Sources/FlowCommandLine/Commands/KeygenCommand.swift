@@ -1,6 +1,7 @@
 import ArgumentParser
 import FlowCluster
 import Foundation
+import ZeroMQ
 
 /// `keygen FILE`, in both programs: makes a CURVE key pair and prints its public key.
 struct KeygenCommand: ParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Flow
 import FlowCluster
 import Foundation
 import ZeroMQ

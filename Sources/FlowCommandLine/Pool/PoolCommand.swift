@@ -5,6 +5,8 @@ import Foundation
 import Metrics
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
+import ZeroMQ
 
 /// `flow-coordinator pool`: a standing pool of workers that many runs share (docs/PROTOCOL.md §14).
 struct PoolCommand: AsyncParsableCommand {

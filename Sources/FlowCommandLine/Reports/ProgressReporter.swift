@@ -1,6 +1,7 @@
 import Flow
 import FlowCluster
 import Foundation
+import Logging
 import Synchronization
 
 /// Progress on stderr: a live line redrawn in place while a group runs when stderr is a terminal,

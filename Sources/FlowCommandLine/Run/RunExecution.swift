@@ -5,6 +5,7 @@ import FlowJournal
 import Foundation
 import Logging
 import ServiceLifecycle
+import ZeroMQ
 
 /// Runs a loaded flow on a cluster, for `run` and `resume`: starts the cluster, shows progress,
 /// prints the summary, writes the reports, records the run's end in its journal, and exits with

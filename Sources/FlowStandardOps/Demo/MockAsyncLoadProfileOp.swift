@@ -1,5 +1,5 @@
 import Dispatch
-import Flow
+public import Flow
 import Foundation
 
 /// The seed's demo profile load: reads `accessToken` and after a simulated delay sets

@@ -1,5 +1,5 @@
 import Dispatch
-import Flow
+public import Flow
 import Foundation
 
 /// The seed's demo login: reads `email` and `password`, and after a simulated delay sets

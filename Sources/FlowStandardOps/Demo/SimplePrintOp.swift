@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 
 /// The seed's demo op: logs its message. Parameters: `message` (string).
 // @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.

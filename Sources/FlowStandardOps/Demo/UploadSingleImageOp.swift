@@ -1,5 +1,5 @@
 import Dispatch
-import Flow
+public import Flow
 
 /// The seed's demo group op: after a simulated delay turns image `x` into `url_of_x`.
 /// Primary input `targetImageForUpload`, primary output `uploadedImageUrl`.

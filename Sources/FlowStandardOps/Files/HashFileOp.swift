@@ -1,5 +1,5 @@
 import Crypto
-import Flow
+public import Flow
 import Foundation
 
 /// Computes the SHA-256 of a file, reading it in 1 MB chunks so memory does not grow with the

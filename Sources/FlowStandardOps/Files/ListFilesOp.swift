@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Flow
+public import Flow
 import Foundation
 
 /// Lists a folder's regular files, or with `recursive: true` a folder tree's: a serial step that

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Finds AWS credentials as the AWS tools do, on the machine that runs the op: the environment
 /// (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), then the shared

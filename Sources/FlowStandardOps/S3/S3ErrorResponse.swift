@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 
 /// Reads what an S3-compatible store answers: an XML error's `Code` and `Message`, and the few
 /// values the upload needs (`UploadId`, `ETag`).

@@ -1,5 +1,5 @@
-import Flow
-import Foundation
+public import Flow
+public import Foundation
 
 /// Where `UploadFileOp` puts files in S3-compatible object storage, from its parameters:
 ///

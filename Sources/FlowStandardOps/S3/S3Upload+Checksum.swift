@@ -2,6 +2,7 @@ import Crypto
 import Flow
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// The checksums of ``S3Upload``: sent so that the store checks each body, computed while the file
 /// is read, never in a second read.

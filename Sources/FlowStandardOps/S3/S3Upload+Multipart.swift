@@ -1,6 +1,7 @@
 import Flow
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// A multipart upload: started or continued, its parts sent, completed, and aborted only when the
 /// element is over for good.

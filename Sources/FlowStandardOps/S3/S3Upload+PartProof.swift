@@ -1,5 +1,6 @@
 import Flow
 import Foundation
+import NIOCore
 
 /// Proving that parts found on the store are this file's bytes before an upload adopts them.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// Continuing a multipart upload that an earlier try left unfinished (a worker killed, a
 /// coordinator killed and resumed, a transient failure retried): the store is the record of what

@@ -1,6 +1,7 @@
 import Flow
 import Foundation
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 /// Stores that refuse the trailing-checksum form of a single `PUT` (`aws-chunked` with

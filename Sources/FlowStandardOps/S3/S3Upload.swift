@@ -2,6 +2,7 @@ import Crypto
 import Flow
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 
 /// One file's upload to S3: a single `PUT` up to the target's part size, a multipart upload above

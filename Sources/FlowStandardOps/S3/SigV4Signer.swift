@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 
 /// AWS credentials: an access key id, its secret, and for temporary credentials a session token.
 ///

@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 import Foundation
 
 /// Runs a program and takes its standard output.

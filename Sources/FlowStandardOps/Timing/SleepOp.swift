@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 
 /// Waits a while and passes its input through: for trying flows out and for benchmarks.
 ///

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Flow
 import Foundation
+import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1

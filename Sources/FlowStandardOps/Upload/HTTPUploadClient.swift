@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Flow
 import Foundation
+import Metrics
 import NIOCore
 import NIOHTTP1
 import NIOPosix

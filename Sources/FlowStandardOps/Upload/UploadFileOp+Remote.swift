@@ -1,4 +1,5 @@
-import Flow
+public import Flow
+import Foundation
 
 /// What a coordinator sends a worker to build the same `UploadFileOp`: the parameters as given
 /// (S3's unresolved, so that each worker takes its own defaults), `skipExisting` as a Boolean for

@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 
 /// The coordinator's side of `UploadFileOp`'s `source: coordinator`: the coordinator reads each
 /// file and sends its bytes with the task, for workers that cannot see the coordinator's disk.

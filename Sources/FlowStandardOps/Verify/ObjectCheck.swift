@@ -1,4 +1,4 @@
-import Flow
+public import Flow
 
 /// What `VerifyObjectOp` found for one recorded object, compared with what the run recorded
 /// (``UploadManifestEntry``): its group output, a map `{target, status, detail, by}`.
