@@ -170,35 +170,22 @@ struct CoordinatorIOLoop {
                             malformed: inout MalformedTraffic) -> [Machine.Action] {
         var actions: [Machine.Action] = []
         let router = sockets.router
-        for _ in 0..<10_000 {
-            var frames: [Data]
-            let key: String?
-            do {
-                guard let received = try sockets.receive(withKey: admits != nil) else { break }
-                (frames, key) = received
-            } catch {
-                logger.warning("coordinator receive failed: \(error)")
-                break
-            }
-            guard let peer = frames.first else { continue }
-            if let admits, !(key.map(admits) ?? false) {
+        // With CURVE, a key taken off the list since its handshake allows nothing.
+        let admit = { [admits] (key: String?) -> Void? in
+            guard let admits else { return () }
+            return key.map(admits) == true ? () : nil
+        }
+        sockets.receiveEach(withKey: admits != nil, logger: logger, role: "coordinator", admit: admit) { inbound in
+            switch inbound {
+            case .revoked(let peer):
                 // Taken off the list since its handshake: its registration ends, and it hears why.
                 actions += machine.revoked(peer, now: now)
-                continue
-            }
-            // The frames after the routing id, held nowhere else: decoding takes the body out
-            // of them, and a large one is freed once it is copied for reading.
-            var message = Array(frames.dropFirst())
-            frames = []
-            do {
-                let decoded = try WireCodec.decode(taking: &message)
-                machine.receive(decoded, from: peer, now: now, into: &actions)
-            } catch {
-                // A FLOW02 message, however malformed, is a sign of life (§8.5); another version's or
-                // one that is not FLOW at all is not.
-                if error.code != .unsupportedVersion && error.code != .wrongProtocol { machine.heardMalformed(from: peer, now: now) }
+            case .message(let peer, _, let message):
+                machine.receive(message, from: peer, now: now, into: &actions)
+            case .malformed(let peer, let error, let body, let signOfLife):
+                if signOfLife { machine.heardMalformed(from: peer, now: now) }
                 let name = machine.core.workers[peer]?.name ?? "peer " + peer.prefix(8).map { String(format: "%02x", $0) }.joined()
-                let event = malformed.handle(error, frames: message, from: peer, name: name, now: now) { reply in
+                let event = malformed.handle(error, frames: body, from: peer, name: name, now: now) { reply in
                     _ = try? router.send(reply, flags: .dontWait)
                 }
                 if let event { actions.append(.report(event)) }

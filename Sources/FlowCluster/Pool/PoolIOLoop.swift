@@ -75,38 +75,22 @@ struct PoolIOLoop {
                             malformed: inout MalformedTraffic) -> [PoolStateMachine.Action] {
         var actions: [PoolStateMachine.Action] = []
         let router = sockets.router
-        for _ in 0..<10_000 {
-            var frames: [Data]
-            var peerRoles = PoolStateMachine.Roles.any
-            var key: PoolStateMachine.PeerKey?
-            do {
-                guard let received = try sockets.receive(withKey: roles != nil) else { break }
-                frames = received.frames
-                if let roles {
-                    let admission = received.key.map(roles)
-                    peerRoles = admission?.0 ?? []
-                    key = admission?.1
-                }
-            } catch {
-                logger.warning("pool receive failed: \(error)")
-                break
-            }
-            guard let peer = frames.first else { continue }
-            if roles != nil, peerRoles.isEmpty {
+        // What a message's key allows: with CURVE, a key on neither list allows nothing.
+        let admit = { (key: String?) -> (PoolStateMachine.Roles, PoolStateMachine.PeerKey?)? in
+            guard let roles else { return (.any, nil) }
+            guard let (peerRoles, peerKey) = key.map(roles), !peerRoles.isEmpty else { return nil }
+            return (peerRoles, peerKey)
+        }
+        sockets.receiveEach(withKey: roles != nil, logger: logger, role: "pool", admit: admit) { inbound in
+            switch inbound {
+            case .revoked(let peer):
                 // Taken off both lists since its handshake: whatever it was ends, and it hears why.
                 actions += machine.revoke(peer, now: now)
-                continue
-            }
-            var message = Array(frames.dropFirst())
-            frames = []
-            do {
-                let decoded = try WireCodec.decode(taking: &message)
-                actions += machine.receive(decoded, from: peer, roles: peerRoles, key: key, now: now)
-            } catch {
-                // A FLOW02 message, however malformed, is a sign of life (§8.5); another version's or
-                // one that is not FLOW at all is not.
-                if error.code != .unsupportedVersion && error.code != .wrongProtocol { machine.heard(from: peer, now: now) }
-                let event = malformed.handle(error, frames: message, from: peer, name: machine.peerName(peer), now: now) { reply in
+            case .message(let peer, let (peerRoles, key), let message):
+                actions += machine.receive(message, from: peer, roles: peerRoles, key: key, now: now)
+            case .malformed(let peer, let error, let body, let signOfLife):
+                if signOfLife { machine.heard(from: peer, now: now) }
+                let event = malformed.handle(error, frames: body, from: peer, name: machine.peerName(peer), now: now) { reply in
                     _ = try? router.send(reply, flags: .dontWait)
                 }
                 if let event { actions.append(.report(event)) }
