@@ -13,7 +13,16 @@ import Testing
 /// ```
 final class ClusterScope: @unchecked Sendable {
     /// Heartbeat options for tests where a death must be noticed fast (both sides must agree).
-    static let fastHeartbeat = ["--heartbeat-interval", "0.2", "--liveness", "3"]
+    ///
+    /// Under a sanitizer (`FLOW_TEST_SANITIZER`, which scripts/test sets for its ThreadSanitizer
+    /// pass) the programs run several times slower, and a sanitized worker's I/O thread was seen
+    /// silent for over 0.6 s while it ran tasks: there a death is noticed within 4 s instead.
+    /// Suites whose tests depend on the 0.6 s window itself (a worker frozen past it) stay out of
+    /// that pass.
+    static let fastHeartbeat = ["--heartbeat-interval", "0.2", "--liveness", isSanitized ? "20" : "3"]
+
+    /// Whether the test programs are built with a sanitizer (scripts/test says so).
+    static let isSanitized = !(ProcessInfo.processInfo.environment["FLOW_TEST_SANITIZER"] ?? "").isEmpty
 
     /// The folder holding the test bundle and the built programs.
     static let productsDirectory: URL = {
