@@ -230,7 +230,9 @@ extension DispatchCore {
     /// task that ran. A group whose tasks were handed over ahead needs no wait for the engine (the
     /// next one is queued already), and a failure pauses it until the engine has judged it: the
     /// group's tasks that may wait in worker queues are recalled.
-    mutating func finishInGroup(_ record: TaskRecord, _ outcome: Action, succeeded: Bool, into actions: inout [Action]) {
+    ///
+    /// `outcome` is moved into `actions`, not copied: an answer has about ten fields to retain.
+    mutating func finishInGroup(_ record: TaskRecord, _ outcome: consuming Action, succeeded: Bool, into actions: inout [Action]) {
         guard let group = record.group else {
             expectedSubmissions += 1
             actions.append(outcome)
