@@ -488,7 +488,7 @@ import Testing
             let deadline = ContinuousClock.now + .seconds(10)
             while await starts.waitForMore(than: heard, before: deadline) {
                 heard = starts.started
-                scrape = try MetricsScrape.fetch(address)
+                scrape = try await MetricsScrape.fetch(address)
                 if let scrape, scrape.value("flow_pool_runs") == 1, scrape.value("flow_pool_tasks_queued") > 0 { break }
             }
             let seen = try #require(scrape, "no element started within 10 s\n\(run.transcript)")
@@ -496,7 +496,7 @@ import Testing
             #expect(seen.value("flow_pool_runs") == 1 && seen.value("flow_pool_slots_busy") == 2, "\(seen)")
             #expect(seen.value("flow_pool_tasks_queued") > 0, "\(seen)")
             #expect(seen.has("flow_pool_run_tasks_queued"), "\(seen)")
-            #expect(try seen.promtoolProblems() == nil)
+            #expect(try await seen.promtoolProblems() == nil)
             #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
         }
     }
