@@ -73,7 +73,7 @@ extension ClusterIntegrationTests {
 
         @Test func aKilledUploadResumesWithoutSendingAgainWhatHadFinished() async throws {
             let server = try NginxServer()
-            try await server.start()
+            try server.start()
             defer { server.stop() }
             try await withCluster { cluster in
                 let count = 2_000

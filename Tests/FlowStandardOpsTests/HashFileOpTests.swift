@@ -42,8 +42,7 @@ struct HashFileOpTests {
         let flow = await runFlow(bucket: ["files": strings(paths)], steps: [group("HashFileOp", input: "files", output: "digests")])
 
         #expect(flow.isSuccess, "\(flow.errorText)")
-        var expected: [String] = []
-        for path in paths { expected.append(try await TestCommand.sha256sum(path)) }
+        let expected = try paths.map { try TestCommand.sha256sum($0) }
         #expect(flow.dataBucket["digests"] as? [String] == expected)
     }
 

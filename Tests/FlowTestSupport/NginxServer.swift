@@ -17,7 +17,7 @@ import Foundation
 ///
 /// ```swift
 /// let server = try NginxServer()
-/// try await server.start()
+/// try server.start()
 /// defer { server.stop() }
 /// // PUT to server.url("/uploads/a.txt"), then read server.storedFile("/uploads/a.txt")
 /// ```
@@ -82,17 +82,9 @@ public final class NginxServer: @unchecked Sendable {
     /// stderr at `notice`, and says `getrlimit(RLIMIT_NOFILE)` there once its configuration is
     /// loaded and its listening socket bound (the last of the start-up lines, before it serves).
     ///
-    /// The wait runs on a thread of its own (``TestCommand/offThread(_:)``): the caller's task is
-    /// suspended, and no thread of the cooperative pool is held while nginx starts.
-    ///
     /// - Throws: ``TestSupportError`` when nginx is not installed (run `scripts/test`, which
     ///   installs it) or does not start within 10 s; its error log is in the message.
-    public func start() async throws {
-        try await TestCommand.offThread { try self.startBlocking() }
-    }
-
-    /// What ``start()`` runs on its own thread: blocks until nginx is ready or has failed.
-    private func startBlocking() throws {
+    public func start() throws {
         let executable = try Self.findExecutable()
         try formReceiver?.start()
         var lastLog = ""
@@ -155,21 +147,6 @@ public final class NginxServer: @unchecked Sendable {
             }
             return NginxAccessLogEntry(method: fields[0], uri: fields[1], status: status, headers: headers, time: Double(fields[3]))
         }
-    }
-
-    /// The requests logged once at least `count` of them match `matching`, or those logged when
-    /// `within` passed (the caller's expectation then fails on what is there). nginx writes a
-    /// request's line after it has sent the response, so a client that has its answer can read the
-    /// log before the line is in it. No event says a line was written: the file is read every 10 ms.
-    public func accessLog(waitingFor count: Int, within: Duration = .seconds(10),
-                          matching: (NginxAccessLogEntry) -> Bool) async -> [NginxAccessLogEntry] {
-        let deadline = ContinuousClock.now + within
-        var log = accessLog()
-        while log.filter(matching).count < count, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-            log = accessLog()
-        }
-        return log
     }
 
     /// nginx's error log so far.
