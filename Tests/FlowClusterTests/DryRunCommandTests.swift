@@ -63,7 +63,7 @@ extension ClusterIntegrationTests {
                 _ = await real.waitForExit(timeout: 60)
 
                 #expect(real.termination == .exit(0), "\(real.transcript)")
-                let puts = server.accessLog().filter { $0.method == "PUT" }.map(\.uri).sorted()
+                let puts = await server.accessLog(waitingFor: 3) { $0.method == "PUT" }.filter { $0.method == "PUT" }.map(\.uri).sorted()
                 #expect(puts == ["/dry/a.bin", "/dry/c.bin", "/dry/e.bin"], "the real run did not send what the dry run said")
                 #expect(FileManager.default.fileExists(atPath: marker))
             }

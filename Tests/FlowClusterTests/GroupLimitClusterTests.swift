@@ -55,7 +55,8 @@ import Testing
             let flow = Self.uploadFlow(maxConcurrent: 24, extra: "      limit: {requestsPerSecond: 40}\n")
             let run = try await Self.start(cluster, flow: flow, folder: folder, url: server.url("/r"), workers: 3)
             #expect(await run.waitForExit(timeout: 120) == .exit(0), "\(run.transcript)")
-            let times = server.accessLog().filter { $0.method == "PUT" && $0.status < 300 }.compactMap(\.time).sorted()
+            let times = await server.accessLog(waitingFor: 240) { $0.method == "PUT" && $0.status < 300 }
+                .filter { $0.method == "PUT" && $0.status < 300 }.compactMap(\.time).sorted()
             try #require(times.count == 240, "\(times.count) PUTs logged")
             let rate = Double(times.count - 1) / max(0.001, times.last! - times.first!)
             #expect(rate <= 40 * 1.3, "\(rate) PUTs a second")

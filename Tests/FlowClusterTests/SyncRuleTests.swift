@@ -129,9 +129,10 @@ extension ClusterIntegrationTests {
                     _ = await run.waitForExit(timeout: 60)
                     #expect(run.termination == .exit(0), "\(run.transcript)")
                 }
-                let puts = server.accessLog().filter { $0.method == "PUT" }
-                #expect(puts.count == 4, "\(server.accessLog())")
-                #expect(server.accessLog().filter { $0.method == "HEAD" }.count == 4)
+                let log = await server.accessLog(waitingFor: 8) { $0.method == "PUT" || $0.method == "HEAD" }
+                let puts = log.filter { $0.method == "PUT" }
+                #expect(puts.count == 4, "\(log)")
+                #expect(log.filter { $0.method == "HEAD" }.count == 4)
                 #expect(puts.filter { $0.uri == "/sync/a.bin" }.allSatisfy { $0.headers["X-Amz-Meta-Mtime"] == "1700000000.25" }, "\(puts)")
             }
         }

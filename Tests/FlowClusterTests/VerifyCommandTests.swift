@@ -60,7 +60,8 @@ extension ClusterIntegrationTests {
                 let stored = UploadChecksum.sha256.base64(of: Data(repeating: 9, count: 3_000)) ?? ""
                 #expect(deep.stdout.contains("\(server.url("/v/c.bin")): sha256 \(recorded) ≠ \(stored)\n"), "\(deep.stdout)")
                 #expect(deep.stdout.hasSuffix("verified 4 objects: 1 ok (1 by checksum), 1 missing, 2 changed\n"), "\(deep.stdout)")
-                #expect(server.accessLog().filter { $0.method == "GET" }.count == 4, "--deep reads every object")
+                #expect(await server.accessLog(waitingFor: 4) { $0.method == "GET" }.filter { $0.method == "GET" }.count == 4,
+                        "--deep reads every object")
             }
         }
 

@@ -51,7 +51,7 @@ struct UploadFileOpTests {
 
         let first = await runFlow(bucket: ["files": strings(paths)], steps: [step])
         #expect(first.isSuccess, "\(first.errorText)")
-        #expect(server.accessLog().filter { $0.method == "PUT" }.count == 5)
+        #expect(await server.accessLog(waitingFor: 5) { $0.method == "PUT" }.filter { $0.method == "PUT" }.count == 5)
 
         // One file changes size; the others are on the server as they are.
         try Data(repeating: 9, count: 4_321).write(to: URL(fileURLWithPath: paths[2]))
@@ -167,7 +167,8 @@ struct UploadFileOpTests {
         #expect(result.state == .successfully, "\(result.state)")
         #expect(result.bucket["url"] as? String == server.url("/form/inbox/form.bin"))
         #expect(try Data(contentsOf: server.receivedFormFile("/form/inbox/form.bin")) == bytes)
-        #expect(server.accessLog().contains { $0.method == "POST" && $0.uri == "/form/inbox/form.bin" && $0.status == 201 })
+        let posted = await server.accessLog(waitingFor: 1) { $0.method == "POST" && $0.uri == "/form/inbox/form.bin" && $0.status == 201 }
+        #expect(posted.contains { $0.method == "POST" && $0.uri == "/form/inbox/form.bin" && $0.status == 201 })
     }
 
     @Test func configuredHeadersReachTheServer() async throws {
@@ -183,7 +184,7 @@ struct UploadFileOpTests {
             bucket: ["file": file.path])
 
         #expect(result.state == .successfully, "\(result.state)")
-        let entry = try #require(server.accessLog().first { $0.uri == "/h/with-headers.txt" })
+        let entry = try #require(await server.accessLog(waitingFor: 1) { $0.uri == "/h/with-headers.txt" }.first { $0.uri == "/h/with-headers.txt" })
         #expect(entry.method == "PUT")
         #expect(entry.headers == ["X-Flow-Token": "secret-42", "Authorization": "Bearer abc"])
     }

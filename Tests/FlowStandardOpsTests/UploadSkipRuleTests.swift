@@ -87,7 +87,8 @@ import Testing
             let flow = await runFlow(bucket: ["files": strings([file.path])], steps: [step])
             #expect(flow.isSuccess, "\(flow.errorText)")
         }
-        #expect(server.accessLog().filter { $0.method == "PUT" }.count == 2, "\(server.accessLog())")
-        #expect(server.accessLog().filter { $0.method == "HEAD" }.count == 2)
+        let log = await server.accessLog(waitingFor: 4) { $0.method == "PUT" || $0.method == "HEAD" }
+        #expect(log.filter { $0.method == "PUT" }.count == 2, "\(log)")
+        #expect(log.filter { $0.method == "HEAD" }.count == 2)
     }
 }

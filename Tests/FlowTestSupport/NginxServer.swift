@@ -149,6 +149,21 @@ public final class NginxServer: @unchecked Sendable {
         }
     }
 
+    /// The requests logged once at least `count` of them match `matching`, or those logged when
+    /// `within` passed (the caller's expectation then fails on what is there). nginx writes a
+    /// request's line after it has sent the response, so a client that has its answer can read the
+    /// log before the line is in it. No event says a line was written: the file is read every 10 ms.
+    public func accessLog(waitingFor count: Int, within: Duration = .seconds(10),
+                          matching: (NginxAccessLogEntry) -> Bool) async -> [NginxAccessLogEntry] {
+        let deadline = ContinuousClock.now + within
+        var log = accessLog()
+        while log.filter(matching).count < count, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+            log = accessLog()
+        }
+        return log
+    }
+
     /// nginx's error log so far.
     public func errorLog() -> String {
         (try? String(contentsOf: errorLogFile, encoding: .utf8)) ?? ""
