@@ -77,10 +77,10 @@ struct RunStateMachine<Waiter: Sendable>: Sendable {
             + [.send(to: peer, .disconnect(reason: "this worker's key is no longer authorised"))]
     }
 
-    /// A message to `peer` could not be sent: a registered worker is dead (§8.6).
+    /// A message to `peer` could not be sent: a registered worker is dead (§8.6); for a peer no
+    /// longer registered nothing happens.
     mutating func sendFailed(to peer: Data, reason: String, now: Instant) -> [Action] {
-        guard core.workers[peer] != nil else { return [] }
-        return core.sendFailed(to: peer, reason: reason, now: now)
+        core.sendFailed(to: peer, reason: reason, now: now)
     }
 
     // MARK: The pool (a run on a pool)
