@@ -11,17 +11,27 @@ extension ClusterIntegrationTests {
               - group: {op: UploadSingleImageOp, input: images, output: urls, maxConcurrent: 4, with: {delay: 1.0}}
             """
 
+        /// The group's elements wait at gates the test never opens, so the run is still at work
+        /// when the signal comes: with elements of 1 s, a loaded machine once let the whole group
+        /// end before the test had read that it began.
         @Test func sigtermToTheCoordinatorCancelsTheFlowPrintsTheSummaryAndStopsItsWorkers() async throws {
             try await withCluster { cluster in
-                let file = try cluster.write("slow.yaml", Self.slowGroup)
+                let starts = try ElementStarts(cluster.path("starts.fifo"))
+                let gates = try ElementGates(cluster.path("gates"), names: (0..<8).map { "e-\($0)" })
+                defer {
+                    gates.close()
+                    starts.close()
+                }
+                let file = try cluster.write("gated.yaml", PoolTests.echoFlow("e", count: 8, sleep: 0, maxConcurrent: 4,
+                                                                              announcingTo: starts.path, gatedBy: gates))
                 let coordinator = try cluster.coordinator(["run", file])
                 try #require(await coordinator.waitForOutput(timeout: 10) { _, stderr in
                     stderr.contains("worker-1 joined") && stderr.contains("worker-2 joined")
                 })
                 let workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
                 #expect(workers.count == 2, "want two local workers, found \(workers)")
-                // The group has begun (its tasks go out to the workers) when the signal comes.
-                #expect(await coordinator.waitForStderr(containing: "group UploadSingleImageOp: 8 element(s)", timeout: 10))
+                // The group's first 4 elements run on the workers when the signal comes.
+                try #require(await starts.waitForMore(than: 3, before: .now + .seconds(10)), "\(starts.order)\n\(coordinator.transcript)")
 
                 coordinator.send(SIGTERM)
                 let end = await coordinator.waitForExit(timeout: 10)

@@ -10,9 +10,12 @@ import Testing
 @Suite(.serialized) struct PoolTests {
     /// A flow whose group echoes each of `count` elements after `sleep` seconds; with
     /// `announcingTo`, each element first writes a line to that FIFO (an ``ElementStarts``).
-    static func echoFlow(_ name: String, count: Int, sleep: Double, maxConcurrent: Int = 8, announcingTo fifo: String? = nil) -> String {
+    /// With `gatedBy`, each element then waits until the test opens its gate (an ``ElementGates``).
+    static func echoFlow(_ name: String, count: Int, sleep: Double, maxConcurrent: Int = 8, announcingTo fifo: String? = nil,
+                         gatedBy gates: ElementGates? = nil) -> String {
         let items = (0..<count).map { "\(name)-\($0)" }
         let announce = fifo.map { "echo \\\"$1\\\" >> '\($0)'; " } ?? ""
+        let gate = gates.map { "read -r line < '\($0.directory)/'\\\"$1\\\"; " } ?? ""
         return """
             flow: \(name)
             bucket:
@@ -25,56 +28,9 @@ import Testing
                   input: items
                   output: outs
                   maxConcurrent: \(maxConcurrent)
-                  with: {command: "\(announce)sleep \(sleep); printf %s \\"$1\\"", shell: true}
+                  with: {command: "\(announce)\(gate)sleep \(sleep); printf %s \\"$1\\"", shell: true}
 
             """
-    }
-
-    /// A FIFO the elements of an ``echoFlow(_:count:sleep:maxConcurrent:announcingTo:)`` write to
-    /// as they start on a worker, read on a thread of its own: each start is an event a test waits
-    /// for (it samples the pool's status then), where it slept between samples.
-    final class ElementStarts: Sendable {
-        let path: String
-        private let descriptor: Int32
-        private let count = Mutex(0)
-        private let changes = EventWaiters()
-
-        init(_ path: String) throws {
-            guard mkfifo(path, 0o600) == 0 else { throw HarnessError("mkfifo \(path): \(String(cString: strerror(errno)))") }
-            // Read and write: opening does not wait for a writer, and the FIFO never ends while open.
-            descriptor = open(path, O_RDWR)
-            guard descriptor >= 0 else { throw HarnessError("open \(path): \(String(cString: strerror(errno)))") }
-            self.path = path
-            let thread = Thread { [self] in
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let read = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-                    if read < 0, errno == EINTR { continue }
-                    guard read > 0 else { return }
-                    // Lines of at most PIPE_BUF bytes come whole: one per element, or the end.
-                    let lines = String(decoding: buffer[0..<read], as: UTF8.self).split(separator: "\n")
-                    count.withLock { $0 += lines.filter { $0 != "end of test" }.count }
-                    changes.changed()
-                    if lines.contains("end of test") { return }
-                }
-            }
-            thread.name = "element-starts"
-            thread.start()
-        }
-
-        /// Element starts read so far.
-        var started: Int { count.withLock { $0 } }
-
-        /// Waits until more than `seen` elements have started; whether they did before `deadline`.
-        func waitForMore(than seen: Int, before deadline: ContinuousClock.Instant) async -> Bool {
-            await changes.wait(timeout: ContinuousClock.now.duration(to: deadline)) { self.started > seen }
-        }
-
-        /// Ends the reading thread. The FIFO stays open for reading, so that an element still
-        /// running (a test that failed early) never blocks on opening it.
-        func close() {
-            _ = "end of test\n".withCString { write(descriptor, $0, strlen($0)) }
-        }
     }
 
     static func expectedOutputs(_ name: String, count: Int) -> String {
@@ -180,18 +136,25 @@ import Testing
         }
     }
 
-    /// The pool's status is sampled as elements start on the worker (each announces its start on
-    /// a FIFO), not on a timer: a clean-clone CI run here (12 tests at once on 2 cores) once
-    /// fitted only 2 timed status queries into the phase sampled, both runs with work waiting
-    /// after their first rounds. Each element sleeps 0.5 s. The checks on the samples are unchanged.
+    /// A run with share 3 holds 3 of a worker's 4 slots while a run with share 1 holds the fourth.
+    /// Each element waits at a gate of its own until the test lets it end, the oldest first, and
+    /// the pool's status is asked once the element that took the freed slot has started: nothing
+    /// moves while it is asked, so every sample must show the shares. It sampled a group running
+    /// freely before, and a clean-clone CI run (stop 54, 12 tests at once on 2 cores) fitted no
+    /// status query into the 2.5 s in which both runs had 4 elements done and work still waiting.
     @Test func aRunWithShareThreeGetsThreeTimesTheSlotsOfOneWithShareOne() async throws {
         try await withCluster { cluster in
             let (pool, endpoint) = try await Self.startPool(cluster)
             let starts = try ElementStarts(cluster.path("starts.fifo"))
-            defer { starts.close() }
-            let heavy = try Self.run(cluster, try cluster.write("h.yaml", Self.echoFlow("h", count: 30, sleep: 0.5, announcingTo: starts.path)),
+            let gates = try ElementGates(cluster.path("gates"), names: ["h", "l"].flatMap { run in (0..<30).map { "\(run)-\($0)" } })
+            defer {
+                gates.releaseAll()
+                gates.close()
+                starts.close()
+            }
+            let heavy = try Self.run(cluster, try cluster.write("h.yaml", Self.echoFlow("h", count: 30, sleep: 0, announcingTo: starts.path, gatedBy: gates)),
                                      pool: endpoint, label: "h", extra: ["--share", "3"])
-            let light = try Self.run(cluster, try cluster.write("l.yaml", Self.echoFlow("l", count: 30, sleep: 0.5, announcingTo: starts.path)),
+            let light = try Self.run(cluster, try cluster.write("l.yaml", Self.echoFlow("l", count: 30, sleep: 0, announcingTo: starts.path, gatedBy: gates)),
                                      pool: endpoint, label: "l")
             // Both runs registered before the worker joins (the pool logs each), so neither has a head start.
             let registered = await pool.waitForOutput(timeout: 5) { _, stderr in
@@ -199,23 +162,29 @@ import Testing
             }
             try #require(registered, "both runs must register with the pool\n\(pool.transcript)")
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
-            // Sampled as elements start on the worker: the pool has just given out a slot then.
-            var seen: [(h: Int, l: Int)] = []
-            var heard = 0
             let deadline = ContinuousClock.now + .seconds(60)
-            while seen.count < 4, await starts.waitForMore(than: heard, before: deadline) {
-                heard = starts.started
+            try #require(await starts.waitForMore(than: 3, before: deadline), "the worker's 4 slots never filled: \(starts.order)")
+            // The first 4 slots went to whichever run submitted first (work-conserving); once those
+            // 4 elements have ended, each slot freed since went where the shares say.
+            var ended: [String] = []
+            for round in 0..<12 {
+                let heard = starts.started
+                guard let oldest = starts.order.first(where: { !ended.contains($0) }) else { break }
+                ended.append(oldest)
+                gates.release(oldest)
+                try #require(await starts.waitForMore(than: heard, before: deadline), "nothing took the slot \(oldest) left: \(starts.order)")
+                #expect(starts.started == heard + 1, "one element ended, one more started: \(starts.order)")
+                guard round >= 3 else { continue }
                 let status = try await Self.status(cluster, endpoint)
-                guard let h = status.runs.first(where: { $0.flow == "h" }), let l = status.runs.first(where: { $0.flow == "l" }) else { break }
-                if h.queued > 0, l.queued > 0, h.done >= 4, l.done >= 4, status.busy == 4 {
-                    seen.append((h.inFlight, l.inFlight))
-                }
-                if h.done >= 4, l.done >= 4, h.queued == 0 || l.queued == 0 { break }
+                let h = try #require(status.runs.first { $0.flow == "h" }, "\(status.runs)")
+                let l = try #require(status.runs.first { $0.flow == "l" }, "\(status.runs)")
+                #expect(status.busy == 4 && h.queued > 0 && l.queued > 0, "both runs still have work waiting: \(status)")
+                #expect(h.inFlight == 3 && l.inFlight == 1, "shares 3:1 of 4 slots are 3 and 1 (after \(ended)): h \(h.inFlight), l \(l.inFlight)")
             }
-            #expect(seen.count >= 3, "status --pool rarely showed both runs at work: \(seen)")
-            #expect(seen.filter { $0.h == 3 && $0.l == 1 }.count * 5 >= seen.count * 4, "shares 3:1 of 4 slots are 3 and 1: \(seen)")
+            gates.releaseAll()
             #expect(await heavy.waitForExit(timeout: 60) == .exit(0), "\(heavy.transcript)")
             #expect(await light.waitForExit(timeout: 60) == .exit(0), "\(light.transcript)")
+            #expect(heavy.stdout.finalBucketValue("outs") == Self.expectedOutputs("h", count: 30))
             #expect(light.stdout.finalBucketValue("outs") == Self.expectedOutputs("l", count: 30))
         }
     }

@@ -169,7 +169,7 @@ extension ClusterIntegrationTests {
         /// coordinator once `killAfter` lines are there. Returns the run's id.
         static func killedShellGroup(_ cluster: ClusterScope, count: Int, log: String, line: String, killAfter: Int) async throws -> String {
             // Each element announces its line on a FIFO too, after the log: the kill waits on those.
-            let starts = try PoolTests.ElementStarts(cluster.path("starts.fifo"))
+            let starts = try ElementStarts(cluster.path("starts.fifo"))
             defer { starts.close() }
             let flowFile = try cluster.write("shell-group.yaml", """
                 flow: shell-group
