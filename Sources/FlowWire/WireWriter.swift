@@ -35,12 +35,14 @@ package struct WireWriter: Sendable {
     }
 
     /// Appends a copy of bytes already written, at `range`.
+    ///
+    /// The bytes are copied out first and appended as an array: both are one `memcpy` in a debug
+    /// build too, where appending `repeatElement(0, count:)` and copying over it walked the
+    /// generic collection a byte at a time (a 1.6 MB SUBMIT of 16 tasks that repeat a 100 KiB
+    /// parameter took 0.7 s of CPU to encode, long enough for a loaded pool to drop its client).
     mutating func appendRepeat(of range: Range<Int>) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: range.count))
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            (buffer.baseAddress! + start).update(from: buffer.baseAddress! + range.lowerBound, count: range.count)
-        }
+        let copy = Array(bytes[range])
+        bytes.append(contentsOf: copy)
     }
 
     /// Appends one byte.
