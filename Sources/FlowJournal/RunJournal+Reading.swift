@@ -134,7 +134,7 @@ extension RunJournal {
         let host: String = row["host"]
         var runningProcess: String?
         if state == .running {
-            if host == ProcessInfo.processInfo.hostName, kill(pid_t(pid), 0) != 0, errno == ESRCH {
+            if host == ProcessInfo.processInfo.hostName, LocalProcess.hasEnded(pid_t(pid)) {
                 state = .interrupted
             } else {
                 runningProcess = "pid \(pid) on \(host)"

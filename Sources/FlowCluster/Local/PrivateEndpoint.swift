@@ -1,3 +1,4 @@
+import Flow
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -37,14 +38,15 @@ enum PrivateEndpoint {
         unlink(String(endpoint.dropFirst("ipc://".count)))
     }
 
-    /// Removes the `flow-PID-*.sock` sockets in `directory` whose process no longer exists. A
+    /// Removes the `flow-PID-*.sock` sockets in `directory` whose process has ended (a zombie has:
+    /// ``LocalProcess/hasEnded(_:)``). A
     /// process that exists but is not ours (EPERM) keeps its file, and so does anything that is not
     /// a socket.
     static func removeStale(in directory: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names {
             guard let pid = processIdentifier(inName: name), pid != getpid() else { continue }
-            guard kill(pid, 0) == -1, errno == ESRCH else { continue }
+            guard LocalProcess.hasEnded(pid) else { continue }
             let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
             var status = stat()
             guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { continue }
