@@ -32,10 +32,11 @@ extension ClusterIntegrationTests {
             let output = Pipe()
             process.standardOutput = output
             process.standardError = output
-            try process.run()
+            let exit = try ProcessLaunch.run(process, unblockingSignals: false)
             let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            // The kernel's word, not Foundation's (ProcessLaunch.terminate says why).
+            let ended = exit.waitBlocking(timeout: .seconds(60))
+            return (ended?.status ?? -1, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         }
 
         /// The lines of `log`: one per element that ran, its index.

@@ -83,7 +83,7 @@ import Testing
         let owner = Process()
         owner.executableURL = URL(fileURLWithPath: "/bin/sleep")
         owner.arguments = ["600"]
-        try owner.run()
+        let ownerExit = try ProcessLaunch.run(owner)
         let started = try await TestCommand.offThread {
             try TestCommand.run(["env", "CEPH_RGW_OWNER_PID=\(owner.processIdentifier)", CephRGWServer.script, "start", folder])
         }
@@ -93,8 +93,7 @@ import Testing
         #expect(Set(recorded.map(\.1)) == ["owner-watch", "mon.a", "osd.0", "client.rgw.a"])
         #expect(recorded.allSatisfy { Self.runs($0.0) })
 
-        kill(owner.processIdentifier, SIGKILL)
-        owner.waitUntilExit()
+        ProcessLaunch.kill(owner, exit: ownerExit)
         // The script's own pidfd wait: returns when the watcher has stopped the cluster and removed the folder.
         let watcher = try #require(recorded.first { $0.1 == "owner-watch" }?.0)
         let waited = try await TestCommand.offThread { try TestCommand.run([CephRGWServer.script, "wait-owner", String(watcher)]) }

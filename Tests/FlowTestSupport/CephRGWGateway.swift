@@ -74,14 +74,15 @@ final class CephRGWGateway: Sendable {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
+        let exit = try ProcessLaunch.run(process)
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        // Its stdout ended: it exits now. The kernel's word, not Foundation's (ProcessLaunch.terminate says why).
+        let ended = exit.waitBlocking(timeout: .seconds(60))
         let fields = Self.fields(of: printed)
-        guard process.terminationStatus == 0, let endpoint = fields["endpoint"], let key = fields["access_key"],
+        guard ended == ProcessLaunch.Exit(status: 0, signalled: false), let endpoint = fields["endpoint"], let key = fields["access_key"],
               let secret = fields["secret_key"] else {
             let said = (try? String(contentsOfFile: errorsPath, encoding: .utf8)) ?? ""
-            throw TestSupportError("ceph-rgw start failed (exit \(process.terminationStatus)): \(said)\(printed)")
+            throw TestSupportError("ceph-rgw start failed (\(ended.map(\.description) ?? "still running 60 s after its output ended")): \(said)\(printed)")
         }
         return CephRGWGateway(endpoint: endpoint, accessKeyID: key, secretAccessKey: secret, folder: folder)
     }

@@ -118,11 +118,8 @@ public final class FaultyHTTPServer: @unchecked Sendable {
         return try JSONDecoder().decode(Stats.self, from: data)
     }
 
-    /// Stops the server (SIGKILL: it holds no state worth a clean exit) and reaps it.
+    /// Stops the server (SIGKILL: it holds no state worth a clean exit) and waits until it has exited.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        ProcessLaunch.kill(process)
     }
 }

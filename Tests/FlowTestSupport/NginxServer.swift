@@ -170,13 +170,10 @@ public final class NginxServer: @unchecked Sendable {
     }
 
     /// Ends a child process started by ``ProcessLaunch``: SIGTERM, then SIGKILL after 3 s;
-    /// returns once it is reaped.
+    /// returns once it has exited.
     static func terminate(_ process: Process) {
-        guard let exit = ProcessLaunch.exit(of: process) else {
-            // It has ended already (its exit was seen): Foundation reaps it, if it has not yet.
-            process.waitUntilExit()
-            return
-        }
+        // `nil`: it has ended already (its exit was seen); Foundation reaps it in its own time.
+        guard let exit = ProcessLaunch.exit(of: process) else { return }
         ProcessLaunch.terminate(process, exit: exit)
     }
 

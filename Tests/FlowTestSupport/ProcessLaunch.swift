@@ -98,15 +98,21 @@ public enum ProcessLaunch {
     }
 
     /// Ends a child started by ``run(_:unblockingSignals:)``: SIGTERM, then SIGKILL when it has
-    /// not exited within `grace` seconds; returns once it has exited and Foundation has reaped it.
+    /// not exited within `grace` seconds; returns once the kernel says it has exited.
+    ///
+    /// Nothing here waits for Foundation to reap it (`waitUntilExit`): Foundation learns of a
+    /// child's end when a socket the child inherited closes, and a child another thread spawned at
+    /// the same moment can inherit that socket too (Foundation's spawn closes the descriptors it
+    /// found open a moment before, and the socket has no close-on-exec). Its end is then heard only
+    /// when that other child ends, a moto server's or a pool's whole test later, while
+    /// `waitUntilExit` spins on a run loop with no source (a main test phase here hung on it, a
+    /// core busy, once the helpers ran off the cooperative pool and more children started at once).
+    /// Foundation reaps the zombie in its own time.
     ///
     /// - Returns: whether it ended on SIGTERM within `grace` (`false`: it needed SIGKILL).
     @discardableResult
     public static func terminate(_ process: Process, exit: OneTimeEvent<Exit>, grace: Duration = .seconds(3)) -> Bool {
-        guard !exit.hasHappened else {
-            process.waitUntilExit()
-            return true
-        }
+        guard !exit.hasHappened else { return true }
         Glibc.kill(process.processIdentifier, SIGTERM)
         let ended = exit.waitBlocking(timeout: grace) != nil
         if !ended { Glibc.kill(process.processIdentifier, SIGKILL) }
@@ -114,22 +120,27 @@ public enum ProcessLaunch {
         return ended
     }
 
-    /// SIGKILLs a child started by ``run(_:unblockingSignals:)`` and returns once it is reaped.
+    /// SIGKILLs a child started by ``run(_:unblockingSignals:)`` unless it has ended, and returns
+    /// once it has exited.
+    public static func kill(_ process: Process) {
+        guard let exit = exit(of: process) else { return }
+        kill(process, exit: exit)
+    }
+
+    /// SIGKILLs a child started by ``run(_:unblockingSignals:)`` and returns once it has exited.
     public static func kill(_ process: Process, exit: OneTimeEvent<Exit>) {
         if !exit.hasHappened { Glibc.kill(process.processIdentifier, SIGKILL) }
         reap(process, exit: exit)
     }
 
-    /// After SIGKILL, which cannot be ignored: waits for the exit, then for Foundation's reaping.
-    /// A child still there after 60 s fails the test that stopped it (an issue naming it) and is
-    /// left, rather than hanging the test.
+    /// After SIGKILL, which cannot be ignored: waits for the exit the kernel reports (see
+    /// ``terminate(_:exit:grace:)`` for why not for Foundation's reaping). A child still there
+    /// after 60 s fails the test that stopped it (an issue naming it) and is left, rather than
+    /// hanging the test.
     private static func reap(_ process: Process, exit: OneTimeEvent<Exit>) {
-        guard exit.waitBlocking(timeout: .seconds(60)) != nil else {
-            let name = process.executableURL?.lastPathComponent ?? "a child"
-            Issue.record("ProcessLaunch: \(name) (pid \(process.processIdentifier)) did not exit within 60 s of SIGKILL")
-            return
-        }
-        process.waitUntilExit()
+        guard exit.waitBlocking(timeout: .seconds(60)) == nil else { return }
+        let name = process.executableURL?.lastPathComponent ?? "a child"
+        Issue.record("ProcessLaunch: \(name) (pid \(process.processIdentifier)) did not exit within 60 s of SIGKILL")
     }
 }
 

@@ -40,11 +40,8 @@ public final class S3ChecksumProxy: @unchecked Sendable {
         try JSONDecoder().decode([String: Int].self, from: Data(contentsOf: URL(string: endpoint + "/_proxy_stats")!))
     }
 
-    /// Stops the proxy and reaps it.
+    /// Stops the proxy and waits until it has exited.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        ProcessLaunch.kill(process)
     }
 }

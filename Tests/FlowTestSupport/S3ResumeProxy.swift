@@ -113,11 +113,8 @@ public final class S3ResumeProxy: @unchecked Sendable {
         try server.admin(arguments, script: Self.script)
     }
 
-    /// Stops the proxy and reaps it.
+    /// Stops the proxy and waits until it has exited.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        ProcessLaunch.kill(process)
     }
 }

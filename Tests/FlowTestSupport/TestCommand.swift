@@ -31,8 +31,9 @@ public enum TestCommand {
             throw TestSupportError("\(arguments.joined(separator: " ")) did not end within \(timeout)"
                 + " (\(exit.hasHappened ? "it exited; something it started held its stdout" : "killed")); its output so far: \(reader.text)")
         }
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: reader.text)
+        // The kernel's word, not Foundation's (see ProcessLaunch.terminate): the status, or the signal.
+        let ended = exit.current!
+        return Result(status: ended.status, output: reader.text)
     }
 
     /// The SHA-256 of a file by `sha256sum`, as lowercase hex.
