@@ -85,7 +85,10 @@ struct ShellProcess: Sendable {
             }
             group.addTask {
                 try? await Task.sleep(for: .milliseconds(Int64(timeLimit * 1000)))
-                if !Task.isCancelled { timer.fire() }
+                // A program that has exited by its limit is not stopped at it: what is left is
+                // reading its output, which a busy machine's task pool can hold up past the limit
+                // (a program that exited in 10 ms was once reported killed at its 20 s limit).
+                if !Task.isCancelled, !running.hasExited { timer.fire() }
                 return nil
             }
             var finished: Result<Outcome, any Error>?
@@ -188,13 +191,27 @@ struct ShellProcess: Sendable {
 /// and what it left is killed, before swift-subprocess reaps it (after which its id may be reused).
 private final class RunningGroup: Sendable {
     private let leader = Mutex<pid_t?>(nil)
+    private let over = Mutex(false)
 
     func started(_ pid: pid_t) {
         leader.withLock { $0 = pid }
     }
 
     func ended() {
+        over.withLock { $0 = true }
         leader.withLock { $0 = nil }
+    }
+
+    /// Whether the program (the group's leader) has exited: its end was seen, or the kernel
+    /// says so (`waitid` with `WNOWAIT`, leaving it for swift-subprocess to reap). `false`
+    /// before it started.
+    var hasExited: Bool {
+        if over.withLock({ $0 }) { return true }
+        return leader.withLock { pid in
+            guard let pid else { return false }
+            var info = siginfo_t()
+            return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid == pid
+        }
     }
 
     /// Signals the whole group, if it still may be.
