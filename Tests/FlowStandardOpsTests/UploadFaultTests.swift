@@ -86,26 +86,28 @@ struct UploadFaultTests {
     }
 
     @Test func aStalledUploadIsStoppedAtItsTimeLimitAndRetried() async throws {
-        // A stall far longer than any run here takes, so a run that ends well before it shows the
-        // time limit cut it, however loaded the machine (18 s were seen with every suite at once).
-        let server = try FaultyHTTPServer(rules: [.init(kind: "stall", first: 1, names: ["f-001.bin"], seconds: 90)])
+        // The first try of f-001 is held until the test releases it: a run that ends while the
+        // server still holds it shows the time limit cut it, whatever the machine's load (it was
+        // a wall-clock bound of 45 s on a 90 s stall, which a loaded run here passed at 47 s).
+        let server = try FaultyHTTPServer(rules: [.init(kind: "stall", first: 1, names: ["f-001.bin"], seconds: 600, untilReleased: true)])
         defer { server.stop() }
         let (folder, paths, contents) = try files(3)
         defer { withExtendedLifetime(folder) {} }
-        let started = ContinuousClock.now
         let flow = await runFlow(bucket: ["files": strings(paths)], steps: [
             uploadGroup(server, retry: FlowRetryPolicy(attempts: 3, delay: .milliseconds(10)), timeout: .milliseconds(500)),
         ])
         #expect(flow.isSuccess, "\(flow.errorText)")
-        #expect(ContinuousClock.now - started < .seconds(45), "the stall lasts 90 s; the limit must end it")
+        #expect(try server.stats().inFlight == 1, "the stalled first try is still held by the server: the limit ended it")
+        try server.release()
         #expect(flow.lines.contains { $0.contains("attempt 1 of 3 failed: time limit of 500 ms exceeded; retrying in ") })
         #expect(try Data(contentsOf: server.storedFile("/up/f-001.bin")) == contents[1])
     }
 
     @Test func aFileThatShrinksWhileItIsSentFailsNamingItAndIsNotStored() async throws {
-        // The server holds the request 5 s before reading it: backpressure stops the upload
-        // after a few chunks, and the file is cut short meanwhile.
-        let server = try FaultyHTTPServer(rules: [.init(kind: "stall", names: ["big.bin"], seconds: 5)])
+        // The server holds the request before reading it until the test releases it:
+        // backpressure stops the upload after a few chunks, and the file is cut short meanwhile.
+        // (A stall of 5 s once ended on a loaded machine before the test had seen it begin.)
+        let server = try FaultyHTTPServer(rules: [.init(kind: "stall", names: ["big.bin"], seconds: 600, untilReleased: true)])
         defer { server.stop() }
         let folder = try TemporaryDirectory()
         let file = folder.file("big.bin")
@@ -120,6 +122,7 @@ struct UploadFaultTests {
         let handle = try FileHandle(forWritingTo: file)
         try handle.truncate(atOffset: 1 << 20)
         try handle.close()
+        try server.release()
 
         let finished = try await result
         guard case .withError(let text) = finished.state else {

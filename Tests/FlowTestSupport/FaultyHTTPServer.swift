@@ -30,10 +30,13 @@ public final class FaultyHTTPServer: @unchecked Sendable {
         public var seconds: Double?
         /// Only while more than this many `PUT`s arrived in the second before (S3's SlowDown).
         public var abovePerSecond: Int?
+        /// For `stall`: it also ends at ``FaultyHTTPServer/release()``.
+        public var untilReleased: Bool?
 
         public init(kind: String, every: Int? = nil, first: Int? = nil, names: [String]? = nil, retryAfter: Int? = nil,
-                    seconds: Double? = nil, abovePerSecond: Int? = nil) {
+                    seconds: Double? = nil, abovePerSecond: Int? = nil, untilReleased: Bool? = nil) {
             self.abovePerSecond = abovePerSecond
+            self.untilReleased = untilReleased
             self.kind = kind
             self.every = every
             self.first = first
@@ -110,6 +113,11 @@ public final class FaultyHTTPServer: @unchecked Sendable {
     /// Where a `PUT` to `path` was stored.
     public func storedFile(_ path: String) -> URL {
         root.url.appendingPathComponent(String(path.drop { $0 == "/" }))
+    }
+
+    /// Ends the stalls of rules with `untilReleased`, those held now and those to come.
+    public func release() throws {
+        _ = try Data(contentsOf: URL(string: url("/_release"))!)
     }
 
     /// What the server has seen so far.

@@ -11,6 +11,7 @@ RULES_JSON is a list of rules tried in order for each PUT; the first that matche
   {"kind": "reset-before", "every": 7}              reset the connection before reading the body
   {"kind": "reset-during", "every": 5}              read half the body, then reset
   {"kind": "stall", "seconds": 30, "first": 1}      hold the request that long before reading its body
+                                                    (with "untilReleased": true, or until GET /_release)
   {"kind": "hold", "seconds": 60}                   read the body, then hold the answer that long, or
                                                     until the client closes the connection (its
                                                     thread then ends: no pile-up of held requests)
@@ -36,6 +37,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = sys.argv[1]
 RULES = json.loads(sys.argv[2]) if len(sys.argv) > 2 else []
+# Set by GET /_release: ends the stalls of rules with "untilReleased".
+RELEASED = threading.Event()
 LOCK = threading.Lock()
 STATS = {"puts": 0, "byPath": {}, "stored": {}, "status": {}, "inFlight": 0, "maxInFlight": 0, "times": []}
 RECENT = []  # arrival times of the PUTs of the last second
@@ -82,7 +85,10 @@ class Handler(BaseHTTPRequestHandler):
         self.count("reset")
 
     def do_GET(self):
-        if self.path == "/_stats":
+        if self.path == "/_release":
+            RELEASED.set()
+            self.answer(200, b"released")
+        elif self.path == "/_stats":
             with LOCK:
                 body = json.dumps(STATS).encode()
             self.answer(200, body, {"Content-Type": "application/json"})
@@ -145,7 +151,7 @@ class Handler(BaseHTTPRequestHandler):
                     return self.store(body)
                 if kind == "stall":
                     deadline = time.time() + rule.get("seconds", 30)
-                    while time.time() < deadline:
+                    while time.time() < deadline and not (rule.get("untilReleased") and RELEASED.is_set()):
                         time.sleep(0.05)
                     break
                 self.rfile.read(length)
