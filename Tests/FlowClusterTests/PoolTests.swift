@@ -88,10 +88,15 @@ import Testing
         try await withCluster { cluster in
             let (pool, endpoint) = try await Self.startPool(cluster)
             let starts = try ElementStarts(cluster.path("starts.fifo"))
-            defer { starts.close() }
-            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 100, sleep: 0.2, announcingTo: starts.path)),
+            let gates = try ElementGates(cluster.path("gates"), names: ["a", "b"].flatMap { run in (0..<100).map { "\(run)-\($0)" } })
+            defer {
+                gates.releaseAll()
+                gates.close()
+                starts.close()
+            }
+            let a = try Self.run(cluster, try cluster.write("a.yaml", Self.echoFlow("a", count: 100, sleep: 0.2, announcingTo: starts.path, gatedBy: gates)),
                                  pool: endpoint, label: "a", extra: ["--json", cluster.path("a.json")])
-            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 100, sleep: 0.2, announcingTo: starts.path)),
+            let b = try Self.run(cluster, try cluster.write("b.yaml", Self.echoFlow("b", count: 100, sleep: 0.2, announcingTo: starts.path, gatedBy: gates)),
                                  pool: endpoint, label: "b", extra: ["--json", cluster.path("b.json")])
             // Both runs registered before any worker joins (the pool logs each), so neither has a head start.
             let registered = await pool.waitForOutput(timeout: 5) { _, stderr in
@@ -100,26 +105,30 @@ import Testing
             try #require(registered, "both runs must register with the pool\n\(pool.transcript)\n\(a.transcript)\n\(b.transcript)")
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
             _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 2)
-            // While both have work, each holds half the 4 slots (once slots have turned over: the
-            // first tasks of the group went to whichever run submitted first, work-conserving).
-            // Sampled as elements start on the workers (each announces it on a FIFO: the pool has
-            // just given out a slot then), until 8 samples or until a run has no more waiting: on a
-            // loaded machine a fixed count of tries ran out with 2 samples while the runs still had work.
-            var samples: [(a: Int, b: Int)] = []
-            var heard = 0
+            // While both have work, each holds half the 4 slots. Each element waits at its gate
+            // until the test lets the oldest running one end; the status is asked once the element
+            // that took the freed slot has started, so nothing moves while it is asked. The first
+            // 4 slots went to whichever run submitted first (work-conserving): the shares show
+            // once those 4 have ended. (Sampled on freely running groups before, a loaded machine
+            // fitted too few queries into the window.)
             let deadline = ContinuousClock.now + .seconds(60)
-            while samples.count < 8, await starts.waitForMore(than: heard, before: deadline) {
-                heard = starts.started
+            try #require(await starts.waitForMore(than: 3, before: deadline), "the workers' 4 slots never filled: \(starts.order)")
+            var ended: [String] = []
+            for round in 0..<12 {
+                let heard = starts.started
+                guard let oldest = starts.order.first(where: { !ended.contains($0) }) else { break }
+                ended.append(oldest)
+                gates.release(oldest)
+                try #require(await starts.waitForMore(than: heard, before: deadline), "nothing took the slot \(oldest) left: \(starts.order)")
+                guard round >= 4 else { continue }
                 let status = try await Self.status(cluster, endpoint)
-                guard let ra = status.runs.first(where: { $0.flow == "a" }), let rb = status.runs.first(where: { $0.flow == "b" }) else { break }
-                if ra.queued > 0, rb.queued > 0, ra.done >= 4, rb.done >= 4, status.busy == 4 {
-                    samples.append((ra.inFlight, rb.inFlight))
-                }
-                if ra.done >= 4, rb.done >= 4, ra.queued == 0 || rb.queued == 0 { break }
+                let ra = try #require(status.runs.first { $0.flow == "a" }, "\(status.runs)")
+                let rb = try #require(status.runs.first { $0.flow == "b" }, "\(status.runs)")
+                #expect(status.busy == 4 && ra.queued > 0 && rb.queued > 0, "both runs still have work waiting: \(status)")
+                #expect(ra.inFlight == 2 && rb.inFlight == 2, "equal shares of 4 slots are 2 and 2 (after \(ended)): a \(ra.inFlight), b \(rb.inFlight)")
             }
-            // A sample can fall between a slot freeing and its next task: most, not all, must show it.
-            #expect(samples.count >= 3, "status --pool rarely showed both runs at work: \(samples)")
-            #expect(samples.filter { $0.a == 2 && $0.b == 2 }.count * 5 >= samples.count * 4, "equal shares of 4 slots are 2 and 2: \(samples)")
+            // The rest of both groups runs freely (0.2 s an element).
+            gates.releaseAll()
             #expect(await a.waitForExit(timeout: 60) == .exit(0), "\(a.transcript)")
             #expect(await b.waitForExit(timeout: 60) == .exit(0), "\(b.transcript)")
             #expect(a.stdout.finalBucketValue("outs") == Self.expectedOutputs("a", count: 100), "\(a.stdout)")
