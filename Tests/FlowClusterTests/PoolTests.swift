@@ -54,6 +54,29 @@ import Testing
         try PoolStatus.query(endpoint, timeout: .seconds(30))
     }
 
+    /// The pool's status as the workers' slots turn over, for flows gated by `gates`: `rounds`
+    /// times, the oldest running element is let end, and once the element that took its slot has
+    /// started the status is asked, so nothing moves while it is. The statuses come from after the
+    /// first `slots` elements have ended: those started before the pool's shares applied (they
+    /// went to whichever run submitted first, work-conserving).
+    static func statusesAsSlotsTurnOver(_ cluster: ClusterScope, _ endpoint: String, starts: ElementStarts, gates: ElementGates,
+                                        slots: Int, rounds: Int = 12) async throws -> [PoolStatus] {
+        let deadline = ContinuousClock.now + .seconds(60)
+        try #require(await starts.waitForMore(than: slots - 1, before: deadline), "the \(slots) slots never filled: \(starts.order)")
+        var ended: [String] = []
+        var statuses: [PoolStatus] = []
+        for round in 0..<rounds {
+            let heard = starts.started
+            let oldest = try #require(starts.order.first { !ended.contains($0) }, "no element left running: \(starts.order)")
+            ended.append(oldest)
+            gates.release(oldest)
+            try #require(await starts.waitForMore(than: heard, before: deadline), "nothing took the slot \(oldest) left: \(starts.order)")
+            #expect(starts.started == heard + 1, "one element ended, one more started: \(starts.order)")
+            if round >= slots - 1 { statuses.append(try await status(cluster, endpoint)) }
+        }
+        return statuses
+    }
+
     static func run(_ cluster: ClusterScope, _ file: String, pool endpoint: String, label: String, extra: [String] = []) throws -> ChildProcess {
         try cluster.coordinator(["run", file, "--pool", endpoint, "--worker-timeout", "30"] + ClusterScope.fastHeartbeat + extra, label: label)
     }
@@ -105,27 +128,13 @@ import Testing
             try #require(registered, "both runs must register with the pool\n\(pool.transcript)\n\(a.transcript)\n\(b.transcript)")
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2)
             _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 2)
-            // While both have work, each holds half the 4 slots. Each element waits at its gate
-            // until the test lets the oldest running one end; the status is asked once the element
-            // that took the freed slot has started, so nothing moves while it is asked. The first
-            // 4 slots went to whichever run submitted first (work-conserving): the shares show
-            // once those 4 have ended. (Sampled on freely running groups before, a loaded machine
-            // fitted too few queries into the window.)
-            let deadline = ContinuousClock.now + .seconds(60)
-            try #require(await starts.waitForMore(than: 3, before: deadline), "the workers' 4 slots never filled: \(starts.order)")
-            var ended: [String] = []
-            for round in 0..<12 {
-                let heard = starts.started
-                guard let oldest = starts.order.first(where: { !ended.contains($0) }) else { break }
-                ended.append(oldest)
-                gates.release(oldest)
-                try #require(await starts.waitForMore(than: heard, before: deadline), "nothing took the slot \(oldest) left: \(starts.order)")
-                guard round >= 4 else { continue }
-                let status = try await Self.status(cluster, endpoint)
+            // While both have work, each holds half the 4 slots (sampled with the elements held at
+            // their gates; freely running groups left a loaded machine too few queries in the window).
+            for status in try await Self.statusesAsSlotsTurnOver(cluster, endpoint, starts: starts, gates: gates, slots: 4) {
                 let ra = try #require(status.runs.first { $0.flow == "a" }, "\(status.runs)")
                 let rb = try #require(status.runs.first { $0.flow == "b" }, "\(status.runs)")
                 #expect(status.busy == 4 && ra.queued > 0 && rb.queued > 0, "both runs still have work waiting: \(status)")
-                #expect(ra.inFlight == 2 && rb.inFlight == 2, "equal shares of 4 slots are 2 and 2 (after \(ended)): a \(ra.inFlight), b \(rb.inFlight)")
+                #expect(ra.inFlight == 2 && rb.inFlight == 2, "equal shares of 4 slots are 2 and 2: a \(ra.inFlight), b \(rb.inFlight)")
             }
             // The rest of both groups runs freely (0.2 s an element).
             gates.releaseAll()
@@ -171,24 +180,11 @@ import Testing
             }
             try #require(registered, "both runs must register with the pool\n\(pool.transcript)")
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
-            let deadline = ContinuousClock.now + .seconds(60)
-            try #require(await starts.waitForMore(than: 3, before: deadline), "the worker's 4 slots never filled: \(starts.order)")
-            // The first 4 slots went to whichever run submitted first (work-conserving); once those
-            // 4 elements have ended, each slot freed since went where the shares say.
-            var ended: [String] = []
-            for round in 0..<12 {
-                let heard = starts.started
-                guard let oldest = starts.order.first(where: { !ended.contains($0) }) else { break }
-                ended.append(oldest)
-                gates.release(oldest)
-                try #require(await starts.waitForMore(than: heard, before: deadline), "nothing took the slot \(oldest) left: \(starts.order)")
-                #expect(starts.started == heard + 1, "one element ended, one more started: \(starts.order)")
-                guard round >= 3 else { continue }
-                let status = try await Self.status(cluster, endpoint)
+            for status in try await Self.statusesAsSlotsTurnOver(cluster, endpoint, starts: starts, gates: gates, slots: 4) {
                 let h = try #require(status.runs.first { $0.flow == "h" }, "\(status.runs)")
                 let l = try #require(status.runs.first { $0.flow == "l" }, "\(status.runs)")
                 #expect(status.busy == 4 && h.queued > 0 && l.queued > 0, "both runs still have work waiting: \(status)")
-                #expect(h.inFlight == 3 && l.inFlight == 1, "shares 3:1 of 4 slots are 3 and 1 (after \(ended)): h \(h.inFlight), l \(l.inFlight)")
+                #expect(h.inFlight == 3 && l.inFlight == 1, "shares 3:1 of 4 slots are 3 and 1: h \(h.inFlight), l \(l.inFlight)")
             }
             gates.releaseAll()
             #expect(await heavy.waitForExit(timeout: 60) == .exit(0), "\(heavy.transcript)")

@@ -190,34 +190,41 @@ struct ShellProcess: Sendable {
 /// The program's process group while it may be signalled: from its start until it has exited
 /// and what it left is killed, before swift-subprocess reaps it (after which its id may be reused).
 private final class RunningGroup: Sendable {
-    private let leader = Mutex<pid_t?>(nil)
-    private let over = Mutex(false)
+    private enum Phase {
+        case starting
+        case running(pid_t)
+        case ended
+    }
+
+    private let phase = Mutex(Phase.starting)
 
     func started(_ pid: pid_t) {
-        leader.withLock { $0 = pid }
+        phase.withLock { $0 = .running(pid) }
     }
 
     func ended() {
-        over.withLock { $0 = true }
-        leader.withLock { $0 = nil }
+        phase.withLock { $0 = .ended }
     }
 
     /// Whether the program (the group's leader) has exited: its end was seen, or the kernel
     /// says so (`waitid` with `WNOWAIT`, leaving it for swift-subprocess to reap). `false`
     /// before it started.
     var hasExited: Bool {
-        if over.withLock({ $0 }) { return true }
-        return leader.withLock { pid in
-            guard let pid else { return false }
-            var info = siginfo_t()
-            return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid == pid
+        phase.withLock { phase in
+            switch phase {
+            case .starting: return false
+            case .ended: return true
+            case .running(let pid):
+                var info = siginfo_t()
+                return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid == pid
+            }
         }
     }
 
     /// Signals the whole group, if it still may be.
     func signal(_ number: Int32) {
-        leader.withLock { pid in
-            if let pid { _ = kill(-pid, number) }
+        phase.withLock { phase in
+            if case .running(let pid) = phase { _ = kill(-pid, number) }
         }
     }
 }
