@@ -22,7 +22,7 @@ import Testing
     /// limit is not enforced.
     @Test func theBytesBudgetHoldsAcrossThreeWorkers() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         defer { server.stop() }
         try await withCluster { cluster in
             let folder = try GroupLimitClusterTests.makeFolder(cluster, count: 96, size: Self.fileSize)
@@ -55,7 +55,7 @@ import Testing
     /// terminal (`limit --bytes-per-second off`) after a second or two: it ends within seconds.
     @Test func aBytesLimitChangedWhileRunningTakesEffect() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         defer { server.stop() }
         try await withCluster { cluster in
             let folder = try GroupLimitClusterTests.makeFolder(cluster, count: 100, size: Self.fileSize)

@@ -28,7 +28,7 @@ extension ClusterIntegrationTests {
             try await withCluster { cluster in
                 let (coordinator, endpoint) = try await startCoordinator(cluster, Self.sleepGroup(4, maxConcurrent: 4, allowFailure: true))
                 let stopping = try RawWorker(endpoint: endpoint, name: "stopping", slots: 4, ops: ["SleepOp"])
-                let tasks = try #require(try stopping.nextTasks())
+                let tasks = try #require(try await stopping.nextTasks())
                 try stopping.send(.result(tasks.map { RawWorker.result(for: $0, state: .cancelled) }))
                 _ = try cluster.worker(connect: endpoint, name: "w2")
                 let end = await coordinator.waitForExit(timeout: 30)
@@ -37,7 +37,7 @@ extension ClusterIntegrationTests {
                 #expect(summary.finalBucketValue("outs") == "[\"e0\", \"e1\", \"e2\", \"e3\"]", "\(summary)")
                 #expect(summary.components(separatedBy: "@ w2] DidFinish: successfully").count - 1 == 4, "\(summary)")
                 #expect(!summary.contains("cancelled"), "\(summary)")
-                #expect(try stopping.nextTasks(timeout: 0.3) == nil, "a worker that said cancelled is stopping: no more tasks")
+                #expect(try await stopping.nextTasks(timeout: 0.3) == nil, "a worker that said cancelled is stopping: no more tasks")
             }
         }
 
@@ -49,7 +49,7 @@ extension ClusterIntegrationTests {
                     """)
                 let (coordinator, endpoint) = try await startCoordinator(cluster, flow)
                 let worker = try RawWorker(endpoint: endpoint, name: "deep", slots: 1, ops: ["SleepOp", "SimplePrintOp"])
-                let task = try #require(try worker.nextTasks()?.first)
+                let task = try #require(try await worker.nextTasks()?.first)
                 // Depth 64 is legal on the wire; collected into `outs`, it becomes 65 deep.
                 var deep = FlowValue.integer(1)
                 for _ in 0..<64 { deep = .array([deep]) }
@@ -57,7 +57,7 @@ extension ClusterIntegrationTests {
                 let end = await coordinator.waitForExit(timeout: 20)
                 #expect(end == .exit(1), "\(coordinator.transcript)")
                 #expect(coordinator.stdout.contains("bucket value <outs> nests arrays and maps 65 deep"), "\(coordinator.stdout)")
-                #expect(try worker.nextTasks(timeout: 0.2) == nil, "no TASK the worker must drop may be sent")
+                #expect(try await worker.nextTasks(timeout: 0.2) == nil, "no TASK the worker must drop may be sent")
             }
         }
 
@@ -67,7 +67,7 @@ extension ClusterIntegrationTests {
                 let (coordinator, endpoint) = try await startCoordinator(
                     cluster, Self.sleepGroup(2, maxConcurrent: 2, allowFailure: false), ["--liveness", "10"])
                 let gone = try RawWorker(endpoint: endpoint, name: "gone", slots: 2, ops: ["SleepOp"], heartbeatMilliseconds: 400)
-                #expect(try gone.nextTasks()?.count == 2)
+                #expect(try await gone.nextTasks()?.count == 2)
                 gone.close()
                 _ = try cluster.worker(connect: endpoint, name: "w2")
                 let end = await coordinator.waitForExit(timeout: 30)
@@ -83,7 +83,7 @@ extension ClusterIntegrationTests {
                 let worker = try RawWorker(endpoint: endpoint, name: "flaky", slots: 1, ops: ["SleepOp"])
                 var attempts: [UInt32] = []
                 for _ in 0..<3 {
-                    guard let task = try worker.nextTasks(timeout: 5)?.first else { break }
+                    guard let task = try await worker.nextTasks(timeout: 5)?.first else { break }
                     attempts.append(task.attempt)
                     // READY again on the same connection: the registration ends, the task is lost.
                     try worker.send(.ready(WireReady(workerName: "flaky", slotCount: 1, ops: ["SleepOp"], hostname: "raw", processID: 1,
@@ -93,7 +93,7 @@ extension ClusterIntegrationTests {
                 let end = await coordinator.waitForExit(timeout: 20)
                 #expect(end == .exit(1), "\(coordinator.transcript)")
                 #expect(coordinator.stdout.contains("was given up: 3 worker(s) were lost running it"), "\(coordinator.stdout)")
-                #expect(try worker.nextTasks(timeout: 0.2) == nil, "no fourth attempt")
+                #expect(try await worker.nextTasks(timeout: 0.2) == nil, "no fourth attempt")
             }
         }
 
@@ -103,7 +103,7 @@ extension ClusterIntegrationTests {
                 let worker = try RawWorker(endpoint: endpoint, name: "batch", slots: 16, ops: ["SleepOp"])
                 var messages = 0
                 var answered = 0
-                while answered < 160, let tasks = try worker.nextTasks(timeout: 10) {
+                while answered < 160, let tasks = try await worker.nextTasks(timeout: 10) {
                     messages += 1
                     answered += tasks.count
                     try worker.send(.result(tasks.map { RawWorker.result(for: $0, output: $0.groupElement) }))
@@ -124,13 +124,13 @@ extension ClusterIntegrationTests {
                 let (coordinator, endpoint) = try await startCoordinator(cluster, Self.sleepGroup(12, maxConcurrent: 2, allowFailure: false))
                 let worker = try RawWorker(endpoint: endpoint, name: "queueing", slots: 2, ops: ["SleepOp"], features: WireReady.Feature.queue)
                 var tasks: [WireTask] = []
-                while tasks.count < 4, let more = try worker.nextTasks(timeout: 10) { tasks += more }
+                while tasks.count < 4, let more = try await worker.nextTasks(timeout: 10) { tasks += more }
                 #expect(tasks.count == 4, "2 slots and 2 places in the queue: \(tasks.map(\.elementIndex))")
-                #expect(try worker.nextTasks(timeout: 0.3) == nil, "never more than twice the slots")
+                #expect(try await worker.nextTasks(timeout: 0.3) == nil, "never more than twice the slots")
                 guard tasks.count == 4 else { return }
                 try worker.send(.result([RawWorker.result(for: tasks[0], state: .error("boom"))]))
                 var recalled: [UInt64]?
-                while recalled == nil, let message = try worker.next(timeout: 10) {
+                while recalled == nil, let message = try await worker.next(timeout: 10) {
                     if case .recall(let ids) = message { recalled = ids }
                 }
                 #expect(recalled.map(Set.init) == Set(tasks[1...].map(\.taskID)), "the worker holds more than its slots: any may wait")
@@ -138,7 +138,7 @@ extension ClusterIntegrationTests {
                 try worker.send(.result([RawWorker.result(for: tasks[1])]))
                 let end = await coordinator.waitForExit(timeout: 20)
                 #expect(end == .exit(1), "\(coordinator.transcript)")
-                #expect(try worker.nextTasks(timeout: 0.2) == nil, "nothing of the failed group is sent again")
+                #expect(try await worker.nextTasks(timeout: 0.2) == nil, "nothing of the failed group is sent again")
                 #expect(coordinator.stdout.contains("boom"), "\(coordinator.stdout)")
             }
         }
@@ -151,17 +151,17 @@ extension ClusterIntegrationTests {
                 let (coordinator, endpoint) = try await startCoordinator(cluster, Self.sleepGroup(4, maxConcurrent: 4, allowFailure: false))
                 let busy = try RawWorker(endpoint: endpoint, name: "busy", slots: 2, ops: ["SleepOp"], features: WireReady.Feature.queue)
                 var held: [WireTask] = []
-                while held.count < 4, let more = try busy.nextTasks(timeout: 10) { held += more }
+                while held.count < 4, let more = try await busy.nextTasks(timeout: 10) { held += more }
                 #expect(held.count == 4, "2 slots and 2 places in the queue")
                 let idle = try RawWorker(endpoint: endpoint, name: "idle", slots: 2, ops: ["SleepOp"], features: WireReady.Feature.queue)
                 var recalled: [UInt64] = []
-                while recalled.isEmpty, let message = try busy.next(timeout: 10) {
+                while recalled.isEmpty, let message = try await busy.next(timeout: 10) {
                     if case .recall(let ids) = message { recalled = ids }
                 }
                 #expect(recalled.count == 2 && Set(recalled).isSubset(of: held.map(\.taskID)), "\(recalled)")
                 let references = held.filter { recalled.contains($0.taskID) }.map { WireTaskReference(taskID: $0.taskID, attempt: $0.attempt) }
                 try busy.send(.returned(references))
-                let moved = try idle.nextTasks(timeout: 10) ?? []
+                let moved = try await idle.nextTasks(timeout: 10) ?? []
                 #expect(Set(moved.map(\.taskID)) == Set(recalled), "what came back goes to the idle worker")
                 #expect(moved.allSatisfy { $0.attempt == 2 })
                 try busy.send(.result(held.filter { !recalled.contains($0.taskID) }.map { RawWorker.result(for: $0, output: $0.groupElement) }))
@@ -179,7 +179,7 @@ extension ClusterIntegrationTests {
                 let coordinator = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--json", json, "--summary", summaryFile])
                 let endpoint = try await coordinator.listeningEndpoint()
                 let worker = try RawWorker(endpoint: endpoint, name: "raw", slots: 3, ops: ["SleepOp"])
-                let tasks = try #require(try worker.nextTasks()).sorted { $0.elementIndex < $1.elementIndex }
+                let tasks = try #require(try await worker.nextTasks()).sorted { $0.elementIndex < $1.elementIndex }
                 try #require(tasks.count == 3)
                 let answers = [
                     RawWorker.result(for: tasks[0], output: .string("A")),
@@ -209,7 +209,7 @@ extension ClusterIntegrationTests {
                 #expect(end == .exit(3), "\(coordinator.transcript)")
                 #expect(coordinator.stderr.contains("a worker must offer at least one op"), "\(coordinator.stderr)")
                 #expect(!coordinator.stderr.contains("worker empty joined"), "\(coordinator.stderr)")
-                #expect(try empty.nextTasks(timeout: 0.1) == nil)
+                #expect(try await empty.nextTasks(timeout: 0.1) == nil)
             }
         }
 
@@ -224,7 +224,7 @@ extension ClusterIntegrationTests {
                     """
                 let (coordinator, endpoint) = try await startCoordinator(cluster, flow)
                 let flaky = try RawWorker(endpoint: endpoint, name: "flaky", slots: 8, ops: ["SleepOp"])
-                let tasks = try #require(try flaky.nextTasks()).sorted { $0.elementIndex < $1.elementIndex }
+                let tasks = try #require(try await flaky.nextTasks()).sorted { $0.elementIndex < $1.elementIndex }
                 try #require(tasks.count == 2)
                 _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 2)
                 try #require(await coordinator.waitForStderr(containing: "worker w2 joined", timeout: 10))
@@ -241,7 +241,7 @@ extension ClusterIntegrationTests {
                 #expect(summary.contains("@ w2] DidFinish: successfully"), "the retry must run on the worker that did not fail it\n\(summary)")
                 #expect(!summary.contains("failed: HTTP 403; retrying"), "a permanent failure is tried once\n\(summary)")
                 #expect(summary.finalBucketValue("outs") == "[\"e0\"]", "\(summary)")
-                #expect(try flaky.nextTasks(timeout: 0.2) == nil, "no retry may go back to the worker that failed it")
+                #expect(try await flaky.nextTasks(timeout: 0.2) == nil, "no retry may go back to the worker that failed it")
             }
         }
     }

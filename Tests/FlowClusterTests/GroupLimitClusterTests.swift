@@ -48,7 +48,7 @@ import Testing
     /// second), and every worker took part.
     @Test func theRequestsBudgetHoldsAcrossThreeWorkers() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         defer { server.stop() }
         try await withCluster { cluster in
             let folder = try Self.makeFolder(cluster, count: 240)
@@ -71,7 +71,7 @@ import Testing
     /// status showed the limit before.
     @Test func aLimitChangedWhileRunningTakesEffect() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         defer { server.stop() }
         try await withCluster { cluster in
             let folder = try Self.makeFolder(cluster, count: 300)
@@ -104,7 +104,7 @@ import Testing
         var refused: [Bool: Double] = [:]
         var stored: [Bool: Int] = [:]
         for adaptive in [true, false] {
-            let server = try FaultyHTTPServer(rules: [.init(kind: "503", abovePerSecond: 40)])
+            let server = try await FaultyHTTPServer.start(rules: [.init(kind: "503", abovePerSecond: 40)])
             defer { server.stop() }
             try await withCluster { cluster in
                 let folder = try Self.makeFolder(cluster, count: 150, size: 64)

@@ -9,7 +9,7 @@ import Testing
     /// Every file's first two tries get that answer; the step's third try stores it. The wait is
     /// the step's `maxDelay`, both workers are still running at the end, and every file is stored.
     @Test func anEndlessRetryAfterIsCappedAndKillsNoWorker() async throws {
-        let server = try FaultyHTTPServer(rules: [.init(kind: "503", first: 2, retryAfter: 99_999_999_999_999_999)])
+        let server = try await FaultyHTTPServer.start(rules: [.init(kind: "503", first: 2, retryAfter: 99_999_999_999_999_999)])
         defer { server.stop() }
         try await withCluster { cluster in
             let folder = try GroupLimitClusterTests.makeFolder(cluster, count: 6)

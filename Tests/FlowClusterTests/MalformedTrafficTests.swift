@@ -23,11 +23,11 @@ extension ClusterIntegrationTests {
                 #expect(silent != nil)
 
                 // Before any worker: raw bytes, then ZeroMQ garbage.
-                #expect(RawPeers.tcpWrite(port: port, RawPeers.randomBytes(4096)))
-                #expect(RawPeers.tcpWrite(port: port, Data("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)))
+                #expect(await RawPeers.tcpWrite(port: port, RawPeers.randomBytes(4096)))
+                #expect(await RawPeers.tcpWrite(port: port, Data("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)))
                 let greeting = Data([0xff, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x7f, 0x03, 0x00]) + Data("NULL".utf8) + RawPeers.randomBytes(300)
-                #expect(RawPeers.tcpWrite(port: port, greeting))
-                let replies = try RawPeers.dealer(to: endpoint, send: RawPeers.malformedMessages() + [RawPeers.resultFromAStranger()])
+                #expect(await RawPeers.tcpWrite(port: port, greeting))
+                let replies = try await RawPeers.dealer(to: endpoint, send: RawPeers.malformedMessages() + [RawPeers.resultFromAStranger()])
                 #expect(replies.contains { if case .disconnect = $0 { true } else { false } },
                         "a RESULT from an unknown peer must be answered with DISCONNECT; got \(replies)")
                 #expect(!replies.contains { if case .task = $0 { true } else { false } }, "garbage must never register a worker")
@@ -36,8 +36,8 @@ extension ClusterIntegrationTests {
                 // With a real worker, more garbage while the group runs.
                 let worker = try cluster.worker(connect: endpoint, name: "w1")
                 try #require(await coordinator.waitForStderr(containing: "worker w1 joined", timeout: 10))
-                _ = try RawPeers.dealer(to: endpoint, send: RawPeers.malformedMessages(), listen: 0.1)
-                #expect(RawPeers.tcpWrite(port: port, RawPeers.randomBytes(10_000)))
+                _ = try await RawPeers.dealer(to: endpoint, send: RawPeers.malformedMessages(), listen: 0.1)
+                #expect(await RawPeers.tcpWrite(port: port, RawPeers.randomBytes(10_000)))
 
                 let end = await coordinator.waitForExit(timeout: 30)
                 #expect(end == .exit(0), "\(coordinator.transcript)")

@@ -50,14 +50,14 @@ extension ClusterIntegrationTests {
                 var end: MetricsScrape?
                 let deadline = Date().addingTimeInterval(60)
                 while Date() < deadline, coordinator.isRunning {
-                    guard let scrape = try MetricsScrape.fetch(coordinatorAddress) else { break }
+                    guard let scrape = try await MetricsScrape.fetch(coordinatorAddress) else { break }
                     scrapes += 1
                     let inFlight = scrape.value("flow_tasks_in_flight")
                     maxInFlight = max(maxInFlight, inFlight)
                     #expect(inFlight <= scrape.value("flow_cluster_slots"), "more tasks in flight than slots:\n\(scrape.text)")
                     if scrape.value("flow_group_elements", ["flow": "watched", "state": "running"]) > 0 { sawRunningElements = true }
                     for address in workerAddresses {
-                        guard let workerScrape = try MetricsScrape.fetch(address) else { continue }
+                        guard let workerScrape = try await MetricsScrape.fetch(address) else { continue }
                         let busy = workerScrape.value("flow_worker_slots_busy")
                         maxBusy = max(maxBusy, busy)
                         #expect(busy <= 3, "a worker with 3 slots had \(busy) busy")
@@ -85,16 +85,16 @@ extension ClusterIntegrationTests {
                 #expect(maxInFlight >= 1 && maxInFlight <= 6, "in flight peaked at \(maxInFlight)")
                 #expect(maxBusy >= 1, "no worker scrape ever saw a busy slot in \(scrapes) scrapes")
                 #expect(sawRunningElements, "no scrape saw a group element running in \(scrapes) scrapes")
-                #expect(try last.promtoolProblems() == nil)
+                #expect(try await last.promtoolProblems() == nil)
 
                 #expect(await coordinator.waitForExit(timeout: 30) == .exit(0), "\(coordinator.transcript)")
-                #expect(try MetricsScrape.fetch(coordinatorAddress) == nil, "the coordinator's metrics outlived it")
+                #expect(try await MetricsScrape.fetch(coordinatorAddress) == nil, "the coordinator's metrics outlived it")
 
                 // The workers run on: their totals are the whole run's.
                 var completedOnWorkers = 0.0, uploaded = 0.0, slots = 0.0
                 for address in workerAddresses {
-                    let scrape = try #require(try MetricsScrape.fetch(address))
-                    #expect(try scrape.promtoolProblems() == nil)
+                    let scrape = try #require(try await MetricsScrape.fetch(address))
+                    #expect(try await scrape.promtoolProblems() == nil)
                     #expect(scrape.value("flow_worker_slots_busy") == 0)
                     completedOnWorkers += scrape.value("flow_tasks_completed_total", ["op": "SleepOp", "state": "succeeded"])
                     uploaded += scrape.value("flow_worker_uploaded_bytes_total")

@@ -32,7 +32,7 @@ extension ClusterIntegrationTests {
                 let name = "evil\n[cluster] worker forged joined from nowhere (9 slots, 9 ops)\u{1B}[2J\u{1B}]0;owned\u{07}"
                 let ready = WireCodec.encode(.ready(WireReady(workerName: name, slotCount: 1, ops: ["NoSuchOp"], hostname: "h\r\u{9B}31m",
                                                               processID: 1)))
-                _ = try RawPeers.dealer(to: endpoint, send: [ready])
+                _ = try await RawPeers.dealer(to: endpoint, send: [ready])
                 let escaped = "worker evil\\n[cluster] worker forged joined from nowhere (9 slots, 9 ops)\\u{1B}[2J\\u{1B}]0;owned\\u{7} "
                     + "joined from h\\r\\u{9B}31m (1 slots, 1 ops)"
                 #expect(await coordinator.waitForStderr(containing: escaped, timeout: 20), "\(coordinator.stderr)")
@@ -50,7 +50,7 @@ extension ClusterIntegrationTests {
                 let coordinator = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "20"])
                 let endpoint = try await coordinator.listeningEndpoint()
                 let worker = try RawWorker(endpoint: endpoint, name: "liar", slots: 1, ops: ["SleepOp"])
-                let task = try #require(try worker.nextTasks()?.first)
+                let task = try #require(try await worker.nextTasks()?.first)
                 let text = "boom\n[cluster] worker forged joined from nowhere (9 slots, 9 ops)\u{1B}[31m"
                 try worker.send(.result([WireResult(taskID: task.taskID, attempt: task.attempt, finishState: .withError(text), startedAt: Date(),
                                                     finishedAt: Date(), events: [WireEvent(time: Date(), kind: .log("said\n\u{1B}[1mthis"))],
@@ -79,7 +79,7 @@ extension ClusterIntegrationTests {
                 let huge = WireCodec.encode(.ready(WireReady(workerName: String(repeating: "n", count: 100_000), slotCount: 1, ops: ops,
                                                              hostname: "h", processID: 1)))
                 let frameBytes = huge.reduce(0) { $0 + $1.count }
-                _ = try RawPeers.dealer(to: endpoint, send: [huge], listen: 1)
+                _ = try await RawPeers.dealer(to: endpoint, send: [huge], listen: 1)
                 #expect(await coordinator.waitForStderr(containing: "a READY within the name and op limits can have", timeout: 30),
                         "\(coordinator.stderr.prefix(2_000))")
                 let peak = try #require(ProcessMemory.peakResidentBytes(ofProcess: pid))
@@ -91,11 +91,11 @@ extension ClusterIntegrationTests {
                 // A name just past its limit, three times from one peer: logged once.
                 let long = WireCodec.encode(.ready(WireReady(workerName: String(repeating: "m", count: 300), slotCount: 1, ops: ["NoSuchOp"],
                                                              hostname: "h", processID: 1)))
-                _ = try RawPeers.dealer(to: endpoint, send: [long, long, long], listen: 1.5)
+                _ = try await RawPeers.dealer(to: endpoint, send: [long, long, long], listen: 1.5)
                 // A READY within the limits, op list and all, still joins.
                 let fine = WireCodec.encode(.ready(WireReady(workerName: "fine", slotCount: 1, ops: Array(ops.prefix(1_024)).map { String($0.prefix(255)) },
                                                              hostname: "h", processID: 1)))
-                _ = try RawPeers.dealer(to: endpoint, send: [fine])
+                _ = try await RawPeers.dealer(to: endpoint, send: [fine])
                 #expect(await coordinator.waitForStderr(containing: "worker fine joined from h (1 slots, 1024 ops)", timeout: 20),
                         "\(coordinator.stderr.prefix(2_000))")
                 let stderr = coordinator.stderr

@@ -11,7 +11,7 @@ import Testing
     /// both pool workers took part, and `status` of the run counted the bytes the pool relayed.
     @Test func aRunThroughAPoolIsHeldToItsBytesBudgetAcrossThePoolsWorkers() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         defer { server.stop() }
         try await withCluster { cluster in
             let (pool, endpoint) = try await PoolTests.startPool(cluster)
@@ -49,9 +49,9 @@ import Testing
     /// second, through a pool with 2 workers of 2 slots: about 9 s of starts and parts by the
     /// proxy's clock, as on a coordinator's own workers (`RequestBudgetClusterTests`).
     @Test func aRunThroughAPoolIsHeldToItsRequestsBudgetPartsIncluded() async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ResumeProxy(in: s3)
+        let proxy = try await S3ResumeProxy.start(in: s3)
         defer { proxy.stop() }
         try await withCluster { cluster in
             let (pool, endpoint) = try await PoolTests.startPool(cluster)

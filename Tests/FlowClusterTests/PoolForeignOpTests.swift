@@ -22,7 +22,7 @@ extension ClusterIntegrationTests {
                 let ran = try await Self.offThread { () throws -> [String] in
                     let worker = try RawWorker(endpoint: endpoint, name: "foreign", slots: 1, ops: ["ForeignOp"])
                     defer { worker.close() }
-                    guard let tasks = try worker.nextTasks(timeout: 60) else { return [] }
+                    guard let tasks = try worker.nextTasksBlocking(timeout: 60) else { return [] }
                     for task in tasks { try worker.send(.result([RawWorker.result(for: task)])) }
                     return tasks.map(\.op)
                 }

@@ -49,9 +49,10 @@ import Testing
 
     /// The pool's STATUS, asked from this process (the same query `status --pool` makes, which
     /// `statusPrintsThePoolsWorkersAndRunsAsTables` runs as a program): sampling often must not
-    /// start a process each time on a loaded machine.
+    /// start a process each time on a loaded machine. The query waits in `zmq_poll`, so it runs on
+    /// a thread of its own (``TestCommand/offThread(_:)``), not on one of the cooperative pool's.
     static func status(_ cluster: ClusterScope, _ endpoint: String) async throws -> PoolStatus {
-        try PoolStatus.query(endpoint, timeout: .seconds(30))
+        try await TestCommand.offThread { try PoolStatus.query(endpoint, timeout: .seconds(30)) }
     }
 
     /// The pool's status as the workers' slots turn over, for flows gated by `gates`: `rounds`
@@ -415,7 +416,7 @@ import Testing
             // A client of its own: HELLO, then WITHDRAW of every id a run could have used, and STATUS.
             let hello = WireCodec.encode(.hello(WireHello(clientName: "mallory", runID: "evil", flowName: "evil", origin: "mallory@x")))
             let withdraw = WireCodec.encode(.withdraw(Array(1...5_000)))
-            let answers = try RawPeers.dealer(to: endpoint, send: [hello, withdraw, WireCodec.encode(.status)], listen: 1.0)
+            let answers = try await RawPeers.dealer(to: endpoint, send: [hello, withdraw, WireCodec.encode(.status)], listen: 1.0)
             let welcomed = answers.contains { if case .welcome = $0 { true } else { false } }
             #expect(welcomed, "\(answers)")
             let reply = answers.compactMap { if case .statusReply(let json) = $0 { json } else { nil } }.first ?? ""
@@ -436,7 +437,7 @@ import Testing
             // READY as a FLOW01 worker sends it: the FLOW/02 layout under the earlier version frame.
             var ready = WireCodec.encode(.ready(WireReady(workerName: "old", slotCount: 1, ops: ["EchoOp"], hostname: "h", processID: 1)))
             ready[0] = Data("FLOW01".utf8)
-            let frames = try RawPeers.exchange(with: endpoint, send: [ready], listen: 1.0)
+            let frames = try await RawPeers.exchange(with: endpoint, send: [ready], listen: 1.0)
             let disconnect = try #require(frames.first { $0.count == 3 && $0[1] == Data([WireCommand.disconnect.rawValue]) }, "\(frames)")
             #expect(disconnect[0] == Data("FLOW01".utf8), "answered in the peer's own version")
             var same = disconnect
@@ -462,7 +463,7 @@ import Testing
             let deadline = ContinuousClock.now + .seconds(10)
             while await starts.waitForMore(than: heard, before: deadline) {
                 heard = starts.started
-                scrape = try MetricsScrape.fetch(address)
+                scrape = try await MetricsScrape.fetch(address)
                 if let scrape, scrape.value("flow_pool_runs") == 1, scrape.value("flow_pool_tasks_queued") > 0 { break }
             }
             let seen = try #require(scrape, "no element started within 10 s\n\(run.transcript)")
@@ -470,7 +471,7 @@ import Testing
             #expect(seen.value("flow_pool_runs") == 1 && seen.value("flow_pool_slots_busy") == 2, "\(seen)")
             #expect(seen.value("flow_pool_tasks_queued") > 0, "\(seen)")
             #expect(seen.has("flow_pool_run_tasks_queued"), "\(seen)")
-            #expect(try seen.promtoolProblems() == nil)
+            #expect(try await seen.promtoolProblems() == nil)
             #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
         }
     }

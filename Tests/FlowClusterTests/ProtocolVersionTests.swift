@@ -20,7 +20,7 @@ extension ClusterIntegrationTests {
                 let coordinator = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--min-workers", "1",
                                                            "--worker-timeout", "3"])
                 let endpoint = try await coordinator.listeningEndpoint()
-                let replies = try RawPeers.exchange(with: endpoint, send: [Self.flow01Ready, Self.flow01Ready], listen: 1)
+                let replies = try await RawPeers.exchange(with: endpoint, send: [Self.flow01Ready, Self.flow01Ready], listen: 1)
                 let disconnect = try #require(replies.first, "no answer to a FLOW/01 READY: the old worker would wait in silence")
                 #expect(disconnect.count == 3 && disconnect[0] == Data("FLOW01".utf8) && disconnect[1] == Data([0x05]), "\(disconnect)")
                 var reader = WireReader(disconnect[2])

@@ -45,9 +45,9 @@ import Testing
     /// and the parts would follow as fast as the store takes them: several times the limit.
     /// `status` from another terminal counts the parts while it runs.
     @Test func multipartPartsCountAgainstRequestsPerSecondAcrossThreeWorkers() async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ResumeProxy(in: s3)
+        let proxy = try await S3ResumeProxy.start(in: s3)
         defer { proxy.stop() }
         try await withCluster { cluster in
             let folder = cluster.directory.appendingPathComponent("files")

@@ -73,7 +73,7 @@ extension ClusterIntegrationTests {
 
         @Test func aKilledUploadResumesWithoutSendingAgainWhatHadFinished() async throws {
             let server = try NginxServer()
-            try server.start()
+            try await server.start()
             defer { server.stop() }
             try await withCluster { cluster in
                 let count = 2_000

@@ -152,7 +152,7 @@ import Testing
                 // (An event reaches the page's recorder a moment after the coordinator acted on it.)
                 #expect(starts.count == 12 && starts[1] < marks[0].atMs && starts[2] > marks[1].atMs - 100, "\(starts) against \(marks)")
             }
-            let dom = try await TestCommand.offThread { try HeadlessChromium.dumpDOM(of: page) }
+            let dom = try await HeadlessChromium.dumpDOM(of: page)
             #expect(dom.contains(#"data-rendered="true""#), "the page never drew:\n\(dom.prefix(3000))")
             #expect(dom.contains("paused <b>"), "the header does not say how long the run was paused")
         }

@@ -10,7 +10,7 @@ extension ClusterIntegrationTests {
     @Suite struct S3DefaultChecksum {
         @Test func theDefaultsUploadToAStoreWithoutTrailingChecksumsAndVerify() async throws {
             try await S3Uploads.withS3 { s3, cluster in
-                let proxy = try S3ChecksumProxy(in: s3, pacific: true)
+                let proxy = try await S3ChecksumProxy.start(in: s3, pacific: true)
                 defer { proxy.stop() }
                 let folder = try S3Uploads.makeFolder(cluster, count: 20, bigFile: true)
                 let flowFile = try cluster.write("s3.yaml", S3Uploads.flow(endpoint: proxy.endpoint, extra: "skipExisting: checksum"))
@@ -19,7 +19,7 @@ extension ClusterIntegrationTests {
                                                   extra: ["--workers", "2", "--manifest", manifest])
                 #expect(run.termination == .exit(0), "\(run.transcript)")
                 for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
-                    #expect(try s3.object("2026/" + name) == Data(contentsOf: folder.appendingPathComponent(name)), "\(name)")
+                    #expect(try await s3.object("2026/" + name) == Data(contentsOf: folder.appendingPathComponent(name)), "\(name)")
                 }
                 let said = run.stdoutLines.filter { $0.contains("does not take trailing checksums; sending Content-MD5 and a signed payload") }
                 #expect((1...2).contains(said.count), "once per worker process at most: \(said)")
@@ -56,7 +56,7 @@ extension ClusterIntegrationTests {
         /// 2), so a store without trailing checksums is never asked for one.
         @Test func requestChecksumCalculationWhenRequiredSendsNone() async throws {
             try await S3Uploads.withS3 { s3, cluster in
-                let proxy = try S3ChecksumProxy(in: s3, pacific: true)
+                let proxy = try await S3ChecksumProxy.start(in: s3, pacific: true)
                 defer { proxy.stop() }
                 let folder = try S3Uploads.makeFolder(cluster, count: 5, bigFile: false)
                 let flowFile = try cluster.write("s3.yaml", S3Uploads.flow(endpoint: proxy.endpoint))

@@ -61,7 +61,7 @@ extension ClusterIntegrationTests.S3Uploads {
     @Test(arguments: [UploadChecksum.crc64nvme, .crc32c, .sha256, .md5])
     func aBodyCorruptedOnTheWayIsRefusedForItsChecksumAndSentAgain(_ checksum: UploadChecksum) async throws {
         try await Self.withS3 { s3, cluster in
-            let proxy = try S3ChecksumProxy(in: s3)
+            let proxy = try await S3ChecksumProxy.start(in: s3)
             defer { proxy.stop() }
             let folder = try Self.makeFolder(cluster, count: 3, bigFile: true)
             let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint, extra: "checksum: \(checksum.rawValue)",
@@ -69,7 +69,7 @@ extension ClusterIntegrationTests.S3Uploads {
             let run = try await Self.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)
             #expect(run.termination == .exit(0), "\(run.transcript)")
             for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
-                #expect(try s3.object("2026/" + name) == Data(contentsOf: folder.appendingPathComponent(name)), "\(name)")
+                #expect(try await s3.object("2026/" + name) == Data(contentsOf: folder.appendingPathComponent(name)), "\(name)")
             }
             let stats = try proxy.stats()
             // 3 small files and 4 parts, each corrupted and refused once.

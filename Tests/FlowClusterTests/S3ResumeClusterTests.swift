@@ -57,16 +57,16 @@ extension ClusterIntegrationTests {
                 try await Task.sleep(for: .milliseconds(20))
             }
             try proxy.hold()
-            let listed = try proxy.storedParts(of: key)
+            let listed = try await proxy.storedParts(of: key)
             try #require(listed.count == 1, "\(listed)")
             let parts = listed.values.first ?? []
             try #require(parts.count >= count && parts.count < partCount, "\(parts)")
             return parts
         }
 
-        static func checkResumedUpload(_ s3: MotoS3Server, _ proxy: S3ResumeProxy, folder: URL, output: String) throws {
-            #expect(try s3.object(key) == Data(contentsOf: folder.appendingPathComponent("video.bin")))
-            #expect(try s3.multipartUploads().isEmpty)
+        static func checkResumedUpload(_ s3: MotoS3Server, _ proxy: S3ResumeProxy, folder: URL, output: String) async throws {
+            #expect(try await s3.object(key) == Data(contentsOf: folder.appendingPathComponent("video.bin")))
+            #expect(try await s3.multipartUploads().isEmpty)
             let stats = try proxy.stats()
             // Every part once, but for those in flight at the kill.
             #expect(stats.partPuts <= partCount + partConcurrency, "\(stats.partPuts) part PUTs for \(partCount) parts: \(stats.parts)")
@@ -76,9 +76,9 @@ extension ClusterIntegrationTests {
         }
 
         @Test func aWorkerKilledMidUploadLeavesItsPartsAndAnotherWorkerSendsOnlyTheRest() async throws {
-            let s3 = try MotoS3Server()
+            let s3 = try await MotoS3Server.start()
             defer { s3.stop() }
-            let proxy = try S3ResumeProxy(in: s3)
+            let proxy = try await S3ResumeProxy.start(in: s3)
             defer { proxy.stop() }
             try await withCluster { cluster in
                 let folder = try Self.makeFolder(cluster)
@@ -96,7 +96,7 @@ extension ClusterIntegrationTests {
                 let second = try cluster.start("flow-worker", ["--connect", endpoint, "--name", "w2"] + ClusterScope.fastHeartbeat,
                                                label: "w2", extraEnvironment: s3.credentialsEnvironment)
                 #expect(await coordinator.waitForExit(timeout: 120) == .exit(0), "\(coordinator.transcript)\n\(second.transcript)")
-                try Self.checkResumedUpload(s3, proxy, folder: folder, output: coordinator.stdout)
+                try await Self.checkResumedUpload(s3, proxy, folder: folder, output: coordinator.stdout)
                 #expect(coordinator.stdout.contains("@ w2]"), "\(coordinator.stdout)")
                 // The TASK sent again carried w1's checkpoint (§7.9): no search of the store's
                 // unfinished uploads.
@@ -112,9 +112,9 @@ extension ClusterIntegrationTests {
         /// unfinished uploads (a key without `s3:ListBucketMultipartUploads`), with `ListParts`.
         @Test(arguments: [false, true])
         func aCoordinatorKilledMidUploadIsResumedAndSendsOnlyTheRest(listingRefused: Bool) async throws {
-            let s3 = try MotoS3Server()
+            let s3 = try await MotoS3Server.start()
             defer { s3.stop() }
-            let proxy = try S3ResumeProxy(in: s3)
+            let proxy = try await S3ResumeProxy.start(in: s3)
             defer { proxy.stop() }
             try await withCluster { cluster in
                 let folder = try Self.makeFolder(cluster)
@@ -135,12 +135,12 @@ extension ClusterIntegrationTests {
                 if listingRefused { try proxy.refuseListingUploads() }
                 try proxy.release()
                 #expect(try proxy.stats().aborts == 0)
-                try #require(try proxy.storedParts(of: Self.key).count == 1)
+                try #require(try await proxy.storedParts(of: Self.key).count == 1)
 
                 let resumed = try cluster.start("flow-coordinator", ["resume", runID, "--quiet", "--full-summary", "--workers", "1"], label: "resume",
                                                 extraEnvironment: s3.credentialsEnvironment)
                 #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript)")
-                try Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
+                try await Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
                 let line = resumed.stdout.split(separator: "\n").first { $0.contains(" from its checkpoint: ") }
                 let kept = try #require(line?.firstMatch(of: /: ([0-9]+) of 12 parts on the store \(([0-9]+) recorded\)/), "\(resumed.stdout)")
                 #expect(Int(kept.1)! >= stored.count && Int(kept.2)! >= stored.count, "\(line ?? "")")
@@ -153,9 +153,9 @@ extension ClusterIntegrationTests {
         /// cancelled by its user), and when `resume` binds the same endpoint it joins again and
         /// continues the upload, sending only the parts the store lacks.
         @Test func aCoordinatorKilledUnderAStandingWorkerLeavesTheUploadForResume() async throws {
-            let s3 = try MotoS3Server()
+            let s3 = try await MotoS3Server.start()
             defer { s3.stop() }
-            let proxy = try S3ResumeProxy(in: s3)
+            let proxy = try await S3ResumeProxy.start(in: s3)
             defer { proxy.stop() }
             try await withCluster { cluster in
                 let folder = try Self.makeFolder(cluster)
@@ -178,13 +178,13 @@ extension ClusterIntegrationTests {
                 #expect(!exited && worker.isRunning, "\(worker.transcript)")
                 let afterLoss = try proxy.stats()
                 #expect(afterLoss.aborts == 0, "the standing worker aborted the upload: \(afterLoss)")
-                try #require(try proxy.storedParts(of: Self.key).count == 1)
+                try #require(try await proxy.storedParts(of: Self.key).count == 1)
 
                 let resumed = try cluster.start("flow-coordinator", ["resume", runID, "--quiet", "--full-summary", "--bind", endpoint,
                                                                       "--min-workers", "1"] + ClusterScope.fastHeartbeat,
                                                 label: "resume", extraEnvironment: s3.credentialsEnvironment)
                 #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript)\n\(worker.transcript)")
-                try Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
+                try await Self.checkResumedUpload(s3, proxy, folder: folder, output: resumed.stdout)
                 #expect(resumed.stdout.contains("@ standing]"), "\(resumed.stdout)")
                 #expect(await worker.terminate() == .exit(0), "\(worker.transcript)")
             }

@@ -23,10 +23,10 @@ extension ClusterIntegrationTests {
                 let run = try await S3Uploads.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)
                 #expect(run.termination == .exit(0), "\(run.transcript)")
                 for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
-                    #expect(try s3.object("2026/" + name) == Data(contentsOf: folder.appendingPathComponent(name)), "\(name)")
+                    #expect(try await s3.object("2026/" + name) == Data(contentsOf: folder.appendingPathComponent(name)), "\(name)")
                 }
-                #expect(try s3.objects().count == 13)
-                #expect(try s3.multipartUploads().isEmpty)
+                #expect(try await s3.objects().count == 13)
+                #expect(try await s3.multipartUploads().isEmpty)
                 let fellBack = run.stdout.components(separatedBy: "does not take trailing checksums; sending Content-MD5").count - 1
                 #expect(kind == .ceph ? fellBack >= 1 : fellBack == 0, "\(run.stdout)")
 
@@ -47,7 +47,7 @@ extension ClusterIntegrationTests {
                 video[11 << 20] ^= 0xff
                 let changedVideo = s3.scratch.file("video.mp4")
                 try video.write(to: changedVideo)
-                try S3TestStoreKind.boto3(s3, """
+                try await S3TestStoreKind.boto3(s3, """
                     s3.put_object(Bucket=bucket, Key="2026/photo 01.jpg", Body=b"z" * 953)
                     s3.upload_file("\(changedVideo.path)", bucket, "2026/video.mp4")
                     """)
@@ -89,7 +89,7 @@ extension ClusterIntegrationTests {
                     #expect(again.stdout.contains("skipped \(name): the store has it already"), "\(name): \(again.stdout)")
                 }
                 #expect(again.stdout.contains("uploaded photo 03.jpg (10 bytes)"), "\(again.stdout)")
-                #expect(try s3.object("2026/photo 03.jpg") == Data(repeating: 7, count: 10))
+                #expect(try await s3.object("2026/photo 03.jpg") == Data(repeating: 7, count: 10))
             }
         }
     }

@@ -44,7 +44,7 @@ extension ClusterIntegrationTests {
 
         /// Runs `body` with a fresh S3 server and cluster scope, and stops both.
         static func withS3(_ body: (MotoS3Server, ClusterScope) async throws -> Void) async throws {
-            let s3 = try MotoS3Server()
+            let s3 = try await MotoS3Server.start()
             defer { s3.stop() }
             try await withCluster { cluster in try await body(s3, cluster) }
         }
@@ -65,15 +65,15 @@ extension ClusterIntegrationTests {
                 let run = try await Self.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)
                 #expect(run.termination == .exit(0), "\(run.transcript)")
                 let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-                #expect(try s3.objects().count == 13)
+                #expect(try await s3.objects().count == 13)
                 for name in names {
                     let sent = try Data(contentsOf: folder.appendingPathComponent(name))
-                    #expect(try s3.object("2026/" + name) == sent, "\(name) did not arrive intact")
+                    #expect(try await s3.object("2026/" + name) == sent, "\(name) did not arrive intact")
                     #expect(run.stdout.contains("s3://photos/2026/\(name)"))
                 }
                 #expect(run.stdout.contains("-> s3://photos/2026/video.mp4 in "))
                 #expect(run.stdout.contains(" (4 parts)"), "the 17.5 MiB file did not go up in 4 parts of 5 MiB: \(run.stdout)")
-                #expect(try s3.multipartUploads().isEmpty)
+                #expect(try await s3.multipartUploads().isEmpty)
             }
         }
 
@@ -100,8 +100,8 @@ extension ClusterIntegrationTests {
                 let run = try cluster.start("flow-coordinator", ["run", flowFile], extraEnvironment: s3.credentialsEnvironment)
                 _ = await run.waitForExit(timeout: 120)
                 #expect(run.termination == .exit(0), "\(run.transcript)")
-                #expect(try s3.objects().keys.sorted() == ["up/sub/2026/01/a photo.jpg"])
-                #expect(try s3.object("up/sub/2026/01/a photo.jpg") == Data("payload".utf8))
+                #expect(try await s3.objects().keys.sorted() == ["up/sub/2026/01/a photo.jpg"])
+                #expect(try await s3.object("up/sub/2026/01/a photo.jpg") == Data("payload".utf8))
                 for name in ["../../escaped.txt", "a/../../up.txt", "/root.txt", "a//b.txt"] {
                     #expect(run.stdout.contains("refused the upload name '\(name)'"), "no refusal for \(name): \(run.stdout)")
                 }
@@ -117,8 +117,8 @@ extension ClusterIntegrationTests {
                 let run = try await Self.run(cluster, example, folder: folder, environment: s3.credentialsEnvironment,
                                              extra: ["--set", "endpoint=\(s3.endpoint)"])
                 #expect(run.termination == .exit(0), "\(run.transcript)")
-                #expect(try s3.objects().count == 6)
-                #expect(try s3.object("2026/video.mp4") == Data(contentsOf: folder.appendingPathComponent("video.mp4")))
+                #expect(try await s3.objects().count == 6)
+                #expect(try await s3.object("2026/video.mp4") == Data(contentsOf: folder.appendingPathComponent("video.mp4")))
             }
         }
 
@@ -134,7 +134,7 @@ extension ClusterIntegrationTests {
                 let failures = run.stdout.split(separator: "\n").filter { $0.contains("DidFinish: withError:") && $0.contains("HTTP 403 SignatureDoesNotMatch") }
                 #expect(failures.count == 4, "\(run.stdout)")
                 #expect(!run.stdout.contains("retrying"), "a permanent S3 error was retried: \(run.stdout)")
-                #expect(try s3.objects().isEmpty)
+                #expect(try await s3.objects().isEmpty)
             }
         }
 
@@ -185,15 +185,15 @@ extension ClusterIntegrationTests {
                 var started = false
                 let deadline = ContinuousClock.now + .seconds(30)
                 while !started, ContinuousClock.now < deadline {
-                    started = try !s3.multipartUploads().isEmpty
+                    started = try await !s3.multipartUploads().isEmpty
                     if !started { try await Task.sleep(for: .milliseconds(100)) }
                 }
                 try #require(started, "no multipart upload started within 30 s: \(run.transcript)")
                 run.send(SIGINT)
                 #expect(await run.waitForExit(timeout: 60) == .exit(1), "\(run.transcript)")
                 // The coordinator waited for its workers, and they for the abort.
-                #expect(try s3.multipartUploads().isEmpty, "a multipart upload stayed behind: \(run.transcript)")
-                #expect(try s3.objects().isEmpty)
+                #expect(try await s3.multipartUploads().isEmpty, "a multipart upload stayed behind: \(run.transcript)")
+                #expect(try await s3.objects().isEmpty)
             }
         }
 
@@ -215,21 +215,21 @@ extension ClusterIntegrationTests {
                 print("worker peak resident memory for a 160 MiB multipart upload (2 x 5 MiB parts in flight): \(peak / 1_048_576) MB")
                 #expect(peak < 120 * 1024 * 1024, "the worker's memory peaked at \(peak / 1_048_576) MB for a 160 MiB file")
                 #expect(coordinator.stdout.contains("(32 parts)"), "\(coordinator.stdout)")
-                #expect(try s3.objects()["2026/long.mov"] == size)
+                #expect(try await s3.objects()["2026/long.mov"] == size)
             }
         }
 
         @Test func aFailedPartIsTriedAgainAloneUnderTheStepsRetry() async throws {
-            let s3 = try MotoS3Server()
+            let s3 = try await MotoS3Server.start()
             defer { s3.stop() }
-            let proxy = try S3FaultProxy(in: s3, failingParts: [2, 3])
+            let proxy = try await S3FaultProxy.start(in: s3, failingParts: [2, 3])
             defer { proxy.stop() }
             try await withCluster { cluster in
                 let folder = try Self.makeFolder(cluster, count: 0, bigFile: true)
                 let flowFile = try cluster.write("s3.yaml", Self.flow(endpoint: proxy.endpoint, retry: "{attempts: 3, delay: 0.05}"))
                 let run = try await Self.run(cluster, flowFile, folder: folder, environment: s3.credentialsEnvironment)
                 #expect(run.termination == .exit(0), "\(run.transcript)")
-                #expect(try s3.object("2026/video.mp4") == Data(contentsOf: folder.appendingPathComponent("video.mp4")))
+                #expect(try await s3.object("2026/video.mp4") == Data(contentsOf: folder.appendingPathComponent("video.mp4")))
                 // Parts 2 and 3 twice, the others once: the op itself was not tried again.
                 #expect(try proxy.partTries() == [1: 1, 2: 2, 3: 2, 4: 1])
                 #expect(run.stdout.contains("part 2 of 4 failed (try 1 of 3): HTTP 503 SlowDown: Please reduce your request rate.; retrying in"),
@@ -242,9 +242,9 @@ extension ClusterIntegrationTests {
         /// (moto answered 500 in about one cancelled run in five): the abort is tried again.
         @Test(arguments: [0, 2])
         func withoutRetryAFailedPartFailsTheUploadAndAbortsIt(failingAborts: Int) async throws {
-            let s3 = try MotoS3Server()
+            let s3 = try await MotoS3Server.start()
             defer { s3.stop() }
-            let proxy = try S3FaultProxy(in: s3, failingParts: [3], failingAborts: failingAborts)
+            let proxy = try await S3FaultProxy.start(in: s3, failingParts: [3], failingAborts: failingAborts)
             defer { proxy.stop() }
             try await withCluster { cluster in
                 let folder = try Self.makeFolder(cluster, count: 0, bigFile: true)
@@ -255,8 +255,8 @@ extension ClusterIntegrationTests {
                 #expect(run.stdout.contains("aborted multipart upload "), "\(run.stdout)")
                 #expect(!run.stdout.contains("could not abort"), "\(run.stdout)")
                 #expect(try proxy.abortTries() == failingAborts + 1)
-                #expect(try s3.multipartUploads().isEmpty)
-                #expect(try s3.objects().isEmpty)
+                #expect(try await s3.multipartUploads().isEmpty)
+                #expect(try await s3.objects().isEmpty)
             }
         }
 
@@ -273,7 +273,7 @@ extension ClusterIntegrationTests {
                 #expect(second.termination == .exit(0), "\(second.transcript)")
                 #expect(second.stdout.components(separatedBy: "skipped ").count - 1 == 4, "\(second.stdout)")
                 #expect(second.stdout.contains("uploaded photo 00.jpg (10 bytes)"))
-                #expect(try s3.object("2026/photo 00.jpg") == Data(repeating: 1, count: 10))
+                #expect(try await s3.object("2026/photo 00.jpg") == Data(repeating: 1, count: 10))
             }
         }
 

@@ -87,7 +87,7 @@ extension ClusterIntegrationTests.S3Uploads {
             #expect(sent == ["photo 2.jpg"], "\(second.stdout)")
             #expect(skipped == ["photo 0.jpg", "photo 1.jpg"], "\(second.stdout)")
             #expect(second.stdout.contains("Uploads: sent 1, skipped: 2 (same checksum)"), "\(second.stdout)")
-            #expect(try s3.object("2026/photo 2.jpg") == bytes)
+            #expect(try await s3.object("2026/photo 2.jpg") == bytes)
         }
     }
 }
@@ -115,7 +115,7 @@ extension ClusterIntegrationTests {
         /// than trusting the size alone.
         @Test func modtimeSendsTheTimeAndAServerThatDoesNotKeepItGetsEveryFileAgain() async throws {
             let server = try NginxServer(loggedHeaders: ["X-Amz-Meta-Mtime"])
-            try server.start()
+            try await server.start()
             defer { server.stop() }
             try await withCluster { cluster in
                 let folder = cluster.directory.appendingPathComponent("files")

@@ -89,7 +89,7 @@ extension ClusterIntegrationTests {
         }
 
         @Test func aGroupedUploadWithRetriesAndALostWorkerIsDrawnWithEveryWorkerInChromium() async throws {
-            let server = try FaultyHTTPServer(rules: [
+            let server = try await FaultyHTTPServer.start(rules: [
                 .init(kind: "stall", first: 1, names: ["photo-44.jpg"], seconds: 6),
                 .init(kind: "503", every: 5),
                 .init(kind: "stall", seconds: 0.3),
@@ -165,15 +165,15 @@ extension ClusterIntegrationTests {
 
                 // The browser: the chart is drawn, the lanes name every worker, and what the op
                 // logged stayed text.
-                let dom = try await TestCommand.offThread { try HeadlessChromium.dumpDOM(of: page) }
+                let dom = try await HeadlessChromium.dumpDOM(of: page)
                 #expect(dom.contains(#"data-rendered="true""#), "the page never drew:\n\(dom.prefix(3000))")
                 for name in ["edge-1", "edge-2", "edge-3"] { #expect(dom.contains(">\(name)<"), "no lane label for \(name)") }
                 #expect(dom.contains("lost at "), "edge-3's lanes do not say it was lost")
                 #expect(dom.contains("<b>3</b> workers"), "the header counts the three workers, not the coordinator's lane")
                 #expect(!dom.contains(#"id="injected""#), "an op's log line became markup")
                 let shot = cluster.path("timeline.png")
-                try await TestCommand.offThread { try HeadlessChromium.screenshot(of: page, to: shot) }
-                let drawn = try HeadlessChromium.drawnShare(of: shot)
+                try await HeadlessChromium.screenshot(of: page, to: shot)
+                let drawn = try await HeadlessChromium.drawnShare(of: shot)
                 #expect(drawn.drawn, "the screenshot is blank: \(drawn.share) of its pixels drawn")
                 // `FLOW_TIMELINE_SCREENSHOT=docs/images/timeline.png swift test --filter Timeline` keeps it for the README.
                 if let keep = ProcessInfo.processInfo.environment["FLOW_TIMELINE_SCREENSHOT"], !keep.isEmpty {
@@ -198,7 +198,7 @@ extension ClusterIntegrationTests {
                 #expect(earlier > 0 && earlier < count, "\(earlier) elements taken from the journal")
                 #expect(data.count("succeeded") + earlier == count, "drawn \(data.count("succeeded")) + earlier \(earlier)")
                 #expect(data.attempts.startMs.allSatisfy { $0 >= 0 }, "an element of the earlier run is drawn before this one began")
-                let dom = try await TestCommand.offThread { try HeadlessChromium.dumpDOM(of: page) }
+                let dom = try await HeadlessChromium.dumpDOM(of: page)
                 #expect(dom.contains("elements done before this resume"), "the page does not say what it left out")
             }
         }
@@ -245,14 +245,14 @@ extension ClusterIntegrationTests {
                 let size = try FileManager.default.attributesOfItem(atPath: page)[.size] as? Int ?? 0
                 #expect(size < 12_000_000, "the page is \(size) bytes")
 
-                let dom = try await TestCommand.offThread { try HeadlessChromium.dumpDOM(of: page) }
+                let dom = try await HeadlessChromium.dumpDOM(of: page)
                 #expect(dom.contains(#"data-rendered="true""#), "the page never drew")
                 let renderMs = dom.firstMatch(of: /data-render-ms="([0-9.]+)"/).flatMap { Double($0.1) }
                 #expect(renderMs != nil, "the page does not say how long it took to draw")
                 for name in data.workers { #expect(dom.contains(">\(name)<"), "no lane label for \(name)") }
                 let shot = cluster.path("big.png")
-                try await TestCommand.offThread { try HeadlessChromium.screenshot(of: page, to: shot) }
-                let drawn = try HeadlessChromium.drawnShare(of: shot)
+                try await HeadlessChromium.screenshot(of: page, to: shot)
+                let drawn = try await HeadlessChromium.drawnShare(of: shot)
                 #expect(drawn.drawn, "the screenshot is blank: \(drawn.share) of its pixels drawn")
                 print("timeline: \(count) attempts, page \(size / 1024) KiB, first draw in headless Chromium \(renderMs ?? -1) ms")
             }

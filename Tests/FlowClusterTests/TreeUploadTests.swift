@@ -43,7 +43,7 @@ extension ClusterIntegrationTests {
         @Test(arguments: ["worker", "coordinator"])
         func aTreeUploadsAsATreeToNginx(source: String) async throws {
             let server = try NginxServer()
-            try server.start()
+            try await server.start()
             defer { server.stop() }
             try await withCluster { cluster in
                 let names = ["2026/01/a.jpg", "2026/02/a.jpg", "top.txt", "with space/b c.txt", "unicodé/日本 写真.jpg",
@@ -105,7 +105,7 @@ extension ClusterIntegrationTests {
         /// Filters choose what goes: only the January photos and the text files outside `skip/`.
         @Test func includeAndExcludeChooseWhatGoes() async throws {
             let server = try NginxServer()
-            try server.start()
+            try await server.start()
             defer { server.stop() }
             try await withCluster { cluster in
                 let names = ["2026/01/a.jpg", "2026/02/b.jpg", "notes/n.txt", "skip/s.txt", "x.bin"]
@@ -129,7 +129,7 @@ extension ClusterIntegrationTests {
         /// the names here keep to spaces and `#`; the signer's encoding of the others is checked
         /// against botocore in `SigV4SignerTests`.)
         @Test func aTreeUploadsAsATreeToS3() async throws {
-            let s3 = try MotoS3Server()
+            let s3 = try await MotoS3Server.start()
             defer { s3.stop() }
             try await withCluster { cluster in
                 let names = ["2026/01/a.jpg", "2026/02/a.jpg", "top.txt", "with space/b c.txt", "deep/x/y/.hidden"]
@@ -139,9 +139,9 @@ extension ClusterIntegrationTests {
                                             extraEnvironment: s3.credentialsEnvironment)
                 _ = await run.waitForExit(timeout: 120)
                 #expect(run.termination == .exit(0), "\(run.transcript)")
-                #expect(try s3.objects().keys.sorted() == names.map { "backup/" + $0 }.sorted())
+                #expect(try await s3.objects().keys.sorted() == names.map { "backup/" + $0 }.sorted())
                 for name in names {
-                    #expect(try s3.object("backup/" + name) == Data(contentsOf: folder.appendingPathComponent(name)), "\(name) did not arrive intact")
+                    #expect(try await s3.object("backup/" + name) == Data(contentsOf: folder.appendingPathComponent(name)), "\(name) did not arrive intact")
                     #expect(run.stdout.contains("-> s3://photos/backup/\(name) in "))
                 }
             }

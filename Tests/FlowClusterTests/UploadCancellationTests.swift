@@ -14,7 +14,7 @@ extension ClusterIntegrationTests {
             // when a run is cancelled however slowly this machine gets to it (a 3 s stall once let
             // a loaded machine's run finish first); a held request ends when its client closes.
             // The 51st try of each file, the resume's, goes through.
-            let server = try FaultyHTTPServer(rules: [.init(kind: "hold", first: 50, seconds: 60)])
+            let server = try await FaultyHTTPServer.start(rules: [.init(kind: "hold", first: 50, seconds: 60)])
             defer { server.stop() }
             try await withCluster { cluster in
                 let folder = cluster.path("files")

@@ -37,7 +37,7 @@ extension ClusterIntegrationTests {
         @Test(arguments: ["coordinator", "Coordinator"])
         func sourceCoordinatorUploadsFilesTheWorkersCannotRead(source: String) async throws {
             let server = try NginxServer()
-            try server.start()
+            try await server.start()
             defer { server.stop() }
             try await withCluster { cluster in
                 let folder = try Self.makeFolder(cluster, count: 12)
@@ -77,7 +77,7 @@ extension ClusterIntegrationTests {
 
         @Test func sourceWorkerReadsThePathOnTheWorker() async throws {
             let server = try NginxServer()
-            try server.start()
+            try await server.start()
             defer { server.stop() }
             try await withCluster { cluster in
                 let folder = try Self.makeFolder(cluster, count: 6)
@@ -122,7 +122,7 @@ extension ClusterIntegrationTests.UploadsOnTheCluster {
 
     @Test func aWorkerStreamsA200MBUploadWithoutHoldingTheFile() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         defer { server.stop() }
         let folder = try TemporaryDirectory(prefix: "flow-large")
         defer { folder.remove() }
@@ -145,7 +145,7 @@ extension ClusterIntegrationTests.UploadsOnTheCluster {
             #expect(peak < 120 * 1024 * 1024, "the worker's memory peaked at \(peak / 1_048_576) MB for a 200 MB file")
             let arrived = try FileManager.default.attributesOfItem(atPath: server.storedFile("/big/large.bin").path)[.size] as? Int
             #expect(arrived == size)
-            #expect(try TestCommand.sha256sum(server.storedFile("/big/large.bin").path) == TestCommand.sha256sum(file.path))
+            #expect(try await TestCommand.sha256sum(server.storedFile("/big/large.bin").path) == TestCommand.sha256sum(file.path))
             try? FileManager.default.removeItem(at: server.storedFile("/big/large.bin"))
         }
     }

@@ -76,9 +76,10 @@ extension ClusterIntegrationTests {
 }
 
 extension ClusterIntegrationTests.S3Uploads {
-    /// Deletes and overwrites objects behind the run's back with boto3.
-    static func boto3(_ s3: MotoS3Server, _ script: String) throws {
-        try S3TestStoreKind.boto3(s3, script)
+    /// Deletes and overwrites objects behind the run's back with boto3 (python3 waited for off the
+    /// cooperative pool).
+    static func boto3(_ s3: MotoS3Server, _ script: String) async throws {
+        try await S3TestStoreKind.boto3(s3, script)
     }
 
     /// `verify` of an S3 run (moto): the endpoint comes from the manifest entries the run
@@ -96,7 +97,7 @@ extension ClusterIntegrationTests.S3Uploads {
             #expect(clean.termination == .exit(0), "\(clean.transcript)")
             #expect(clean.stdout == "verified 3 objects: 3 ok (3 by checksum), 0 missing, 0 changed\n", "\(clean.transcript)")
 
-            try Self.boto3(s3, """
+            try await Self.boto3(s3, """
                 s3.delete_object(Bucket="photos", Key="2026/photo 0.jpg")
                 s3.put_object(Bucket="photos", Key="2026/photo 1.jpg", Body=b"z" * 1001)
                 """)

@@ -19,7 +19,7 @@ import Testing
         let signer = SigV4Signer(credentials: S3Credentials(accessKeyID: s3.accessKeyID, secretAccessKey: secret ?? s3.secretAccessKey),
                                  region: "us-east-1")
         let headers = signer.sign(method: method.rawValue, host: host, path: path, query: [], headers: [],
-                                  payloadHash: try TestCommand.sha256sum(payloadFile.path), date: Date())
+                                  payloadHash: try await TestCommand.sha256sum(payloadFile.path), date: Date())
         var request = HTTPClientRequest(url: s3.endpoint + path)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -44,8 +44,8 @@ import Testing
         let get = try await Self.send(.GET, path, to: s3)
         #expect(get.status == 200)
         #expect(get.body == bytes)
-        #expect(try s3.object(key) == bytes, "boto3 reads back what Flow's signer stored")
-        #expect(try s3.objects() == [key: bytes.count])
+        #expect(try await s3.object(key) == bytes, "boto3 reads back what Flow's signer stored")
+        #expect(try await s3.objects() == [key: bytes.count])
     }
 
     @Test func aRequestSignedWithTheWrongSecretIsRefused() async throws {
@@ -54,7 +54,7 @@ import Testing
         let refused = try await Self.send(.PUT, "/\(s3.bucket)/refused.txt", body: Data("no".utf8), to: s3, secret: "not-the-secret")
         #expect(refused.status == 403)
         #expect(String(decoding: refused.body, as: UTF8.self).contains("SignatureDoesNotMatch"))
-        #expect(try s3.objects().isEmpty)
+        #expect(try await s3.objects().isEmpty)
     }
 
     @Test func eachServerHasItsOwnBucketOnOneGatewayAndStopRemovesIt() async throws {
@@ -65,8 +65,8 @@ import Testing
         #expect(first.bucket != second.bucket)
         let put = try await Self.send(.PUT, "/\(first.bucket)/only-here.txt", body: Data("first".utf8), to: first)
         #expect(put.status == 200)
-        #expect(try first.objects() == ["only-here.txt": 5])
-        #expect(try second.objects().isEmpty)
+        #expect(try await first.objects() == ["only-here.txt": 5])
+        #expect(try await second.objects().isEmpty)
 
         first.stop()
         let gone = try await Self.send(.GET, "/\(first.bucket)/only-here.txt", to: second)
@@ -84,9 +84,7 @@ import Testing
         owner.executableURL = URL(fileURLWithPath: "/bin/sleep")
         owner.arguments = ["600"]
         let ownerExit = try ProcessLaunch.run(owner)
-        let started = try await TestCommand.offThread {
-            try TestCommand.run(["env", "CEPH_RGW_OWNER_PID=\(owner.processIdentifier)", CephRGWServer.script, "start", folder])
-        }
+        let started = try await TestCommand.run(["env", "CEPH_RGW_OWNER_PID=\(owner.processIdentifier)", CephRGWServer.script, "start", folder])
         #expect(started.output.hasPrefix("endpoint=http://127.0.0.1:"), "\(started.output)")
         let recorded = try String(contentsOfFile: folder + "/pids", encoding: .utf8).split(separator: "\n")
             .map { $0.split(separator: " ") }.compactMap { words in Int32(words[0]).map { ($0, String(words[1])) } }
@@ -96,7 +94,7 @@ import Testing
         ProcessLaunch.kill(owner, exit: ownerExit)
         // The script's own pidfd wait: returns when the watcher has stopped the cluster and removed the folder.
         let watcher = try #require(recorded.first { $0.1 == "owner-watch" }?.0)
-        let waited = try await TestCommand.offThread { try TestCommand.run([CephRGWServer.script, "wait-owner", String(watcher)]) }
+        let waited = try await TestCommand.run([CephRGWServer.script, "wait-owner", String(watcher)])
         #expect(waited.status == 0)
         #expect(!FileManager.default.fileExists(atPath: folder))
         for (pid, name) in recorded {

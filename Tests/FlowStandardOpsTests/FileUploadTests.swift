@@ -36,7 +36,7 @@ struct FileUploadTests {
     }
 
     @Test func aFileOfSeveralChunksArrivesByteIdentical() async throws {
-        let server = try FaultyHTTPServer()
+        let server = try await FaultyHTTPServer.start()
         defer { server.stop() }
         let folder = try TemporaryDirectory()
         // Twenty and a half chunks: the last one short.
@@ -47,7 +47,7 @@ struct FileUploadTests {
     }
 
     @Test func anEmptyFileIsSentAsAnEmptyBody() async throws {
-        let server = try FaultyHTTPServer()
+        let server = try await FaultyHTTPServer.start()
         defer { server.stop() }
         let folder = try TemporaryDirectory()
         let (path, _) = try file(0, in: folder, named: "empty.bin")
@@ -57,7 +57,7 @@ struct FileUploadTests {
     }
 
     @Test func aResetDuringTheBodyFailsAndTheNextUploadStillWorks() async throws {
-        let server = try FaultyHTTPServer(rules: [.init(kind: "reset-during", first: 1)])
+        let server = try await FaultyHTTPServer.start(rules: [.init(kind: "reset-during", first: 1)])
         defer { server.stop() }
         let folder = try TemporaryDirectory()
         let (path, contents) = try file(12 << 20, in: folder)

@@ -11,7 +11,7 @@ struct HTTPChecksumUploadTests {
     @Test(arguments: [UploadChecksum.crc64nvme, .crc32c, .sha256, .md5, .none])
     func theManifestLineHoldsTheChecksumOfWhatWasSent(_ checksum: UploadChecksum) async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let file = folder.file("clip.bin")
         try PseudoRandomFile.write(to: file, size: 2 * 1024 * 1024 + 99)

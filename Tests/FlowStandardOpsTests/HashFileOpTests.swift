@@ -42,7 +42,8 @@ struct HashFileOpTests {
         let flow = await runFlow(bucket: ["files": strings(paths)], steps: [group("HashFileOp", input: "files", output: "digests")])
 
         #expect(flow.isSuccess, "\(flow.errorText)")
-        let expected = try paths.map { try TestCommand.sha256sum($0) }
+        var expected: [String] = []
+        for path in paths { expected.append(try await TestCommand.sha256sum(path)) }
         #expect(flow.dataBucket["digests"] as? [String] == expected)
     }
 

@@ -10,7 +10,7 @@ struct LargeUploadTests {
 
     @Test func largeFileIsStreamedAndArrivesIntact() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory(prefix: "flow-large")
         defer { folder.remove() }
         let file = folder.file("large.bin")
@@ -24,8 +24,8 @@ struct LargeUploadTests {
         #expect(result.state == .successfully, "\(result.state)")
         #expect(result.bucket["url"] as? String == server.url("/big/large.bin"))
         let stored = server.storedFile("/big/large.bin")
-        let sent = try TestCommand.sha256sum(file.path)
-        #expect(try TestCommand.sha256sum(stored.path) == sent)
+        let sent = try await TestCommand.sha256sum(file.path)
+        #expect(try await TestCommand.sha256sum(stored.path) == sent)
         let hashed = try await runOperation("HashFileOp", bucket: ["file": stored.path])
         #expect(hashed.bucket["sha256"] as? String == sent)
         try? FileManager.default.removeItem(at: stored)

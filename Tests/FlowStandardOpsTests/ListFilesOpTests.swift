@@ -62,7 +62,7 @@ struct ListFilesOpTests {
 
     @Test func uploadFolderExampleRunsAgainstNginx() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         for index in 1...12 { try Data("photo \(index)".utf8).write(to: folder.file("photo-\(index).jpg")) }
         let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../examples/upload-folder.yaml")

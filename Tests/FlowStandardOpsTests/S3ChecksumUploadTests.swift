@@ -44,14 +44,14 @@ import Testing
     /// keeps it, and the object is byte-identical.
     @Test(arguments: [UploadChecksum.crc64nvme, .crc32c, .sha256, .md5, .none])
     func aSinglePutCarriesTheFilesChecksum(_ checksum: UploadChecksum) async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-checksum")
         let file = scratch.file("clip.bin")
         try PseudoRandomFile.write(to: file, size: 2 * FileUpload.chunkSize + 1234)
         let bytes = try Data(contentsOf: file)
         let outcome = try await Self.upload(s3, .path(file.path, name: "clip.bin"), key: "a/clip.bin", checksum: checksum)
-        #expect(try s3.object("a/clip.bin") == bytes)
+        #expect(try await s3.object("a/clip.bin") == bytes)
         #expect(outcome.parts == 0 && outcome.size == Int64(bytes.count))
         #expect(outcome.checksum == checksum.base64(of: bytes))
         if checksum.s3Name != nil {
@@ -64,17 +64,17 @@ import Testing
     /// An empty file and bytes the coordinator sent (in memory: the checksum goes as a header).
     @Test(arguments: [UploadChecksum.crc64nvme, .crc32c, .sha256, .md5])
     func emptyFilesAndBytesInMemoryCarryTheirChecksum(_ checksum: UploadChecksum) async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-checksum")
         let empty = scratch.file("empty.txt")
         try Data().write(to: empty)
         let emptyOutcome = try await Self.upload(s3, .path(empty.path, name: "empty.txt"), key: "empty.txt", checksum: checksum)
-        #expect(try s3.object("empty.txt") == Data())
+        #expect(try await s3.object("empty.txt") == Data())
         #expect(emptyOutcome.checksum == checksum.base64(of: []))
         let bytes = Data("hello from the coordinator\n".utf8)
         let outcome = try await Self.upload(s3, .bytes(bytes, name: "hello.txt", path: nil), key: "hello.txt", checksum: checksum)
-        #expect(try s3.object("hello.txt") == bytes)
+        #expect(try await s3.object("hello.txt") == bytes)
         #expect(outcome.checksum == checksum.base64(of: bytes))
         if checksum.s3Name != nil {
             #expect(try await Self.storedChecksum(s3, key: "hello.txt", checksum) == checksum.base64(of: bytes))
@@ -84,7 +84,7 @@ import Testing
     /// 3 parts of 5 MiB (the last shorter), each with its checksum, listed in the completion.
     @Test(arguments: [UploadChecksum.crc64nvme, .crc32c, .sha256, .md5])
     func aMultipartUploadSendsAChecksumPerPart(_ checksum: UploadChecksum) async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-checksum")
         let file = scratch.file("video.mp4")
@@ -92,8 +92,8 @@ import Testing
         let bytes = try Data(contentsOf: file)
         let outcome = try await Self.upload(s3, .path(file.path, name: "video.mp4"), key: "v/video.mp4", checksum: checksum)
         #expect(outcome.parts == 3)
-        #expect(try s3.object("v/video.mp4") == bytes)
-        #expect(try s3.multipartUploads().isEmpty)
+        #expect(try await s3.object("v/video.mp4") == bytes)
+        #expect(try await s3.multipartUploads().isEmpty)
         if checksum == .crc32c || checksum == .sha256 {
             let parts = stride(from: 0, to: bytes.count, by: 5 << 20).map { start in
                 checksum.base64(of: bytes[start..<min(bytes.count, start + (5 << 20))])!

@@ -44,8 +44,8 @@ struct S3ResumeListingTests {
 
     /// `ListMultipartUploads` (a bare `uploads`, a `prefix` with `/` and spaces, markers) and
     /// `ListParts` (`part-number-marker`) are signed as botocore signs them.
-    @Test func theListingsQueriesAreSignedAsBotocoreSignsThem() throws {
-        try MotoS3Server.installIfMissing()  // botocore at the pinned version
+    @Test func theListingsQueriesAreSignedAsBotocoreSignsThem() async throws {
+        try await MotoS3Server.installIfMissing()  // botocore at the pinned version
         let requests: [(path: String, query: [(String, String)])] = [
             ("/photos", [("uploads", ""), ("prefix", "2026/01/a b.jpg"), ("max-uploads", "50")]),
             ("/photos", [("uploads", ""), ("prefix", "2026"), ("max-uploads", "50"), ("key-marker", "2026/01/a b.jpg"),
@@ -72,7 +72,7 @@ struct S3ResumeListingTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("FlowTestSupport/Resources/botocore_sigv4.py").path
-        let result = try TestCommand.run(["python3", script, file.path])
+        let result = try await TestCommand.run(["python3", script, file.path])
         try #require(result.status == 0, "botocore signer failed: \(result.output)")
         let answers = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: String]])
         try #require(answers.count == requests.count)

@@ -55,7 +55,7 @@ import Testing
         let lines = Lines()
         try proxy.failNextTry(ofParts: [5])
         _ = try? await upload(s3, endpoint: proxy.endpoint, finalTry: false, lines: lines).upload(input, deadline: .now() + .seconds(120))
-        #expect(try proxy.storedParts(of: key).values.first == [1, 2, 3, 4])
+        #expect(try await proxy.storedParts(of: key).values.first == [1, 2, 3, 4])
         return (file, input, lines)
     }
 
@@ -66,7 +66,7 @@ import Testing
     func theNextTrySendsOnlyTheMissingParts(_ kind: S3TestStoreKind, _ checksum: UploadChecksum) async throws {
         let s3 = try await kind.start()
         defer { s3.stop() }
-        let proxy = try S3ResumeProxy(in: s3)
+        let proxy = try await S3ResumeProxy.start(in: s3)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-resume")
         let file = try Self.makeFile(scratch)
@@ -79,7 +79,7 @@ import Testing
             try await Self.upload(s3, endpoint: proxy.endpoint, checksum: checksum, finalTry: false, lines: lines)
                 .upload(input, deadline: .now() + .seconds(120))
         }
-        let left = try proxy.storedParts(of: Self.key)
+        let left = try await proxy.storedParts(of: Self.key)
         #expect(left.count == 1 && left.values.first == [1, 2, 3, 4], "\(left)")
         #expect(try proxy.stats().aborts == 0)
         #expect(lines.contains("left multipart upload "), "\(lines.all)")
@@ -94,8 +94,8 @@ import Testing
         #expect(lines.contains("resuming multipart upload \(left.keys.first!) of s3://\(s3.bucket)/\(Self.key): 4 of 9 parts already on the store"),
                 "\(lines.all)")
         #expect(outcome.partsAlreadyStored == 4 && outcome.parts == 9 && outcome.uploadID == left.keys.first)
-        #expect(try s3.object(Self.key) == bytes)
-        #expect(try s3.multipartUploads().isEmpty)
+        #expect(try await s3.object(Self.key) == bytes)
+        #expect(try await s3.multipartUploads().isEmpty)
         if checksum == .crc32c {
             let parts = stride(from: 0, to: bytes.count, by: 5 << 20).map { start in
                 checksum.base64(of: bytes[start..<min(bytes.count, start + (5 << 20))])!
@@ -107,9 +107,9 @@ import Testing
 
     /// The same failure on the step's last try aborts the upload: the element is over.
     @Test func theLastTryAbortsTheUpload() async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ResumeProxy(in: s3)
+        let proxy = try await S3ResumeProxy.start(in: s3)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-resume")
         let file = try Self.makeFile(scratch)
@@ -120,7 +120,7 @@ import Testing
                 .upload(.path(file.path, name: "video.bin"), deadline: .now() + .seconds(120))
         }
         #expect(try proxy.stats().aborts == 1)
-        #expect(try s3.multipartUploads().isEmpty)
+        #expect(try await s3.multipartUploads().isEmpty)
         #expect(lines.contains("aborted multipart upload "), "\(lines.all)")
     }
 
@@ -128,9 +128,9 @@ import Testing
     /// started the worker gone) leaves the upload, which the next try continues.
     @Test(arguments: [true, false])
     func aCancelledRunAbortsAndAnInterruptedOneLeavesTheUpload(abortsWhenCancelled: Bool) async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ResumeProxy(in: s3)
+        let proxy = try await S3ResumeProxy.start(in: s3)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-resume")
         let file = try Self.makeFile(scratch)
@@ -147,12 +147,12 @@ import Testing
         _ = await running.result
         try proxy.release()
         if abortsWhenCancelled {
-            try await Self.waitFor("the abort") { try s3.multipartUploads().isEmpty }
+            try await Self.waitFor("the abort") { try await s3.multipartUploads().isEmpty }
             #expect(try proxy.stats().aborts == 1)
             return
         }
         #expect(try proxy.stats().aborts == 0)
-        let left = try proxy.storedParts(of: Self.key)
+        let left = try await proxy.storedParts(of: Self.key)
         #expect(left.count == 1, "\(left)")
         let kept = left.values.first?.count ?? 0
         #expect(kept >= 3)
@@ -161,15 +161,15 @@ import Testing
             .upload(input, deadline: .now() + .seconds(120))
         #expect(outcome.partsAlreadyStored == kept)
         #expect(try proxy.stats().partPuts - before == Self.partCount - kept)
-        #expect(try s3.object(Self.key) == bytes)
+        #expect(try await s3.object(Self.key) == bytes)
     }
 
     /// An upload a lifecycle rule aborts between the listing and the next part: the part is
     /// answered `NoSuchUpload`, and the upload starts again with a new one, saying why.
     @Test func anUploadAbortedOnTheStoreStartsAgainAndSaysSo() async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ResumeProxy(in: s3)
+        let proxy = try await S3ResumeProxy.start(in: s3)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-resume")
         let file = try Self.makeFile(scratch)
@@ -178,14 +178,14 @@ import Testing
         let lines = Lines()
         try proxy.failNextTry(ofParts: [5])
         _ = try? await Self.upload(s3, endpoint: proxy.endpoint, finalTry: false, lines: lines).upload(input, deadline: .now() + .seconds(120))
-        let first = try #require(try proxy.storedParts(of: Self.key).keys.first)
+        let first = try #require(try await proxy.storedParts(of: Self.key).keys.first)
 
         try proxy.hold()
         let running = Task {
             try await Self.upload(s3, endpoint: proxy.endpoint, finalTry: true, lines: lines).upload(input, deadline: .now() + .seconds(120))
         }
         try await Self.waitFor("the resumed upload's first part held") { try proxy.stats().held >= 1 }
-        #expect(try proxy.abortUploads(of: Self.key) == [first])
+        #expect(try await proxy.abortUploads(of: Self.key) == [first])
         try proxy.release()
         let outcome = try await running.value
         #expect(lines.contains("resuming multipart upload \(first) of s3://photos/\(Self.key): 4 of 9 parts already on the store"))
@@ -193,17 +193,17 @@ import Testing
                 "\(lines.all)")
         #expect(outcome.uploadID != first && outcome.partsAlreadyStored == 0)
         #expect(try proxy.stats().creates == 2)
-        #expect(try s3.object(Self.key) == bytes)
-        #expect(try s3.multipartUploads().isEmpty)
+        #expect(try await s3.object(Self.key) == bytes)
+        #expect(try await s3.multipartUploads().isEmpty)
     }
 
     /// A file changed since the earlier try (same size, other bytes) has every part sent again
     /// (parts stored before its modification are not trusted); another part size does not
     /// continue the upload at all.
     @Test func partsOlderThanTheFileOrOfAnotherSizeAreSentAgain() async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ResumeProxy(in: s3)
+        let proxy = try await S3ResumeProxy.start(in: s3)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-resume")
         let (made, input, lines) = try await Self.interruptedUpload(s3, through: proxy, in: scratch)
@@ -214,7 +214,7 @@ import Testing
         _ = try? await Self.upload(s3, endpoint: proxy.endpoint, partSize: "6MiB", finalTry: false, lines: lines)
             .upload(input, deadline: .now() + .seconds(120))
         #expect(try proxy.stats().creates == 2)
-        #expect(try proxy.storedParts(of: Self.key).count == 2)
+        #expect(try await proxy.storedParts(of: Self.key).count == 2)
 
         // The file changes after its parts were stored: nothing stored is kept.
         try PseudoRandomFile.write(to: file, size: Self.size, seed: 42)
@@ -224,7 +224,7 @@ import Testing
         let outcome = try await Self.upload(s3, endpoint: proxy.endpoint, finalTry: true, lines: lines).upload(input, deadline: .now() + .seconds(120))
         #expect(outcome.partsAlreadyStored == 0)
         #expect(try proxy.stats().partPuts - before == Self.partCount)
-        #expect(try s3.object(Self.key) == Data(contentsOf: file))
+        #expect(try await s3.object(Self.key) == Data(contentsOf: file))
     }
 
     /// Another file of the same size, with an older modification time (as `cp -p`, `rsync -t`, tar
@@ -238,7 +238,7 @@ import Testing
     func partsOfAnotherFileOfTheSameSizeAreNeverAdopted(_ kind: S3TestStoreKind, everyPartChanged: Bool) async throws {
         let s3 = try await kind.start()
         defer { s3.stop() }
-        let proxy = try S3ResumeProxy(in: s3)
+        let proxy = try await S3ResumeProxy.start(in: s3)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-resume")
         let (file, input, lines) = try await Self.interruptedUpload(s3, through: proxy, in: scratch)
@@ -256,7 +256,7 @@ import Testing
         let outcome = try await Self.upload(s3, endpoint: proxy.endpoint, finalTry: true, lines: lines)
             .upload(input, deadline: .now() + .seconds(120))
         let after = try proxy.stats()
-        #expect(try s3.object(Self.key) == replaced)
+        #expect(try await s3.object(Self.key) == replaced)
         if everyPartChanged {
             #expect(outcome.partsAlreadyStored == 0)
             #expect(after.partPuts - before.partPuts == Self.partCount)
@@ -277,9 +277,9 @@ import Testing
     /// Kept when it is the file; when the file's bytes differ (same size and time), uploaded again.
     @Test(arguments: [UploadChecksum.crc64nvme, .crc32c, .none], [false, true])
     func anUploadCompletedByAnEarlierTryIsKeptWhenItIsTheFile(_ checksum: UploadChecksum, fileChanged: Bool) async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ResumeProxy(in: s3)
+        let proxy = try await S3ResumeProxy.start(in: s3)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-resume")
         let file = try Self.makeFile(scratch)
@@ -302,7 +302,7 @@ import Testing
         again.savedCheckpoint = checkpoint
         let outcome = try await again.upload(input, deadline: .now() + .seconds(120))
         let after = try proxy.stats()
-        #expect(try s3.object(Self.key) == Data(contentsOf: file))
+        #expect(try await s3.object(Self.key) == Data(contentsOf: file))
         if fileChanged {
             #expect(after.partPuts - before.partPuts == Self.partCount && after.creates - before.creates == 1)
             #expect(!lines.contains("was completed by an earlier try"), "\(lines.all)")
@@ -317,9 +317,9 @@ import Testing
     }
 
     /// Waits until `condition` holds, up to 60 s.
-    static func waitFor(_ what: String, _ condition: () throws -> Bool) async throws {
+    static func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws {
         let deadline = Date().addingTimeInterval(60)
-        while try !condition() {
+        while try await !condition() {
             guard Date() < deadline else { throw TestSupportError("timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(50))
         }

@@ -24,9 +24,9 @@ import Testing
     }
 
     @Test func anAutoChecksumFallsBackToContentMD5AndASignedPayloadOnce() async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ChecksumProxy(in: s3, pacific: true)
+        let proxy = try await S3ChecksumProxy.start(in: s3, pacific: true)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-trailer")
         let lines = S3ResumeUploadTests.Lines()
@@ -36,7 +36,7 @@ import Testing
             try bytes.write(to: file)
             let outcome = try await Self.upload(s3, endpoint: proxy.endpoint, key: "small/f\(index).bin", checksum: .crc64nvme, auto: true,
                                                 lines: lines).upload(.path(file.path, name: "f\(index).bin"), deadline: .now() + .seconds(60))
-            #expect(try s3.object("small/f\(index).bin") == bytes)
+            #expect(try await s3.object("small/f\(index).bin") == bytes)
             #expect(outcome.algorithm == .md5 && outcome.checksum == UploadChecksum.md5.base64(of: bytes))
         }
         let said = lines.all.filter { $0.contains("does not take trailing checksums") }
@@ -49,9 +49,9 @@ import Testing
 
     @Test(arguments: [UploadChecksum.crc32c, .crc64nvme, .sha256])
     func anExplicitTrailingChecksumTheStoreCannotTakeFailsAtOnceSayingWhatWorks(_ checksum: UploadChecksum) async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ChecksumProxy(in: s3, pacific: true)
+        let proxy = try await S3ChecksumProxy.start(in: s3, pacific: true)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-trailer")
         let file = scratch.file("one.bin")
@@ -70,7 +70,7 @@ import Testing
         }
         let stats = try proxy.stats()
         #expect(stats["trailers_refused"] == 1 && stats["forwarded"] == 0, "no retry: \(stats)")
-        #expect(try s3.objects().isEmpty)
+        #expect(try await s3.objects().isEmpty)
     }
 
     /// A store that takes no checksum headers at all (Backblaze B2: `InvalidArgument: Unsupported
@@ -78,9 +78,9 @@ import Testing
     /// file and a file of three parts both arrive byte-identical, the multipart one after its
     /// refused upload was aborted and another started with Content-MD5 parts.
     @Test func anAutoChecksumFallsBackOnAStoreThatTakesNoChecksumHeaders() async throws {
-        let s3 = try MotoS3Server()
+        let s3 = try await MotoS3Server.start()
         defer { s3.stop() }
-        let proxy = try S3ChecksumProxy(in: s3, b2: true)
+        let proxy = try await S3ChecksumProxy.start(in: s3, b2: true)
         defer { proxy.stop() }
         let scratch = try TemporaryDirectory(prefix: "s3-b2")
         let lines = S3ResumeUploadTests.Lines()
@@ -94,17 +94,17 @@ import Testing
         var upload = S3Upload(client: client, key: "big.bin", checksum: .crc64nvme, retry: .none) { lines.append($0) }
         upload.fallsBackFromTrailer = true
         let outcome = try await upload.upload(.path(big.path, name: "big.bin"), deadline: .now() + .seconds(120))
-        #expect(try s3.object("big.bin") == Data(contentsOf: big))
+        #expect(try await s3.object("big.bin") == Data(contentsOf: big))
         #expect(outcome.parts == 3 && outcome.algorithm == .md5, "\(outcome)")
         #expect(lines.contains("the store at \(proxy.endpoint) does not take checksum headers on multipart uploads; sending Content-MD5 instead"),
                 "\(lines.all)")
-        #expect(try s3.multipartUploads().isEmpty, "the refused upload was aborted")
+        #expect(try await s3.multipartUploads().isEmpty, "the refused upload was aborted")
 
         let small = scratch.file("small.bin")
         try Data(repeating: 9, count: 3_000).write(to: small)
         let single = try await Self.upload(s3, endpoint: proxy.endpoint, key: "small.bin", checksum: .crc64nvme, auto: true, lines: lines)
             .upload(.path(small.path, name: "small.bin"), deadline: .now() + .seconds(60))
-        #expect(try s3.object("small.bin") == Data(contentsOf: small))
+        #expect(try await s3.object("small.bin") == Data(contentsOf: small))
         #expect(single.algorithm == .md5)
         #expect((try proxy.stats()["headers_refused"] ?? 0) >= 1)
     }

@@ -43,8 +43,8 @@ import Testing
 
     /// The same requests signed by botocore (Python, the version requirements-test.txt pins): methods,
     /// keys with spaces and unicode, query strings, extra headers, session tokens.
-    @Test func matchesBotocoreOnGeneratedRequests() throws {
-        try MotoS3Server.installIfMissing()  // botocore at the pinned version
+    @Test func matchesBotocoreOnGeneratedRequests() async throws {
+        try await MotoS3Server.installIfMissing()  // botocore at the pinned version
         var random = SystemRandomNumberGenerator()
         let keys = ["a.jpg", "photos/2026/a b.jpg", "ünïcode/fïlé ☃.png", "we!rd'(chars)*&$@=;:+,?.txt", "deep/er/path/~tilde_x-y.z", "%41literal%"]
         let methods = ["GET", "PUT", "POST", "HEAD", "DELETE"]
@@ -84,7 +84,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("FlowTestSupport/Resources/botocore_sigv4.py").path
-        let result = try TestCommand.run(["python3", script, file.path])
+        let result = try await TestCommand.run(["python3", script, file.path])
         try #require(result.status == 0, "botocore signer failed: \(result.output)")
         let answers = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: String]])
         try #require(answers.count == cases.count)

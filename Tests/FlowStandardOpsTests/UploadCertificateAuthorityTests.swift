@@ -19,8 +19,8 @@ struct UploadCertificateAuthorityTests {
     /// The stream from disk, the `HEAD` of `skipExisting` and the bytes a coordinator sent all go
     /// through the trusted connection; without `caFile` the same server is refused.
     @Test func aServerSignedByTheGivenAuthorityIsTrusted() async throws {
-        let certificate = try SelfSignedCertificate()
-        let server = try FaultyHTTPServer(tls: certificate)
+        let certificate = try await SelfSignedCertificate()
+        let server = try await FaultyHTTPServer.start(tls: certificate)
         defer { server.stop() }
         let (folder, path, bytes) = try file()
         defer { withExtendedLifetime(folder) {} }
@@ -47,7 +47,7 @@ struct UploadCertificateAuthorityTests {
     /// A CA file that cannot be used fails the op at once, by name, and is not retried; a named
     /// pipe is refused rather than waited on.
     @Test func anUnusableCAFileFailsAtOnceByName() async throws {
-        let server = try FaultyHTTPServer(tls: try SelfSignedCertificate())
+        let server = try await FaultyHTTPServer.start(tls: try await SelfSignedCertificate())
         defer { server.stop() }
         let (folder, path, _) = try file()
         defer { withExtendedLifetime(folder) {} }

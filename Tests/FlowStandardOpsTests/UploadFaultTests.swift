@@ -30,7 +30,7 @@ struct UploadFaultTests {
     }
 
     @Test func everyFileArrivesWholeThrough503sAndResetsBeforeAndDuringTheBody() async throws {
-        let server = try FaultyHTTPServer(rules: [
+        let server = try await FaultyHTTPServer.start(rules: [
             .init(kind: "503", every: 4),
             .init(kind: "reset-before", every: 7),
             .init(kind: "reset-during", every: 9),
@@ -57,7 +57,7 @@ struct UploadFaultTests {
     }
 
     @Test func aPermanentRefusalIsTriedOnce() async throws {
-        let server = try FaultyHTTPServer(rules: [.init(kind: "403", names: ["f-002.bin", "f-005.bin"])])
+        let server = try await FaultyHTTPServer.start(rules: [.init(kind: "403", names: ["f-002.bin", "f-005.bin"])])
         defer { server.stop() }
         let (folder, paths, _) = try files(8)
         defer { withExtendedLifetime(folder) {} }
@@ -74,7 +74,7 @@ struct UploadFaultTests {
     }
 
     @Test func aPercentageBudgetFailsTheGroupOneFailureBeyondIt() async throws {
-        let server = try FaultyHTTPServer(rules: [.init(kind: "403", names: ["f-001.bin", "f-004.bin"])])
+        let server = try await FaultyHTTPServer.start(rules: [.init(kind: "403", names: ["f-001.bin", "f-004.bin"])])
         defer { server.stop() }
         let (folder, paths, _) = try files(20)
         defer { withExtendedLifetime(folder) {} }
@@ -89,7 +89,7 @@ struct UploadFaultTests {
         // The first try of f-001 is held until the test releases it: a run that ends while the
         // server still holds it shows the time limit cut it, whatever the machine's load (it was
         // a wall-clock bound of 45 s on a 90 s stall, which a loaded run here passed at 47 s).
-        let server = try FaultyHTTPServer(rules: [.init(kind: "stall", first: 1, names: ["f-001.bin"], seconds: 600, untilReleased: true)])
+        let server = try await FaultyHTTPServer.start(rules: [.init(kind: "stall", first: 1, names: ["f-001.bin"], seconds: 600, untilReleased: true)])
         defer { server.stop() }
         let (folder, paths, contents) = try files(3)
         defer { withExtendedLifetime(folder) {} }
@@ -107,7 +107,7 @@ struct UploadFaultTests {
         // The server holds the request before reading it until the test releases it:
         // backpressure stops the upload after a few chunks, and the file is cut short meanwhile.
         // (A stall of 5 s once ended on a loaded machine before the test had seen it begin.)
-        let server = try FaultyHTTPServer(rules: [.init(kind: "stall", names: ["big.bin"], seconds: 600, untilReleased: true)])
+        let server = try await FaultyHTTPServer.start(rules: [.init(kind: "stall", names: ["big.bin"], seconds: 600, untilReleased: true)])
         defer { server.stop() }
         let folder = try TemporaryDirectory()
         let file = folder.file("big.bin")
@@ -134,7 +134,7 @@ struct UploadFaultTests {
     }
 
     @Test func retryAfterIsHonouredAndCappedAtMaxDelay() async throws {
-        let server = try FaultyHTTPServer(rules: [.init(kind: "503", first: 1, retryAfter: 1)])
+        let server = try await FaultyHTTPServer.start(rules: [.init(kind: "503", first: 1, retryAfter: 1)])
         defer { server.stop() }
         let (folder, paths, _) = try files(2)
         defer { withExtendedLifetime(folder) {} }
@@ -144,7 +144,7 @@ struct UploadFaultTests {
         #expect(flow.isSuccess, "\(flow.errorText)")
         let waits = flow.lines.filter { $0.contains("failed: upload of") && $0.contains("HTTP 503: busy, try later; retrying in 1 s") }
         #expect(waits.count == 2, "Retry-After: 1 replaces the 30 s delay\n\(flow.lines.joined(separator: "\n"))")
-        let capped = try FaultyHTTPServer(rules: [.init(kind: "503", first: 1, retryAfter: 3600)])
+        let capped = try await FaultyHTTPServer.start(rules: [.init(kind: "503", first: 1, retryAfter: 3600)])
         defer { capped.stop() }
         let short = await runFlow(bucket: ["files": strings([paths[0]])], steps: [
             .group(FlowGroupStep(op: "UploadFileOp", input: "files", output: "urls", parameters: ["url": .string(capped.url("/up"))],
@@ -157,7 +157,7 @@ struct UploadFaultTests {
     /// A server whose certificate this machine does not trust: no try can cure it, and the error
     /// says what to do. It used to be a transport error, tried again, in NIOSSL's words.
     @Test func anUntrustedCertificateIsPermanentAndSaysWhatToDo() async throws {
-        let server = try FaultyHTTPServer(tls: try SelfSignedCertificate())
+        let server = try await FaultyHTTPServer.start(tls: try await SelfSignedCertificate())
         defer { server.stop() }
         let (folder, paths, _) = try files(1)
         defer { withExtendedLifetime(folder) {} }
@@ -176,7 +176,7 @@ struct UploadFaultTests {
 
     /// An `https` URL for a server that speaks plain HTTP: BoringSSL's reason, and a hint.
     @Test func httpsToAPlainHTTPServerSaysSo() async throws {
-        let server = try FaultyHTTPServer()
+        let server = try await FaultyHTTPServer.start()
         defer { server.stop() }
         let (folder, paths, _) = try files(1)
         defer { withExtendedLifetime(folder) {} }

@@ -11,7 +11,7 @@ import Testing
 struct UploadFileOpTests {
     @Test func groupOf200FilesArrivesByteForByteWithURLsInInputOrder() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         var paths: [String] = []
         var contents: [Data] = []
@@ -39,7 +39,7 @@ struct UploadFileOpTests {
 
     @Test func skipExistingSendsOnlyWhatTheServerLacksOrHasAtAnotherSize() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let paths = try (0..<5).map { index -> String in
             let file = folder.file("f-\(index).bin")
@@ -69,7 +69,7 @@ struct UploadFileOpTests {
 
     @Test func objectURLJoinsWithOneSlashAndEncodesTheName() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let file = folder.file("two words.txt")
         try Data("spaced".utf8).write(to: file)
@@ -83,7 +83,7 @@ struct UploadFileOpTests {
 
     @Test func namesThatWouldClimbOutOfThePrefixAreRefusedAndFoldersKeepTheirSlash() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let file = folder.file("payload.txt")
         try Data("payload".utf8).write(to: file)
@@ -118,7 +118,7 @@ struct UploadFileOpTests {
 
     @Test func serverErrorsAreSkippedWhenTheGroupAllowsFailure() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let names = ["a.txt", "fail-1.txt", "b.txt", "fail-2.txt", "c.txt"]
         for name in names { try Data(name.utf8).write(to: folder.file(name)) }
@@ -137,7 +137,7 @@ struct UploadFileOpTests {
 
     @Test func serverErrorFailsTheFlowWhenTheGroupDoesNotAllowFailure() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let file = folder.file("report.txt")
         try Data("x".utf8).write(to: file)
@@ -154,7 +154,7 @@ struct UploadFileOpTests {
 
     @Test func postSendsTheFileAsTheMultipartFieldNamedFile() async throws {
         let server = try NginxServer(receivesFormPosts: true)
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         // Bytes that look like multipart syntax must survive as they are.
         let bytes = Data("line one\r\n--not-a-boundary\r\n\r\n".utf8) + Data((0..<3000).map { UInt8($0 % 256) })
@@ -173,7 +173,7 @@ struct UploadFileOpTests {
 
     @Test func configuredHeadersReachTheServer() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let file = folder.file("with-headers.txt")
         try Data("h".utf8).write(to: file)
@@ -191,7 +191,7 @@ struct UploadFileOpTests {
 
     @Test func coordinatorMapInputIsUploadedFromItsBytes() async throws {
         let server = try NginxServer(receivesFormPosts: true)
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let first = folder.file("first.txt")
         let second = folder.file("second.txt")
@@ -221,7 +221,7 @@ struct UploadFileOpTests {
 
     @Test func missingFileFailsNamingThePath() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let missing = "/nonexistent-\(UUID().uuidString)/photo.jpg"
 
         let result = try await runOperation("UploadFileOp", ["url": .string(server.url("/up"))], bucket: ["file": missing])
@@ -247,7 +247,7 @@ struct UploadFileOpTests {
     /// upload that never ended, its slot busy for good), and `/dev/zero` was sent as an empty file.
     @Test func pathsThatAreNotRegularFilesAreRefusedAtOnce() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let pipe = folder.file("pipe")
         #expect(mkfifo(pipe.path, 0o600) == 0)

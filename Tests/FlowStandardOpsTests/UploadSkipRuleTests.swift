@@ -77,7 +77,7 @@ import Testing
     /// know they are the same.
     @Test func checksumOnAServerThatKeepsNoneSendsTheFileAgain() async throws {
         let server = try NginxServer()
-        try server.start()
+        try await server.start()
         let folder = try TemporaryDirectory()
         let file = folder.file("same.bin")
         try Data(repeating: 3, count: 2_000).write(to: file)

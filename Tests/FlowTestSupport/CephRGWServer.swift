@@ -9,7 +9,7 @@ import Foundation
 /// let s3 = try await CephRGWServer(bucket: "photos")
 /// defer { s3.stop() }
 /// // AWS_ACCESS_KEY_ID = s3.accessKeyID, AWS_SECRET_ACCESS_KEY = s3.secretAccessKey, endpoint s3.endpoint
-/// let bytes = try s3.object("2026/a.jpg")
+/// let bytes = try await s3.object("2026/a.jpg")
 /// ```
 ///
 /// Objects are read back, and buckets made and removed, with boto3 (`Resources/moto_s3.py`, at the
@@ -35,7 +35,7 @@ public final class CephRGWServer: Sendable {
     ///   digits, `-`).
     /// - Throws: when the gateway does not start (the message names its log) or the bucket cannot be made.
     public init(bucket prefix: String = "photos") async throws {
-        try MotoS3Server.installIfMissing()
+        try await MotoS3Server.installIfMissing()
         let gateway = try await CephRGWGateway.shared()
         endpoint = gateway.endpoint
         accessKeyID = gateway.accessKeyID
@@ -43,7 +43,7 @@ public final class CephRGWServer: Sendable {
         cluster = gateway.cluster
         bucket = "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
         scratch = try TemporaryDirectory(prefix: "ceph-s3")
-        try createBucket(bucket)
+        try await createBucket(bucket)
     }
 
     /// The environment that signs as the S3 user.
@@ -55,24 +55,25 @@ public final class CephRGWServer: Sendable {
     /// Makes another bucket on the gateway (``stop()`` removes only ``bucket``).
     ///
     /// - Throws: when the gateway refuses (a name taken, a name S3 does not allow).
-    public func createBucket(_ name: String) throws {
-        let result = try admin(["create-bucket", endpoint, name])
+    public func createBucket(_ name: String) async throws {
+        let result = try await admin(["create-bucket", endpoint, name])
         guard result.status == 0 else { throw TestSupportError("CreateBucket \(name) failed: \(result.output)") }
     }
 
     /// An object's bytes, read back through the S3 API (boto3, signed).
-    public func object(_ key: String, in bucket: String? = nil) throws -> Data { try readObject(key, in: bucket ?? self.bucket) }
+    public func object(_ key: String, in bucket: String? = nil) async throws -> Data { try await readObject(key, in: bucket ?? self.bucket) }
 
     /// The bucket's keys and sizes.
-    public func objects(in bucket: String? = nil) throws -> [String: Int] { try listObjects(in: bucket ?? self.bucket) }
+    public func objects(in bucket: String? = nil) async throws -> [String: Int] { try await listObjects(in: bucket ?? self.bucket) }
 
     /// The multipart uploads in progress in the bucket (`ListMultipartUploads`): their keys.
-    public func multipartUploads() throws -> [String] { try listUploads(in: bucket) }
+    public func multipartUploads() async throws -> [String] { try await listUploads(in: bucket) }
 
     /// Removes the bucket with everything in it (the OSD keeps objects in memory) and the scratch
-    /// folder; the gateway runs on for the other tests.
+    /// folder; the gateway runs on for the other tests. Synchronous, for a `defer`: it blocks
+    /// while boto3 deletes the bucket.
     public func stop() {
-        _ = try? admin(["delete-bucket", endpoint, bucket])
+        _ = try? adminBlocking(["delete-bucket", endpoint, bucket])
         scratch.remove()
     }
 }

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// permanent 403s. It is `Resources/faulty_http_server.py` (Python's standard library only).
 ///
 /// ```swift
-/// let server = try FaultyHTTPServer(rules: [.init(kind: "503", every: 3)])
+/// let server = try await FaultyHTTPServer.start(rules: [.init(kind: "503", every: 3)])
 /// defer { server.stop() }
 /// // PUT to server.url("/up/a.bin"); then server.storedFile("/up/a.bin"), try server.stats()
 /// ```
@@ -75,12 +75,20 @@ public final class FaultyHTTPServer: @unchecked Sendable {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Resources/faulty_http_server.py").path
 
-    /// Starts the server and waits until it listens.
+    /// Starts the server and waits until it listens, on a thread of its own
+    /// (``TestCommand/offThread(_:)``): the caller's task is suspended meanwhile.
     ///
     /// - Parameter tls: PEM files of a certificate and its key: the server speaks HTTPS with them
     ///   (``SelfSignedCertificate`` makes a pair). Its ``stats()`` are then out of reach.
     /// - Throws: when python3 is missing or the server does not start within 10 s.
-    public init(rules: [Rule] = [], tls: SelfSignedCertificate? = nil) throws {
+    public static func start(rules: [Rule] = [], tls: SelfSignedCertificate? = nil) async throws -> FaultyHTTPServer {
+        try await TestCommand.offThread { try FaultyHTTPServer(rules: rules, tls: tls) }
+    }
+
+    /// What ``start(rules:tls:)`` runs on its own thread: blocks until the server prints its
+    /// `listening on PORT` line, exits, or 10 s pass. Its stdout is read on a thread of its own
+    /// (``PipeReader``), so the deadline holds even when the server prints nothing.
+    private init(rules: [Rule], tls: SelfSignedCertificate?) throws {
         root = try TemporaryDirectory(prefix: "faulty-http")
         scheme = tls == nil ? "http" : "https"
         let rulesJSON = String(decoding: try JSONEncoder().encode(rules), as: UTF8.self)
@@ -89,20 +97,24 @@ public final class FaultyHTTPServer: @unchecked Sendable {
             + ["python3", Self.script, root.url.path, rulesJSON]
         process.standardOutput = output
         process.standardError = FileHandle.standardError
-        try ProcessLaunch.run(process)
-        let deadline = Date().addingTimeInterval(10)
-        var seen = Data()
-        while Date() < deadline, process.isRunning {
-            seen += output.fileHandleForReading.availableData
-            if let line = String(data: seen, encoding: .utf8), let range = line.range(of: "listening on ") {
-                port = Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
-                if port > 0 { break }
-            }
-        }
-        guard port > 0 else {
+        let exit = try ProcessLaunch.run(process)
+        let changes = EventWaiters()
+        let stdout = PipeReader(output, notifying: changes)
+        exit.whenHappened { _ in changes.changed() }
+        _ = changes.waitBlocking(timeout: .seconds(10)) { Self.listeningPort(in: stdout) != nil || exit.hasHappened }
+        guard let port = Self.listeningPort(in: stdout) else {
             stop()
-            throw TestSupportError("the faulty HTTP server did not start (is python3 installed?): \(String(decoding: seen, as: UTF8.self))")
+            throw TestSupportError("the faulty HTTP server did not start within 10 s (is python3 installed?"
+                + "\(exit.current.map { " it ended, \($0)" } ?? "")): \(stdout.text)")
         }
+        self.port = port
+    }
+
+    /// The port of a whole `listening on PORT` line the server wrote, `nil` before it came.
+    private static func listeningPort(in stdout: PipeReader) -> Int? {
+        let lines = stdout.text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        guard let line = lines.first(where: { $0.contains("listening on ") }), let range = line.range(of: "listening on ") else { return nil }
+        return Int(line[range.upperBound...].prefix { $0.isNumber }).flatMap { $0 > 0 ? $0 : nil }
     }
 
     deinit { stop() }

@@ -7,10 +7,10 @@ import Foundation
 /// that user's key. It is `Resources/moto_s3.py`.
 ///
 /// ```swift
-/// let s3 = try MotoS3Server(bucket: "photos")
+/// let s3 = try await MotoS3Server.start(bucket: "photos")
 /// defer { s3.stop() }
 /// // AWS_ACCESS_KEY_ID = s3.accessKeyID, AWS_SECRET_ACCESS_KEY = s3.secretAccessKey, endpoint s3.endpoint
-/// let bytes = try s3.object("2026/a.jpg")
+/// let bytes = try await s3.object("2026/a.jpg")
 /// ```
 public final class MotoS3Server: @unchecked Sendable {
     /// `http://127.0.0.1:PORT`.
@@ -27,12 +27,19 @@ public final class MotoS3Server: @unchecked Sendable {
 
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/moto_s3.py").path
 
-    /// Installs moto when missing, starts it, and sets up the user and the bucket.
+    /// Installs moto when missing, starts it, and sets up the user and the bucket, on a thread of
+    /// its own (``TestCommand/offThread(_:)``): the caller's task is suspended while pip, moto's
+    /// start and the set-up run, and no thread of the cooperative pool waits for them.
     ///
     /// - Throws: when moto cannot be installed or does not print its readiness line within 30 s
     ///   (three ports tried: a free port can be taken before moto binds it), with its output.
-    public init(bucket: String = "photos") throws {
-        try Self.installIfMissing()
+    public static func start(bucket: String = "photos") async throws -> MotoS3Server {
+        try await TestCommand.offThread { try MotoS3Server(bucket: bucket) }
+    }
+
+    /// What ``start(bucket:)`` runs on its own thread: blocks until moto is ready or has failed.
+    private init(bucket: String) throws {
+        try Self.installIfMissingBlocking()
         self.bucket = bucket
         scratch = try TemporaryDirectory(prefix: "moto-s3")
         var started: (endpoint: String, keys: [String: String])?
@@ -49,7 +56,7 @@ public final class MotoS3Server: @unchecked Sendable {
                 continue
             }
             let endpoint = "http://127.0.0.1:\(port)"
-            let setup = try TestCommand.run(["python3", Self.script, "setup", endpoint, bucket])
+            let setup = try TestCommand.runBlocking(["python3", Self.script, "setup", endpoint, bucket])
             guard setup.status == 0, let keys = try? JSONDecoder().decode([String: String].self, from: Data(setup.output.utf8)) else {
                 candidate.kill()
                 lastError = "setting up moto failed: \(setup.output)"
@@ -78,13 +85,13 @@ public final class MotoS3Server: @unchecked Sendable {
     }
 
     /// An object's bytes, read back through the S3 API (boto3, signed).
-    public func object(_ key: String) throws -> Data { try readObject(key, in: bucket) }
+    public func object(_ key: String) async throws -> Data { try await readObject(key, in: bucket) }
 
     /// The bucket's keys and sizes.
-    public func objects() throws -> [String: Int] { try listObjects(in: bucket) }
+    public func objects() async throws -> [String: Int] { try await listObjects(in: bucket) }
 
     /// The multipart uploads in progress (`ListMultipartUploads`): their keys.
-    public func multipartUploads() throws -> [String] { try listUploads(in: bucket) }
+    public func multipartUploads() async throws -> [String] { try await listUploads(in: bucket) }
 
     /// Stops the server, reaps it, and removes its scratch folder.
     public func stop() {
@@ -102,14 +109,16 @@ public final class MotoS3Server: @unchecked Sendable {
     }
 
     /// Starts `moto_s3.py ARGUMENTS` (or another script of `Resources` that prints `listening`
-    /// once bound) and waits until it is ready; never `nil`: it throws what went wrong instead.
+    /// once bound) and waits until it is ready, blocking the calling thread (a proxy's start runs
+    /// on a thread of its own); never `nil`: it throws what went wrong instead.
     static func startScript(_ arguments: [String], script: String = MotoS3Server.script, listeningOn port: Int, stdin: Pipe,
                             within seconds: Double) throws -> Process? {
         try launchScript(arguments, script: script, listeningOn: port, stdin: stdin, within: seconds).process
     }
 
     /// Starts `moto_s3.py ARGUMENTS` and waits until it prints its readiness line (`listening`,
-    /// printed once its server is bound to `port`).
+    /// printed once its server is bound to `port`), blocking the calling thread: for a start that
+    /// runs on a thread of its own (``start(bucket:)``, the proxies' `start`).
     ///
     /// - Throws: when it cannot be started, or when it did not print the line within `seconds`
     ///   (it is killed and reaped then); the message has what it wrote to stdout and stderr.
@@ -148,19 +157,26 @@ public final class MotoS3Server: @unchecked Sendable {
 
     /// Installs the pinned moto, boto3, botocore and their server's packages with pip when the
     /// installed versions differ (a moto other than the pinned one can refuse valid signatures);
-    /// the tests that compare Flow's signatures with botocore's call it too.
+    /// the tests that compare Flow's signatures with botocore's call it too. The check (and pip)
+    /// run on a thread of its own (``TestCommand/offThread(_:)``).
     ///
     /// - Throws: when pip cannot install them.
-    public static func installIfMissing() throws {
+    public static func installIfMissing() async throws {
+        try await TestCommand.offThread { try installIfMissingBlocking() }
+    }
+
+    /// As ``installIfMissing()``, blocking the calling thread: for a start already on a thread of
+    /// its own.
+    static func installIfMissingBlocking() throws {
         try pinnedPackages.get()
     }
 
     /// Checked and installed once per process: tests start servers side by side, and two pips
     /// installing into the same folder at once break each other.
     private static let pinnedPackages: Result<Void, TestSupportError> = Result {
-        let check = try TestCommand.run(["python3", "-c", MotoS3Server.versionCheck, requirements])
+        let check = try TestCommand.runBlocking(["python3", "-c", MotoS3Server.versionCheck, requirements])
         if check.status == 0 { return }
-        let installed = try TestCommand.run(["python3", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements])
+        let installed = try TestCommand.runBlocking(["python3", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements])
         guard installed.status == 0 else {
             throw TestSupportError("pip install -r \(requirements) failed (installed: \(check.output)): \(installed.output)")
         }
@@ -195,13 +211,20 @@ public final class S3FaultProxy: @unchecked Sendable {
     private let process: MotoS3Server.Started
     private let stdinPipe = Pipe()
 
-    /// Starts the proxy.
+    /// Starts the proxy and waits for its readiness line on a thread of its own
+    /// (``TestCommand/offThread(_:)``), the caller's task suspended meanwhile.
     ///
     /// - Parameters:
     ///   - server: where requests go.
     ///   - failingParts: part numbers whose first try fails.
     ///   - failingAborts: how many multipart aborts, the first ones, fail with 500 InternalError.
-    public init(in server: MotoS3Server, failingParts: [Int], failingAborts: Int = 0) throws {
+    /// - Throws: when it does not print its readiness line within 10 s, with its output.
+    public static func start(in server: MotoS3Server, failingParts: [Int], failingAborts: Int = 0) async throws -> S3FaultProxy {
+        try await TestCommand.offThread { try S3FaultProxy(in: server, failingParts: failingParts, failingAborts: failingAborts) }
+    }
+
+    /// What ``start(in:failingParts:failingAborts:)`` runs on its own thread.
+    private init(in server: MotoS3Server, failingParts: [Int], failingAborts: Int) throws {
         let port = try LoopbackPort.free()
         process = try MotoS3Server.launchScript(["proxy", String(port), server.endpoint, failingParts.map(String.init).joined(separator: ","),
                                                  String(failingAborts)],

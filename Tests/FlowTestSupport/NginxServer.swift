@@ -17,7 +17,7 @@ import Foundation
 ///
 /// ```swift
 /// let server = try NginxServer()
-/// try server.start()
+/// try await server.start()
 /// defer { server.stop() }
 /// // PUT to server.url("/uploads/a.txt"), then read server.storedFile("/uploads/a.txt")
 /// ```
@@ -82,9 +82,17 @@ public final class NginxServer: @unchecked Sendable {
     /// stderr at `notice`, and says `getrlimit(RLIMIT_NOFILE)` there once its configuration is
     /// loaded and its listening socket bound (the last of the start-up lines, before it serves).
     ///
+    /// The wait runs on a thread of its own (``TestCommand/offThread(_:)``): the caller's task is
+    /// suspended, and no thread of the cooperative pool is held while nginx starts.
+    ///
     /// - Throws: ``TestSupportError`` when nginx is not installed (run `scripts/test`, which
     ///   installs it) or does not start within 10 s; its error log is in the message.
-    public func start() throws {
+    public func start() async throws {
+        try await TestCommand.offThread { try self.startBlocking() }
+    }
+
+    /// What ``start()`` runs on its own thread: blocks until nginx is ready or has failed.
+    private func startBlocking() throws {
         let executable = try Self.findExecutable()
         try formReceiver?.start()
         var lastLog = ""

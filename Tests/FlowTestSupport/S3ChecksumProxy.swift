@@ -13,14 +13,21 @@ public final class S3ChecksumProxy: @unchecked Sendable {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Resources/s3_checksum_proxy.py").path
 
-    /// Starts the proxy in front of `server`.
+    /// Starts the proxy in front of `server` and waits for its readiness line on a thread of its
+    /// own (``TestCommand/offThread(_:)``), the caller's task suspended meanwhile.
     ///
     /// - Parameters:
     ///   - pacific: be a store that refuses trailing checksums as Ceph RGW 16 does (400
     ///     `XAmzContentSHA256Mismatch` to `STREAMING-UNSIGNED-PAYLOAD-TRAILER`), flipping no byte.
     ///   - b2: be a store that refuses every checksum header as Backblaze B2 does (400
     ///     `InvalidArgument: Unsupported header '…'`), flipping no byte.
-    public init(in server: MotoS3Server, pacific: Bool = false, b2: Bool = false) throws {
+    /// - Throws: when it does not print its readiness line within 10 s, with its output.
+    public static func start(in server: MotoS3Server, pacific: Bool = false, b2: Bool = false) async throws -> S3ChecksumProxy {
+        try await TestCommand.offThread { try S3ChecksumProxy(in: server, pacific: pacific, b2: b2) }
+    }
+
+    /// What ``start(in:pacific:b2:)`` runs on its own thread.
+    private init(in server: MotoS3Server, pacific: Bool, b2: Bool) throws {
         let port = try LoopbackPort.free()
         let mode = pacific ? ["pacific"] : b2 ? ["b2"] : []
         guard let process = try MotoS3Server.startScript([String(port), server.endpoint] + mode, script: Self.script,

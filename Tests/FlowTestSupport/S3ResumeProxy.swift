@@ -6,7 +6,7 @@ import Foundation
 /// `Resources/s3_resume_proxy.py`. It also lists and aborts a key's unfinished uploads out of band.
 ///
 /// ```swift
-/// let proxy = try S3ResumeProxy(in: s3)
+/// let proxy = try await S3ResumeProxy.start(in: s3)
 /// defer { proxy.stop() }
 /// // endpoint: proxy.endpoint
 /// let stats = try proxy.stats()   // stats.parts[5] == 2: part 5 was sent twice
@@ -46,8 +46,16 @@ public final class S3ResumeProxy: @unchecked Sendable {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Resources/s3_resume_proxy.py").path
 
-    /// Starts the proxy in front of `server`.
-    public init(in server: any S3TestStore) throws {
+    /// Starts the proxy in front of `server` and waits for its readiness line on a thread of its
+    /// own (``TestCommand/offThread(_:)``), the caller's task suspended meanwhile.
+    ///
+    /// - Throws: when it does not print its readiness line within 10 s, with its output.
+    public static func start(in server: any S3TestStore) async throws -> S3ResumeProxy {
+        try await TestCommand.offThread { try S3ResumeProxy(in: server) }
+    }
+
+    /// What ``start(in:)`` runs on its own thread.
+    private init(in server: any S3TestStore) throws {
         self.server = server
         let port = try LoopbackPort.free()
         guard let process = try MotoS3Server.startScript(["proxy", String(port), server.endpoint], script: Self.script, listeningOn: port, stdin: stdinPipe,
@@ -88,8 +96,8 @@ public final class S3ResumeProxy: @unchecked Sendable {
 
     /// The part numbers the store holds for each unfinished multipart upload of `key`, by upload id
     /// (`ListMultipartUploads` and `ListParts` on the server itself, signed).
-    public func storedParts(of key: String) throws -> [String: [Int]] {
-        let result = try admin(["parts", server.endpoint, server.bucket, key])
+    public func storedParts(of key: String) async throws -> [String: [Int]] {
+        let result = try await admin(["parts", server.endpoint, server.bucket, key])
         guard result.status == 0 else { throw TestSupportError("listing the parts of \(key) failed: \(result.output)") }
         return try JSONDecoder().decode([String: [Int]].self, from: Data(result.output.utf8))
     }
@@ -98,8 +106,8 @@ public final class S3ResumeProxy: @unchecked Sendable {
     /// and returns their ids. Requests naming them are answered 404 `NoSuchUpload` from then on,
     /// as S3 answers them (moto answers a part `PUT` or a completion of an aborted upload with 500).
     @discardableResult
-    public func abortUploads(of key: String) throws -> [String] {
-        let result = try admin(["abort", server.endpoint, server.bucket, key])
+    public func abortUploads(of key: String) async throws -> [String] {
+        let result = try await admin(["abort", server.endpoint, server.bucket, key])
         guard result.status == 0 else { throw TestSupportError("aborting the uploads of \(key) failed: \(result.output)") }
         let ids = try JSONDecoder().decode([String].self, from: Data(result.output.utf8))
         for id in ids {
@@ -109,8 +117,8 @@ public final class S3ResumeProxy: @unchecked Sendable {
         return ids
     }
 
-    private func admin(_ arguments: [String]) throws -> TestCommand.Result {
-        try server.admin(arguments, script: Self.script)
+    private func admin(_ arguments: [String]) async throws -> TestCommand.Result {
+        try await server.admin(arguments, script: Self.script)
     }
 
     /// Stops the proxy and waits until it has exited.

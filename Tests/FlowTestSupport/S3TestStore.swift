@@ -8,6 +8,7 @@ import Foundation
 /// func uploads(_ kind: S3TestStoreKind) async throws {
 ///     let s3 = try await kind.start()
 ///     defer { s3.stop() }
+///     // try await s3.object(key), try await s3.objects(), try await s3.multipartUploads()
 ///     // flows name s3://\(s3.bucket)/ at s3.endpoint, signed with s3.credentialsEnvironment
 /// }
 /// ```
@@ -23,12 +24,12 @@ public protocol S3TestStore: AnyObject, Sendable {
     var scratch: TemporaryDirectory { get }
     /// The environment that signs with the store's key (and clears any other AWS settings).
     var credentialsEnvironment: [String: String] { get }
-    /// An object's bytes, read back with boto3.
-    func object(_ key: String) throws -> Data
+    /// An object's bytes, read back with boto3 (a child process, waited for off the cooperative pool).
+    func object(_ key: String) async throws -> Data
     /// The bucket's keys and sizes.
-    func objects() throws -> [String: Int]
+    func objects() async throws -> [String: Int]
     /// The keys of the multipart uploads in progress.
-    func multipartUploads() throws -> [String]
+    func multipartUploads() async throws -> [String]
     /// Stops what the store started for the test.
     func stop()
 }
@@ -46,21 +47,22 @@ public enum S3TestStoreKind: String, CaseIterable, Sendable, CustomStringConvert
     /// Starts a store of this kind with a bucket named (or, on Ceph, starting with) `bucket`.
     public func start(bucket: String = "photos") async throws -> any S3TestStore {
         switch self {
-        case .moto: return try MotoS3Server(bucket: bucket)
+        case .moto: return try await MotoS3Server.start(bucket: bucket)
         case .ceph: return try await CephRGWServer(bucket: bucket)
         }
     }
 
     /// Deletes and overwrites objects behind a run's back: `script` is Python with `s3`, a boto3
-    /// client of the store, and `bucket`, the store's bucket.
-    public static func boto3(_ s3: any S3TestStore, _ script: String) throws {
+    /// client of the store, and `bucket`, the store's bucket. python3 is waited for off the
+    /// cooperative pool (``TestCommand/run(_:timeout:)``).
+    public static func boto3(_ s3: any S3TestStore, _ script: String) async throws {
         let code = """
             import boto3, sys
             s3 = boto3.client("s3", endpoint_url="\(s3.endpoint)", region_name="us-east-1")
             bucket = "\(s3.bucket)"
             \(script)
             """
-        let result = try TestCommand.run(s3.signed(["python3", "-c", code]))
+        let result = try await TestCommand.run(s3.signed(["python3", "-c", code]))
         guard result.status == 0 else { throw TestSupportError("boto3 failed: \(result.output)") }
     }
 }
@@ -76,30 +78,37 @@ extension S3TestStore {
     }
 
     /// `script ARGUMENTS` (by default `moto_s3.py`, whose get, list, uploads, create-bucket and
-    /// delete-bucket speak plain S3 through boto3), signed with the store's key.
-    func admin(_ arguments: [String], script: String = MotoS3Server.script) throws -> TestCommand.Result {
-        try TestCommand.run(signed(["python3", script] + arguments))
+    /// delete-bucket speak plain S3 through boto3), signed with the store's key, waited for off
+    /// the cooperative pool (``TestCommand/run(_:timeout:)``).
+    func admin(_ arguments: [String], script: String = MotoS3Server.script) async throws -> TestCommand.Result {
+        try await TestCommand.run(signed(["python3", script] + arguments))
+    }
+
+    /// As ``admin(_:script:)``, blocking the calling thread: for a synchronous `stop()`, which a
+    /// `defer` calls.
+    func adminBlocking(_ arguments: [String], script: String = MotoS3Server.script) throws -> TestCommand.Result {
+        try TestCommand.runBlocking(signed(["python3", script] + arguments))
     }
 
     /// An object's bytes, read back through the S3 API (boto3, signed).
-    func readObject(_ key: String, in bucket: String) throws -> Data {
+    func readObject(_ key: String, in bucket: String) async throws -> Data {
         let file = scratch.url.appendingPathComponent(UUID().uuidString)
-        let result = try admin(["get", endpoint, bucket, key, file.path])
+        let result = try await admin(["get", endpoint, bucket, key, file.path])
         guard result.status == 0 else { throw TestSupportError("GetObject \(key) failed: \(result.output)") }
         defer { try? FileManager.default.removeItem(at: file) }
         return try Data(contentsOf: file)
     }
 
     /// A bucket's keys and sizes (`ListObjectsV2`).
-    func listObjects(in bucket: String) throws -> [String: Int] {
-        let result = try admin(["list", endpoint, bucket])
+    func listObjects(in bucket: String) async throws -> [String: Int] {
+        let result = try await admin(["list", endpoint, bucket])
         guard result.status == 0 else { throw TestSupportError("ListObjectsV2 failed: \(result.output)") }
         return try JSONDecoder().decode([String: Int].self, from: Data(result.output.utf8))
     }
 
     /// The keys of a bucket's multipart uploads in progress (`ListMultipartUploads`).
-    func listUploads(in bucket: String) throws -> [String] {
-        let result = try admin(["uploads", endpoint, bucket])
+    func listUploads(in bucket: String) async throws -> [String] {
+        let result = try await admin(["uploads", endpoint, bucket])
         guard result.status == 0 else { throw TestSupportError("ListMultipartUploads failed: \(result.output)") }
         return try JSONDecoder().decode([[String: String]].self, from: Data(result.output.utf8)).compactMap { $0["key"] }
     }
@@ -108,7 +117,7 @@ extension S3TestStore {
 extension MotoS3Server: S3TestStore {}
 
 extension CephRGWServer: S3TestStore {
-    public func object(_ key: String) throws -> Data { try object(key, in: nil) }
+    public func object(_ key: String) async throws -> Data { try await object(key, in: nil) }
 
-    public func objects() throws -> [String: Int] { try objects(in: nil) }
+    public func objects() async throws -> [String: Int] { try await objects(in: nil) }
 }

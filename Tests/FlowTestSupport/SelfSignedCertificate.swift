@@ -9,14 +9,14 @@ public struct SelfSignedCertificate: Sendable {
     public let key: String
     private let folder: TemporaryDirectory
 
-    /// Makes the pair.
+    /// Makes the pair; `openssl` is waited for off the cooperative pool (``TestCommand/run(_:timeout:)``).
     ///
     /// - Throws: ``TestSupportError`` when `openssl` is missing (`scripts/test` installs it) or fails.
-    public init() throws {
+    public init() async throws {
         folder = try TemporaryDirectory(prefix: "tls")
         certificate = folder.file("certificate.pem").path
         key = folder.file("key.pem").path
-        let result = try TestCommand.run([
+        let result = try await TestCommand.run([
             "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", certificate,
         ])

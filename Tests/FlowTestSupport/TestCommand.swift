@@ -11,11 +11,22 @@ public enum TestCommand {
     }
 
     /// Runs `arguments[0]` (looked up through `/usr/bin/env`) and waits for it to exit and its
-    /// output to end.
+    /// output to end, on a thread of its own (``offThread(_:)``): the caller's task is suspended,
+    /// and no thread of the cooperative pool is held while the child runs.
     ///
     /// - Throws: when it cannot be started, or has not ended within `timeout` (it is killed then;
     ///   the message has its output so far).
-    public static func run(_ arguments: [String], timeout: Duration = .seconds(600)) throws -> Result {
+    public static func run(_ arguments: [String], timeout: Duration = .seconds(600)) async throws -> Result {
+        try await offThread { try runBlocking(arguments, timeout: timeout) }
+    }
+
+    /// As ``run(_:timeout:)``, blocking the calling thread until the child has ended: for code
+    /// that already runs on a thread of its own (a server's start inside ``offThread(_:)``),
+    /// never for an `async` caller.
+    ///
+    /// - Throws: when it cannot be started, or has not ended within `timeout` (it is killed then;
+    ///   the message has its output so far).
+    public static func runBlocking(_ arguments: [String], timeout: Duration = .seconds(600)) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
@@ -37,8 +48,8 @@ public enum TestCommand {
     }
 
     /// The SHA-256 of a file by `sha256sum`, as lowercase hex.
-    public static func sha256sum(_ path: String) throws -> String {
-        let result = try run(["sha256sum", path])
+    public static func sha256sum(_ path: String) async throws -> String {
+        let result = try await run(["sha256sum", path])
         guard result.status == 0, let digest = result.output.split(separator: " ").first else {
             throw TestSupportError("sha256sum \(path) failed with status \(result.status)")
         }
@@ -65,7 +76,9 @@ public enum TestCommand {
     /// other test of the process).
     public static func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Swift.Result { try work() }) }.start()
+            let thread = Thread { continuation.resume(with: Swift.Result { try work() }) }
+            thread.name = "test-off-thread"
+            thread.start()
         }
     }
 

@@ -141,7 +141,7 @@ func withCluster<T>(_ body: (ClusterScope) async throws -> T) async throws -> T 
 /// and cleans up both however `body` ends.
 func withUploadServer<T>(_ body: (NginxServer, ClusterScope, URL) async throws -> T) async throws -> T {
     let server = try NginxServer()
-    try server.start()
+    try await server.start()
     defer { server.stop() }
     return try await withCluster { cluster in
         let folder = cluster.directory.appendingPathComponent("files")

@@ -14,11 +14,12 @@ struct MetricsScrape {
     let text: String
     let samples: [Sample]
 
-    /// Fetches `http://ADDRESS/metrics` with curl.
+    /// Fetches `http://ADDRESS/metrics` with curl, waited for off the cooperative pool
+    /// (``TestCommand/run(_:timeout:)``).
     ///
     /// - Returns: `nil` when nothing answered (the program has exited).
-    static func fetch(_ address: String) throws -> MetricsScrape? {
-        let result = try TestCommand.run(["curl", "-sf", "--max-time", "5", "http://\(address)/metrics"])
+    static func fetch(_ address: String) async throws -> MetricsScrape? {
+        let result = try await TestCommand.run(["curl", "-sf", "--max-time", "5", "http://\(address)/metrics"])
         guard result.status == 0 else { return nil }
         return MetricsScrape(text: result.output)
     }
@@ -52,12 +53,13 @@ struct MetricsScrape {
         samples.contains { $0.name == name }
     }
 
-    /// What `promtool check metrics` says of the text: `nil` when it accepts it.
-    func promtoolProblems() throws -> String? {
+    /// What `promtool check metrics` says of the text: `nil` when it accepts it (promtool waited
+    /// for off the cooperative pool).
+    func promtoolProblems() async throws -> String? {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("scrape-\(UUID().uuidString).txt")
         try text.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try TestCommand.run(["sh", "-c", "promtool check metrics < '\(file.path)' 2>&1"])
+        let result = try await TestCommand.run(["sh", "-c", "promtool check metrics < '\(file.path)' 2>&1"])
         return result.status == 0 ? nil : "promtool exit \(result.status): \(result.output)"
     }
 }

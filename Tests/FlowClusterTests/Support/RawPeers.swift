@@ -1,3 +1,4 @@
+import FlowTestSupport
 import FlowWire
 import Foundation
 import Testing
@@ -11,15 +12,21 @@ enum RawPeers {
     /// Connects a DEALER to `endpoint`, sends every message in `messages`, collects what comes
     /// back for `listen` seconds, and closes everything (linger 0).
     ///
-    /// Synchronous on purpose: a ZeroMQ socket stays on the thread that made it.
+    /// The whole exchange runs on one thread of its own (``TestCommand/offThread(_:)``): a ZeroMQ
+    /// socket stays on the thread that made it, and its `zmq_poll` holds no cooperative thread.
     /// - Returns: the decodable replies.
-    static func dealer(to endpoint: String, send messages: [[Data]], listen: Double = 0.5) throws -> [WireMessage] {
-        try exchange(with: endpoint, send: messages, listen: listen).compactMap { try? WireCodec.decode($0) }
+    static func dealer(to endpoint: String, send messages: [[Data]], listen: Double = 0.5) async throws -> [WireMessage] {
+        try await exchange(with: endpoint, send: messages, listen: listen).compactMap { try? WireCodec.decode($0) }
     }
 
     /// As ``dealer(to:send:listen:)``, returning every reply's frames as they came, whatever
     /// their version or shape.
-    static func exchange(with endpoint: String, send messages: [[Data]], listen: Double = 0.5) throws -> [[Data]] {
+    static func exchange(with endpoint: String, send messages: [[Data]], listen: Double = 0.5) async throws -> [[Data]] {
+        try await TestCommand.offThread { try exchangeBlocking(with: endpoint, send: messages, listen: listen) }
+    }
+
+    /// ``exchange(with:send:listen:)`` on the calling thread, which it blocks for `listen` seconds.
+    private static func exchangeBlocking(with endpoint: String, send messages: [[Data]], listen: Double) throws -> [[Data]] {
         let context = try ZMQContext()
         defer { context.close() }
         let dealer = try ZMQSocket(context: context, type: .dealer)
@@ -49,11 +56,18 @@ enum RawPeers {
 
     /// Opens a plain TCP connection to 127.0.0.1:`port`, writes `bytes`, ends its side, and waits
     /// (at most 5 s) until the server has closed the connection: it has read the bytes and dropped
-    /// them, or refused them.
+    /// them, or refused them. The wait (`poll` on the socket) runs on a thread of its own
+    /// (``TestCommand/offThread(_:)``), the caller's task suspended meanwhile.
     ///
     /// - Returns: whether the connection was made and the server closed it within 5 s.
     @discardableResult
-    static func tcpWrite(port: UInt16, _ bytes: Data) -> Bool {
+    static func tcpWrite(port: UInt16, _ bytes: Data) async -> Bool {
+        // tcpWriteBlocking throws nothing: offThread's error is only its signature's.
+        (try? await TestCommand.offThread { tcpWriteBlocking(port: port, bytes) }) ?? false
+    }
+
+    /// ``tcpWrite(port:_:)`` on the calling thread, which it blocks for up to 5 s.
+    private static func tcpWriteBlocking(port: UInt16, _ bytes: Data) -> Bool {
         guard let descriptor = tcpConnect(port: port) else { return false }
         defer { close(descriptor) }
         bytes.withUnsafeBytes { buffer in

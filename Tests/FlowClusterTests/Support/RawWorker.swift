@@ -1,4 +1,5 @@
 import Flow
+import FlowTestSupport
 import FlowWire
 import Foundation
 import ZeroMQ
@@ -9,8 +10,11 @@ import Glibc
 /// A worker written by hand against docs/PROTOCOL.md: a DEALER that says exactly what a test
 /// tells it to, for driving a real coordinator into the corners of the protocol.
 ///
-/// Its calls are synchronous and it is used by one test at a time, so its socket is never used
-/// from two threads at once (ZeroMQ allows moving a socket between threads between calls).
+/// It is used by one test at a time and each call returns before the next starts, so its socket is
+/// never used from two threads at once (ZeroMQ allows moving a socket between threads between
+/// calls). The waits for a message (``next(timeout:)``, ``nextTasks(timeout:)``) are `async`: they
+/// wait in `zmq_poll` on a thread of their own, never on one of the cooperative pool's; code that
+/// already runs on a thread of its own (``SilentWorker``) uses their blocking forms.
 final class RawWorker: @unchecked Sendable {
     let name: String
     private let context: ZMQContext
@@ -50,8 +54,21 @@ final class RawWorker: @unchecked Sendable {
     func wake() { _ = wakeup.signal() }
 
     /// The next message other than HEARTBEAT, or `nil` after `timeout` seconds (or at a
-    /// ``wake()``): waits in `zmq_poll` on the socket, woken by the message.
-    func next(timeout: Double) throws -> WireMessage? {
+    /// ``wake()``): ``nextBlocking(timeout:)`` on a thread of its own
+    /// (``TestCommand/offThread(_:)``), the caller's task suspended meanwhile.
+    func next(timeout: Double) async throws -> WireMessage? {
+        try await TestCommand.offThread { try self.nextBlocking(timeout: timeout) }
+    }
+
+    /// The tasks of the next TASK message, or `nil` after `timeout` seconds:
+    /// ``nextTasksBlocking(timeout:)`` on a thread of its own, the caller's task suspended meanwhile.
+    func nextTasks(timeout: Double = 10) async throws -> [WireTask]? {
+        try await TestCommand.offThread { try self.nextTasksBlocking(timeout: timeout) }
+    }
+
+    /// As ``next(timeout:)``, blocking the calling thread in `zmq_poll` on the socket until the
+    /// message (or a ``wake()``) comes: for a thread of its own, never for an `async` caller.
+    func nextBlocking(timeout: Double) throws -> WireMessage? {
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
         while true {
             while let frames = try socket.receiveMultipart(dontWait: true) {
@@ -66,11 +83,11 @@ final class RawWorker: @unchecked Sendable {
         }
     }
 
-    /// The tasks of the next TASK message, or `nil` after `timeout` seconds.
-    func nextTasks(timeout: Double = 10) throws -> [WireTask]? {
+    /// As ``nextTasks(timeout:)``, blocking the calling thread: for a thread of its own.
+    func nextTasksBlocking(timeout: Double = 10) throws -> [WireTask]? {
         let deadline = Date().addingTimeInterval(timeout)
         while case let remaining = deadline.timeIntervalSinceNow, remaining > 0 {
-            guard let message = try next(timeout: remaining) else { return nil }
+            guard let message = try nextBlocking(timeout: remaining) else { return nil }
             if case .task(let tasks) = message { return tasks }
         }
         return nil

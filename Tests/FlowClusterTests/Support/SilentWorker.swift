@@ -54,7 +54,7 @@ final class SilentWorker: Sendable {
             }
             // Until the next heartbeat is due, a task comes, or the test says what to do (wake()).
             let untilBeat = ContinuousClock.now.duration(to: nextBeat)
-            if case .task(let tasks)? = try worker.next(timeout: max(0.001, EventWaiters.seconds(untilBeat))) {
+            if case .task(let tasks)? = try worker.nextBlocking(timeout: max(0.001, EventWaiters.seconds(untilBeat))) {
                 let now = ContinuousClock.now
                 state.withLock { $0.arrivals += tasks.map { ($0, now) } }
                 changes.changed()
