@@ -1,3 +1,4 @@
+import FlowTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import Flow
 import FlowWire
+import FlowTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

@@ -56,13 +56,15 @@ struct ShellOpTests {
     }
 
     @Test func whatTheProgramLeavesInTheBackgroundNeitherHoldsTheOpNorOutlivesIt() async throws {
-        let result = try await runOperation("ShellOp", ["command": "sleep 32.5 & echo started", "shell": true, "timeout": 20])
+        let result = try await runOperation("ShellOp", ["command": "sleep 32.5 & echo started $!", "shell": true, "timeout": 20])
 
         #expect(result.state == .successfully, "\(result.state)")
-        #expect(result.bucket["output"] as? String == "started")
-        // Killed before the op returned; a SIGKILL takes a moment to land on a busy machine.
-        try await waitUntilGone(["sleep", "32.5"])
-        #expect(livingProcesses(withArguments: ["sleep", "32.5"]).isEmpty, "sleep 32.5 is still running")
+        let output = try #require(result.bucket["output"] as? String)
+        let pid = try #require(output.hasPrefix("started ") ? Int32(output.dropFirst(8)) : nil, "\(output)")
+        // Killed before the op returned; a SIGKILL takes a moment to land on a busy machine, so
+        // the test waits for its exit (a pidfd) and fails if it has not come within 30 s.
+        let survivors = await ProcessTable.waitUntilGone([pid], timeout: 30)
+        #expect(survivors.isEmpty, "sleep 32.5 (pid \(pid)) is still running")
     }
 
     @Test func programThatClosesItsOutputEarlyRunsToItsEnd() async throws {
@@ -76,16 +78,19 @@ struct ShellOpTests {
     }
 
     @Test func cancellingTheFlowEndsTheProgramAndWhatItStarted() async throws {
+        let folder = try TemporaryDirectory()
+        let pipe = try NamedPipe(in: folder)
+        // The program says the pids of both sleeps once they run, so the cancel reaches a live
+        // process group and the test knows which processes must end.
+        let command = "sleep 333.25 & first=$!; sleep 333.5 & second=$!; echo \"$first $second\" > '\(pipe.path)'; wait; echo never"
         let flow = Flow(definition: FlowDefinition(name: "cancelled-shell", steps: [
-            step("ShellOp", ["command": "sleep 333.25 & sleep 333.5; echo never", "shell": true]),
+            step("ShellOp", ["command": .string(command), "shell": true]),
         ]), registry: .standard)
         let started = Date()
         flow.start()
-        // Wait until the program runs, so the cancel reaches a live process group.
-        for _ in 0..<3000 where livingProcesses(withArguments: ["sleep", "333.5"]).isEmpty {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(!livingProcesses(withArguments: ["sleep", "333.5"]).isEmpty, "the program never started")
+        let announced = try await pipe.firstLine(within: .seconds(60))
+        let pids = try #require(announced, "the program never started").split(separator: " ").compactMap { Int32($0) }
+        #expect(pids.count == 2, "\(announced ?? "")")
         flow.cancel()
         await flow.waitUntilFinished()
 
@@ -93,11 +98,10 @@ struct ShellOpTests {
         // Ended, not waited for: the program alone runs 333.5 s. (Not a speed bound: a loaded run
         // of the suite took 36 s here.)
         #expect(Date().timeIntervalSince(started) < 120)
-        // The op ends at once; the SIGTERM sent on cancelling takes a moment to land on a busy machine.
-        try await waitUntilGone(["sleep", "333.5"])
-        try await waitUntilGone(["sleep", "333.25"])
-        #expect(livingProcesses(withArguments: ["sleep", "333.5"]).isEmpty, "sleep 333.5 is still running")
-        #expect(livingProcesses(withArguments: ["sleep", "333.25"]).isEmpty, "sleep 333.25 (in the background) is still running")
+        // The op ends at once; the SIGTERM sent on cancelling takes a moment to land on a busy
+        // machine, so the test waits for both exits (pidfds) and fails if they have not come in 30 s.
+        let survivors = await ProcessTable.waitUntilGone(pids, timeout: 30)
+        #expect(survivors.isEmpty, "still running after the cancel: \(survivors) of \(pids) (sleep 333.25, sleep 333.5)")
     }
 
     @Test func largeOutputIsTakenWholeAndOnlyTheStderrTailIsKept() async throws {
@@ -181,14 +185,6 @@ struct ShellOpTests {
         #expect(throws: FlowParameterError.self) {
             try registry.makeOperation(named: "ShellOp", parameters: ["command": ["echo"], "env": ["A": ["nested"]]])
         }
-    }
-}
-
-/// Waits up to 5 s for the processes whose argv is `arguments` to end (a signal sent is not yet a
-/// signal acted on); the caller then checks.
-func waitUntilGone(_ arguments: [String]) async throws {
-    for _ in 0..<3000 where !livingProcesses(withArguments: arguments).isEmpty {
-        try await Task.sleep(for: .milliseconds(10))
     }
 }
 

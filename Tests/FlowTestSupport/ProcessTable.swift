@@ -1,13 +1,12 @@
-import FlowTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Looks at processes the test did not start itself (a coordinator's local workers) via /proc.
-enum ProcessTable {
+public enum ProcessTable {
     /// The live (not zombie) processes whose parent is `parent`.
-    static func children(of parent: Int32) -> [Int32] {
+    public static func children(of parent: Int32) -> [Int32] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap(Int32.init).filter { pid in
             guard let (state, parentID) = stat(pid) else { return false }
@@ -18,7 +17,7 @@ enum ProcessTable {
     /// The live children of `parent` whose program is `name` (the last part of its path): a
     /// coordinator's local workers, not a short-lived process it runs beside them (a CI run of
     /// the ThreadSanitizer pass once found a third child there).
-    static func children(of parent: Int32, named name: String) -> [Int32] {
+    public static func children(of parent: Int32, named name: String) -> [Int32] {
         children(of: parent).filter { pid in
             guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
             let program = String(decoding: data.prefix { $0 != 0 }, as: UTF8.self)
@@ -28,7 +27,7 @@ enum ProcessTable {
 
     /// The live processes whose command line contains `text` (a test's temporary folder, which
     /// its programs' arguments name).
-    static func mentioning(_ text: String) -> [Int32] {
+    public static func mentioning(_ text: String) -> [Int32] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap(Int32.init).filter { pid in
             guard isAlive(pid), let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
@@ -38,13 +37,13 @@ enum ProcessTable {
 
     /// The last part of the path of `pid`'s program (`sleep`, not the shell that started it),
     /// `nil` once it is gone.
-    static func program(of pid: Int32) -> String? {
+    public static func program(of pid: Int32) -> String? {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
         return String(decoding: data.prefix { $0 != 0 }, as: UTF8.self).split(separator: "/").last.map(String.init)
     }
 
     /// Whether `pid` exists and is not a zombie.
-    static func isAlive(_ pid: Int32) -> Bool {
+    public static func isAlive(_ pid: Int32) -> Bool {
         guard let (state, _) = stat(pid) else { return false }
         return state != "Z" && state != "X"
     }
@@ -64,7 +63,7 @@ enum ProcessTable {
     /// `timeout` seconds.
     ///
     /// - Returns: the pids that were still alive at the deadline.
-    static func waitUntilGone(_ pids: [Int32], timeout: Double) async -> [Int32] {
+    public static func waitUntilGone(_ pids: [Int32], timeout: Double) async -> [Int32] {
         let notSeenToExit = await withCheckedContinuation { (continuation: CheckedContinuation<[Int32], Never>) in
             let thread = Thread { continuation.resume(returning: waitForExits(of: pids, timeout: timeout)) }
             thread.name = "wait-until-gone"
