@@ -29,7 +29,8 @@ extension FlowOperationRegistry {
         }
     }
 
-    /// Registers the working ops: `UploadFileOp`, `VerifyObjectOp`, `ShellOp`, `HashFileOp`, `ListFilesOp`, `SleepOp`.
+    /// Registers the working ops: `UploadFileOp`, `VerifyObjectOp`, `ShellOp`, `HashFileOp`, `ListFilesOp`, `ListObjectsOp`,
+    /// `SleepOp`.
     public mutating func registerWorkingOperations() {
         register(
             "UploadFileOp",
@@ -60,6 +61,14 @@ extension FlowOperationRegistry {
             primaryInputParamKey: "", primaryOutputParamKey: "", placement: .coordinator, parameters: Self.listFilesParameters
         ) { parameters in
             try ListFilesOp(parameters: parameters)
+        }
+        register(
+            "ListObjectsOp",
+            summary: "serial op: sets `output` (default objects) to {key, size, etag, lastModified} of each object under `url` "
+                + "(s3://BUCKET/PREFIX), sorted by key; ListObjectsV2 pages, folders listed `concurrency` (16) at once",
+            primaryInputParamKey: "", primaryOutputParamKey: "", placement: .coordinator, parameters: Self.listObjectsParameters
+        ) { parameters in
+            try ListObjectsOp(parameters: parameters)
         }
         register(
             "VerifyObjectOp",
@@ -106,6 +115,24 @@ extension FlowOperationRegistry {
         .init("headers", "extra request headers for http(s) targets, name: value", kind: .map),
         .init("timeout", "seconds one check may take (300)", kind: .seconds),
         .init("caFile", "a PEM file of certificate authorities trusted besides the machine's own", kind: .text),
+    ]
+
+    /// `ListObjectsOp`'s parameters.
+    static let listObjectsParameters: [FlowParameterDeclaration] = [
+        .init("url", "what to list: s3://BUCKET or s3://BUCKET/PREFIX", kind: .text),
+        .init("output", "the bucket key the list goes under (objects)", kind: .text),
+        .init("recursive", "every key below the prefix (true); false: one folder's", kind: .bool),
+        .init("concurrency", "listing requests in flight, 1 to 256 (16); 1 is one paginator", kind: .integer),
+        .init("include", "globs a key's path below the prefix must match; ** crosses folders", kind: .list),
+        .init("exclude", "globs of paths below the prefix left out; exclude wins over include", kind: .list),
+        .init("minSize", "leaves out smaller objects (bytes, or with KiB, MiB, GiB)", kind: .size),
+        .init("maxSize", "leaves out bigger objects (bytes, or with KiB, MiB, GiB)", kind: .size),
+        .init("newerThan", "keeps objects written within this duration (24h) or since this date", kind: .text),
+        .init("timeout", "seconds one page's request may take (60)", kind: .seconds),
+        .init("caFile", "a PEM file of certificate authorities trusted besides the machine's own", kind: .text),
+        .init("endpoint", "the store's http(s) URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL or AWS)", kind: .text),
+        .init("region", "the signing region (default $AWS_REGION, $AWS_DEFAULT_REGION or us-east-1)", kind: .text),
+        .init("pathStyle", "the bucket in the path, not the host name (default true with an endpoint)", kind: .bool),
     ]
 
     /// `ShellOp`'s parameters.

@@ -138,6 +138,7 @@ import Testing
     }
 }
 
-private func Insecure_md5Hex(_ data: Data) -> String {
+/// The MD5 of `data` in lowercase hex (what S3 gives as the ETag of a single PUT).
+func Insecure_md5Hex(_ data: Data) -> String {
     Data(base64Encoded: UploadChecksum.md5.base64(of: data)!)!.map { String(format: "%02x", $0) }.joined()
 }

@@ -7,7 +7,7 @@ struct StandardRegistryTests {
     @Test func offersTheWorkingOpsBesideTheSeedDemoOps() throws {
         let registry = FlowOperationRegistry.standard
         #expect(registry.names == [
-            "HashFileOp", "ListFilesOp", "MockAsyncLoadProfileOp", "MockAsyncLoginOp", "ShellOp", "SimplePrintOp", "SleepOp",
+            "HashFileOp", "ListFilesOp", "ListObjectsOp", "MockAsyncLoadProfileOp", "MockAsyncLoginOp", "ShellOp", "SimplePrintOp", "SleepOp",
             "UploadFileOp", "UploadSingleImageOp", "VerifyObjectOp",
         ])
         for name in registry.names {

@@ -164,7 +164,7 @@ import FlowStandardOps
     /// Each stock op's source files, by path under Sources/FlowStandardOps; the registrations
     /// file's reads belong to the `register("NAME"` above them.
     private static let sourceOwners: [(prefix: String, operation: String)] = [
-        ("Files/HashFileOp.swift", "HashFileOp"), ("Files/", "ListFilesOp"), ("Upload/", "UploadFileOp"),
+        ("Files/HashFileOp.swift", "HashFileOp"), ("Files/", "ListFilesOp"), ("S3/ListObjectsOp.swift", "ListObjectsOp"), ("Upload/", "UploadFileOp"),
         ("S3/", "UploadFileOp"), ("Shell/", "ShellOp"), ("Timing/", "SleepOp"), ("Verify/", "VerifyObjectOp"),
     ]
 

@@ -47,9 +47,10 @@ struct S3Client: Sendable {
     ///   - query: the query parameters, not encoded.
     ///   - headers: headers to send and sign.
     ///   - deadline: when the request is given up.
+    ///   - limit: how many bytes of the answer's body are kept (``answerLimit``; a listing keeps more).
     /// - Throws: a transport failure or time limit as ``FlowStandardOpError``; cancellation.
     func send(_ method: HTTPMethod, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [], body: Body,
-              deadline: NIODeadline, action: String) async throws -> FileUpload.Answer {
+              deadline: NIODeadline, action: String, keeping limit: Int = Self.answerLimit) async throws -> FileUpload.Answer {
         let location = target.location(key: key)
         let payloadHash: String
         // The body sent from memory (`nil`: none, or the streamed file).
@@ -87,7 +88,7 @@ struct S3Client: Sendable {
         do {
             if case .file(let upload) = body {
                 return try await upload.send(url: url, method: method, headers: httpHeaders, on: HTTPUploadClient.shared, tls: tls,
-                                             deadline: deadline, keeping: Self.answerLimit)
+                                             deadline: deadline, keeping: limit)
             }
             var request = HTTPClientRequest(url: url)
             request.method = method
@@ -95,7 +96,7 @@ struct S3Client: Sendable {
             request.tlsConfiguration = tls
             if let inMemory { request.body = .bytes(inMemory) }
             return try await HTTPUploadClient.execute(request, length: inMemory?.readableBytes ?? 0, deadline: deadline,
-                                                      keeping: Self.answerLimit)
+                                                      keeping: limit)
         } catch {
             throw UploadRequest.failure(error, action: action, timeout: timeout)
         }

@@ -46,8 +46,8 @@ enum S3ErrorResponse {
         var result = ""
         var rest = Substring(text)
         while let amp = rest.firstIndex(of: "&") {
-            result += rest[..<amp]
             guard let semi = rest[amp...].firstIndex(of: ";") else { break }
+            result += rest[..<amp]
             let entity = rest[rest.index(after: amp)..<semi]
             switch entity {
             case "amp": result += "&"

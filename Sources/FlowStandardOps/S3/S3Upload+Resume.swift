@@ -190,9 +190,7 @@ extension S3Upload {
 
     /// An ISO 8601 time as S3 writes it (`2026-11-27T21:56:12.000Z`, with or without the fraction).
     static func date(_ text: String) -> Date? {
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = withFraction.date(from: text) { return date }
-        return ISO8601DateFormatter().date(from: text)
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        return try? Date(text, strategy: .iso8601)
     }
 }

@@ -1,0 +1,134 @@
+public import Flow
+import Foundation
+
+/// Lists the objects of an S3-compatible bucket under a prefix: a serial step that feeds a group
+/// (`ListObjectsOp`, then a group over its output), as ``ListFilesOp`` lists a folder.
+///
+/// Parameters:
+/// - `url` (string, required): `s3://BUCKET` or `s3://BUCKET/PREFIX`. The prefix is matched as
+///   S3 matches it, character by character: `s3://photos/2026` lists `2026/…` and `2026-old/…`;
+///   `s3://photos/2026/` only the first.
+/// - `output` (string, default `objects`): the bucket key the list goes under.
+/// - `recursive` (bool, default true): every key below the prefix; false keeps those not below a
+///   further `/` (one "folder").
+/// - `concurrency` (integer 1–256, default 16): `ListObjectsV2` requests in flight. Above 1 the
+///   prefix's folders (the common prefixes of the delimiter `/`) are listed in parallel as they
+///   are found; 1 lists with one paginator, page after page, as `aws s3 ls --recursive` does.
+/// - `include`, `exclude`, `minSize`, `maxSize`, `newerThan`: as ``ListFilesOp`` takes them,
+///   matched against each key's path below the prefix, its size and its `LastModified`; a folder
+///   an `exclude` ending in `/**` leaves out whole is not listed.
+/// - `endpoint`, `region`, `pathStyle`, `caFile`: as `UploadFileOp` takes them for S3.
+/// - `timeout` (seconds, default 60): the most one page's request may take.
+///
+/// Output: one map per object, sorted by key: `{"key": "2026/01/a.jpg", "size": 1234, "etag":
+/// "9b2cf535f27731c974343645a3985328", "lastModified": "2026-11-29T09:30:00.000Z"}` (the whole
+/// key; the ETag without its quotes; the time as the store wrote it). An empty prefix gives an
+/// empty list. A missing bucket, refused credentials or a failed request fail the op with the
+/// store's code and message (a 5xx or a lost connection as transient, for the step's `retry`).
+///
+/// Credentials come from the machine that runs the op (the coordinator: the op is placed there),
+/// as ``S3CredentialChain`` finds them; a flow file cannot carry them.
+// @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
+public final class ListObjectsOp: FlowAsyncOperation, @unchecked Sendable {
+    /// It only lists: a dry run runs it.
+    public override var dryRunRole: FlowDryRunRole { .readsOnly }
+
+    /// `s3://BUCKET/PREFIX`.
+    public let url: String
+    /// The bucket key the list goes under.
+    public let outputKey: String
+    /// Whether every key below the prefix is listed (not only one folder's).
+    public let recursive: Bool
+    /// Listing requests in flight.
+    public let concurrency: Int
+    /// The most one page's request may take.
+    public let timeout: Duration
+    /// A PEM file of certificate authorities trusted besides the machine's own.
+    public let caFile: String?
+    /// The parameters as given, for the target and the filter, and for a worker.
+    private let given: [String: FlowValue]
+    /// Where the bucket is.
+    private let target: S3Target
+    /// Which objects are kept.
+    private let filter: FileFilter
+
+    /// The largest `concurrency`.
+    static let maximumConcurrency = 256
+
+    /// Builds the op from `with:` parameters.
+    ///
+    /// - Throws: `FlowParameterError` naming the parameter: no `url`, one that is not `s3://`,
+    ///   a credential given, a `concurrency` out of range, a filter that cannot be read.
+    public init(parameters: FlowParameters) throws {
+        let url = try parameters.string("url")
+        guard S3Target.isS3(url) else { throw parameters.error("url", "must be s3://BUCKET or s3://BUCKET/PREFIX, not \(url)") }
+        try UploadFileOp.refuseCredentials(in: parameters)
+        self.url = url
+        outputKey = try parameters.string("output", default: "objects")
+        guard !outputKey.isEmpty else { throw parameters.error("output", "must not be empty") }
+        recursive = try parameters.bool("recursive", default: true)
+        concurrency = try parameters.integer("concurrency", default: 16)
+        guard (1...Self.maximumConcurrency).contains(concurrency) else {
+            throw parameters.error("concurrency", "must be 1 to \(Self.maximumConcurrency), not \(concurrency)")
+        }
+        timeout = try parameters.seconds("timeout", default: 60)
+        caFile = try parameters.optionalString("caFile")
+        target = try S3Target(parameters: parameters)
+        filter = try FileFilter(parameters: parameters)
+        given = parameters.values
+        super.init()
+    }
+
+    public override func run() async throws {
+        let credentials: S3Credentials
+        do {
+            credentials = try S3CredentialChain().resolve()
+        } catch {
+            let failure = FlowStandardOpError(.missingCredentials, "listing \(url) failed: \(error.description)")
+            log(message: failure.message)
+            throw failure
+        }
+        do {
+            let started = ContinuousClock.now
+            let result = try await list(credentials: credentials)
+            log(message: Self.describe(result, url: url, took: ContinuousClock.now - started))
+            set(outputKey, result.objects.map(\.element))
+        } catch let error as FlowStandardOpError {
+            log(message: error.message)
+            throw error
+        }
+    }
+
+    /// Lists the prefix, signing with `credentials`.
+    ///
+    /// - Parameter pageSize: keys per page asked for (`max-keys`; S3's most is 1,000).
+    func list(credentials: S3Credentials, pageSize: Int = 1000) async throws -> S3Listing.Result {
+        let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region), objectHeaders: [],
+                              timeout: timeout.seconds, tls: try caFile.map(CertificateAuthorityFile.tlsConfiguration(path:)))
+        let filter = self.filter
+        let cutoff = filter.newerThan?.cutoff(now: Date())
+        let listing = S3Listing(client: client, timeout: timeout, pageSize: pageSize, keeps: { relative, object in
+            filter.admits(relativePath: relative)
+                && filter.admits(size: object.size, modified: cutoff == nil ? Date() : S3Upload.date(object.lastModified) ?? .distantPast,
+                                 cutoff: cutoff)
+        }, skipsFolder: { filter.excludesAll(below: $0) })
+        return try await listing.list(prefix: target.keyPrefix, recursive: recursive, concurrency: concurrency)
+    }
+
+    /// `listed 1,204 objects (3.1 GiB) under s3://photos/2026/ in 2 requests, 0.4 s (…)`.
+    static func describe(_ result: S3Listing.Result, url: String, took: Duration) -> String {
+        let bytes = result.objects.reduce(Int64(0)) { $0 + $1.size }
+        let byteText = ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)
+        var line = "listed \(result.objects.count) objects (\(byteText)) under \(url) in \(result.requests) request"
+            + (result.requests == 1 ? "" : "s") + String(format: ", %.1f s", took.seconds)
+        var notes: [String] = []
+        if result.prefixes > 1 { notes.append("\(result.prefixes) prefixes") }
+        if result.filteredOut > 0 { notes.append("\(result.filteredOut) left out by the filters") }
+        if !notes.isEmpty { line += " (" + notes.joined(separator: ", ") + ")" }
+        return line
+    }
+}
+
+extension ListObjectsOp: FlowRemoteOperation {
+    public var remoteParameters: [String: FlowValue] { given }
+}

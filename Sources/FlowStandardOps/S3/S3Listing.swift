@@ -1,0 +1,140 @@
+import Flow
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Lists what a bucket holds under a prefix with `ListObjectsV2`, for ``ListObjectsOp``.
+///
+/// Two ways, as the AWS tools and rclone have them:
+/// - **One paginator** (`concurrency` 1, or not `recursive`): pages of up to 1,000 keys one after
+///   the other, each asking for the next with the last one's token. A store answers about one
+///   page per round trip, so 10 million keys take 10,000 round trips in a row.
+/// - **A walk of the folders** (`concurrency` above 1): each prefix is listed with the delimiter
+///   `/`, which gives its keys and its subfolders (common prefixes); every subfolder found is
+///   listed at once, up to `concurrency` prefixes at a time. A tree of many folders lists in
+///   parallel; a flat one costs what the paginator costs.
+struct S3Listing: Sendable {
+    /// What the listing found.
+    struct Result: Sendable {
+        /// The objects kept, sorted by key.
+        var objects: [S3ObjectEntry] = []
+        /// Requests sent.
+        var requests = 0
+        /// Prefixes listed (1 for the paginator).
+        var prefixes = 0
+        /// Objects the filter left out.
+        var filteredOut = 0
+    }
+
+    /// The largest answer read: 1,000 keys of S3's longest (1,024 bytes) with their XML.
+    static let pageLimit = 4 << 20
+
+    let client: S3Client
+    /// The most one request may take.
+    let timeout: Duration
+    /// Keys per page asked for (`max-keys`): S3's most, 1,000, unless a test asks for fewer.
+    var pageSize = 1000
+    /// Whether an object is kept: its key relative to the listed prefix, its entry.
+    let keeps: @Sendable (String, S3ObjectEntry) -> Bool
+    /// Whether a subfolder (its path relative to the listed prefix, without the last `/`) is
+    /// left out whole, not listed at all.
+    let skipsFolder: @Sendable (String) -> Bool
+
+    /// Lists `prefix`: every key below it when `recursive`, else only those not below a further
+    /// `/`.
+    ///
+    /// - Throws: ``FlowStandardOpError`` naming the bucket and prefix when a request fails or its
+    ///   answer cannot be read; cancellation.
+    func list(prefix: String, recursive: Bool, concurrency: Int) async throws -> Result {
+        var result: Result
+        if recursive && concurrency > 1 {
+            result = try await walk(prefix, concurrency: concurrency)
+        } else {
+            result = Result()
+            result.prefixes = 1
+            let folder = try await listAll(prefix, root: prefix, delimiter: recursive ? nil : "/")
+            result.objects = folder.objects
+            result.requests = folder.requests
+            result.filteredOut = folder.filteredOut
+        }
+        result.objects.sort { $0.key < $1.key }
+        return result
+    }
+
+    /// The walk of the folders: up to `concurrency` prefixes listed at once.
+    private func walk(_ root: String, concurrency: Int) async throws -> Result {
+        var result = Result()
+        var waiting = [root]
+        try await withThrowingTaskGroup(of: Folder.self) { group in
+            var running = 0
+            while !waiting.isEmpty || running > 0 {
+                while running < concurrency, let prefix = waiting.popLast() {
+                    group.addTask { try await listAll(prefix, root: root, delimiter: "/") }
+                    running += 1
+                }
+                guard let folder = try await group.next() else { break }
+                running -= 1
+                result.prefixes += 1
+                result.requests += folder.requests
+                result.filteredOut += folder.filteredOut
+                result.objects += folder.objects
+                waiting += folder.subfolders.filter { !skipsFolder(Self.relative(String($0.dropLast()), to: root)) }
+            }
+        }
+        return result
+    }
+
+    /// What listing one prefix, all its pages, found.
+    private struct Folder: Sendable {
+        var objects: [S3ObjectEntry] = []
+        var subfolders: [String] = []
+        var requests = 0
+        var filteredOut = 0
+    }
+
+    /// Lists every page of `prefix`, with `delimiter` or without.
+    private func listAll(_ prefix: String, root: String, delimiter: String?) async throws -> Folder {
+        var folder = Folder()
+        var token: String?
+        repeat {
+            try Task.checkCancellation()
+            let page = try await self.page(prefix, delimiter: delimiter, continuation: token)
+            folder.requests += 1
+            for object in page.objects {
+                if keeps(Self.relative(object.key, to: root), object) {
+                    folder.objects.append(object)
+                } else {
+                    folder.filteredOut += 1
+                }
+            }
+            folder.subfolders += page.commonPrefixes
+            token = page.nextContinuationToken
+        } while token != nil
+        return folder
+    }
+
+    /// One `ListObjectsV2` request.
+    func page(_ prefix: String, delimiter: String?, continuation: String?) async throws -> S3ListPage {
+        var query = [("list-type", "2"), ("prefix", prefix), ("encoding-type", "url")]
+        if let delimiter { query.append(("delimiter", delimiter)) }
+        if let continuation { query.append(("continuation-token", continuation)) }
+        if pageSize != 1000 { query.append(("max-keys", String(pageSize))) }
+        let action = "listing \(client.target.objectURI(key: prefix)) failed"
+        let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.seconds * 1e9))
+        let answer = try await client.send(.GET, key: nil, query: query, body: .empty, deadline: deadline, action: action,
+                                           keeping: Self.pageLimit)
+        if let error = S3ErrorResponse.error(in: answer, action: action) { throw error }
+        guard answer.excerpt.count < Self.pageLimit else {
+            throw FlowStandardOpError(.s3, "\(action): the store's answer to one page is larger than \(Self.pageLimit >> 20) MiB")
+        }
+        return try S3ListPage(xml: answer.excerpt, action: action)
+    }
+
+    /// A key's path below the listed prefix: the prefix and a `/` after it taken off
+    /// (`photos/2026/a.jpg` below `photos/` or `photos` is `2026/a.jpg`).
+    static func relative(_ key: String, to root: String) -> String {
+        var rest = Substring(key.hasPrefix(root) ? String(key.dropFirst(root.count)) : key)
+        if rest.hasPrefix("/") { rest = rest.dropFirst() }
+        return String(rest)
+    }
+}
