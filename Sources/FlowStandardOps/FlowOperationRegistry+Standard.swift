@@ -37,7 +37,7 @@ extension FlowOperationRegistry {
             summary: "group op: file (path or {name,path,bytes}) -> url; uploads to `url`/NAME by `method` PUT|POST (multipart field file), "
                 + "`headers`, `source` worker|coordinator, `timeout` s (300), `skipExisting` size|modtime|checksum (HEAD first; a match is not sent)",
             primaryInputParamKey: "file", primaryOutputParamKey: "url", prepareInput: UploadFileSource.prepareInput,
-            parameters: Self.uploadFileParameters
+            prepareGroup: UploadFileOp.prepareGroup, parameters: Self.uploadFileParameters
         ) { parameters in
             try UploadFileOp(parameters: parameters)
         }
@@ -98,6 +98,9 @@ extension FlowOperationRegistry {
               + "x-amz-meta-mtime, stored on upload), checksum (size and the stored checksum; reads the file); false (default) sends all",
               kind: .text),
         .init("caFile", "a PEM file of certificate authorities trusted besides the machine's own", kind: .text),
+        .init("listTarget", "s3 with skipExisting: list the target prefix once per worker instead of a HEAD per file: auto (groups over "
+              + "1,000 files), true, false", kind: .text),
+        .init("listing", "s3: the name of the target listing a group's tasks share (the coordinator sets it)", kind: .text),
         .init("checksum", "computed while the file is read: crc64nvme (S3 default), crc32c, sha256, md5, none (HTTP default); S3 checks it, HTTP records it", kind: .text),
         .init("endpoint", "s3: the store's http(s) URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL or AWS)", kind: .text),
         .init("region", "s3: the signing region (default $AWS_REGION, $AWS_DEFAULT_REGION or us-east-1)", kind: .text),

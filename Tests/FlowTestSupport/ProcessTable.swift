@@ -76,7 +76,7 @@ public enum ProcessTable {
 
     /// `pidfd_open(2)` from the C library (glibc 2.36 declares it in a header Swift does not see).
     private typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
-    nonisolated(unsafe) private static let pidfdOpen: PidfdOpen? = {
+    private static let pidfdOpen: PidfdOpen? = {
         guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "pidfd_open") else { return nil }
         return unsafeBitCast(symbol, to: PidfdOpen.self)
     }()

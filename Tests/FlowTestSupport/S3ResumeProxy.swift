@@ -23,6 +23,12 @@ public final class S3ResumeProxy: @unchecked Sendable {
         public var aborts: Int
         public var listUploads: Int
         public var listParts: Int
+        /// `HEAD` requests.
+        public var heads: Int
+        /// `ListObjectsV2` requests (`GET ?list-type=2`).
+        public var listObjects: Int
+        /// `PUT`s that are not a part of a multipart upload: objects sent whole.
+        public var singlePuts: Int
         /// Part `PUT`s waiting for ``release()``.
         public var held: Int
         /// Part `PUT`s the store answered with 2xx.

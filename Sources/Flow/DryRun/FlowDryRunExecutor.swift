@@ -47,6 +47,11 @@ public final class FlowDryRunExecutor: FlowExecutor {
         try registry.resolveParameters(of: name, parameters, bucket: bucket)
     }
 
+    public func resolveGroupParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any],
+                                       elementCount: Int?) throws -> [String: FlowValue] {
+        try registry.resolveGroupParameters(of: name, parameters, bucket: bucket, elementCount: elementCount)
+    }
+
     public func execute(_ task: FlowTask) async -> FlowTaskResult {
         let operation: FlowOperation
         switch task.operation {

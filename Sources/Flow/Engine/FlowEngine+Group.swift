@@ -21,7 +21,7 @@ extension FlowEngine {
         defer { run.progress(.groupFinished(operation: operationName, done: tally.done, failed: tally.failures.count, total: elements.count)) }
 
         let resolvedPlan: FlowGroupPlan
-        switch resolved(plan) {
+        switch resolved(plan, elementCount: elements.count) {
         case .plan(let plan): resolvedPlan = plan
         case .unresolved(let end): return end
         }
@@ -63,12 +63,14 @@ extension FlowEngine {
         case unresolved(Outcome?)
     }
 
-    /// The plan with its named op's parameters resolved against the bucket (`${key}` templates).
-    private func resolved(_ plan: FlowGroupPlan) -> GroupResolution {
+    /// The plan with its named op's parameters resolved against the bucket (`${key}` templates)
+    /// and prepared for a group of `elementCount` elements.
+    private func resolved(_ plan: FlowGroupPlan, elementCount: Int) -> GroupResolution {
         guard case .named(let name, let parameters) = plan.source else { return .plan(plan) }
         do {
             var resolvedPlan = plan
-            resolvedPlan.source = .named(name, parameters: try executor.resolveParameters(of: name, parameters, bucket: run.bucket))
+            resolvedPlan.source = .named(name, parameters: try executor.resolveGroupParameters(of: name, parameters, bucket: run.bucket,
+                                                                                                elementCount: elementCount))
             return .plan(resolvedPlan)
         } catch {
             return .unresolved(reportUnresolved(error, operation: name, location: plan.location))

@@ -87,6 +87,14 @@ public protocol FlowExecutor: Sendable {
     ///
     /// - Throws: ``FlowParameterTemplate/MissingKey`` for a reference to a key the bucket lacks.
     func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue]
+
+    /// The parameters of a group of the op named `name`, of `elementCount` elements (`nil`: not
+    /// known yet): by default ``resolveParameters(of:_:bucket:)``'s. An executor with a registry
+    /// lets the op prepare them too (``FlowOperationRegistry/resolveGroupParameters(of:_:bucket:elementCount:)``).
+    ///
+    /// - Throws: ``FlowParameterTemplate/MissingKey`` for a reference to a key the bucket lacks.
+    func resolveGroupParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any],
+                                elementCount: Int?) throws -> [String: FlowValue]
 }
 
 extension FlowExecutor {
@@ -94,6 +102,11 @@ extension FlowExecutor {
 
     public func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue] {
         try FlowParameterTemplate.resolve(parameters, bucket: bucket)
+    }
+
+    public func resolveGroupParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any],
+                                       elementCount: Int?) throws -> [String: FlowValue] {
+        try resolveParameters(of: name, parameters, bucket: bucket)
     }
 }
 
@@ -109,6 +122,11 @@ public struct FlowLocalExecutor: FlowExecutor {
 
     public func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue] {
         try registry.resolveParameters(of: name, parameters, bucket: bucket)
+    }
+
+    public func resolveGroupParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any],
+                                       elementCount: Int?) throws -> [String: FlowValue] {
+        try registry.resolveGroupParameters(of: name, parameters, bucket: bucket, elementCount: elementCount)
     }
 
     public func execute(_ task: FlowTask) async -> FlowTaskResult {

@@ -26,6 +26,14 @@ public struct FlowOperationRegistry: Sendable {
     /// would be code.
     public typealias ParameterResolver = @Sendable (_ parameters: [String: FlowValue], _ bucket: [String: Any]) throws -> [String: FlowValue]
 
+    /// Work the coordinator does once for a group of an op, before its first task leaves: it is
+    /// given the op's parameters, resolved, and how many elements the group has (`nil` when that
+    /// is not known yet), and returns the parameters every task of the group carries.
+    /// `UploadFileOp` with `skipExisting` on an S3 target names a listing of the target this way
+    /// for a group of more than 1,000 elements, so that its workers list the target once instead
+    /// of sending a `HEAD` per file.
+    public typealias GroupPreparer = @Sendable (_ parameters: [String: FlowValue], _ elementCount: Int?) -> [String: FlowValue]
+
     /// One registered op.
     public struct Entry: Sendable {
         /// The name used in flow files (`op: NAME`).
@@ -44,6 +52,8 @@ public struct FlowOperationRegistry: Sendable {
         public let prepareInput: InputPreparer?
         /// How its `${key}` references are resolved, `nil` for ``FlowParameterTemplate``'s way.
         public let resolveParameters: ParameterResolver?
+        /// What the coordinator does to a group's parameters before the group starts, if anything.
+        public let prepareGroup: GroupPreparer?
         /// The keys it takes under `with:`; `nil` when not declared, and then it takes any key.
         public let parameters: [FlowParameterDeclaration]?
 
@@ -70,6 +80,7 @@ public struct FlowOperationRegistry: Sendable {
     ///   - prepareInput: work the coordinator does on the op's input before dispatch.
     ///   - resolveParameters: how `${key}` references in its parameters take bucket values, when
     ///     not pasted in as ``FlowParameterTemplate`` does.
+    ///   - prepareGroup: what the coordinator does to a group's parameters before it starts.
     ///   - parameters: the keys the op takes under `with:`; a flow file giving another key is
     ///     refused when loaded (see ``FlowFileLoader``). `nil` (the default) takes any key; `[]`
     ///     takes none.
@@ -77,7 +88,7 @@ public struct FlowOperationRegistry: Sendable {
     public mutating func register(
         _ name: String, summary: String = "", primaryInputParamKey: String? = nil, primaryOutputParamKey: String? = nil,
         placement: Placement = .worker, prepareInput: InputPreparer? = nil, resolveParameters: ParameterResolver? = nil,
-        parameters: [FlowParameterDeclaration]? = nil,
+        prepareGroup: GroupPreparer? = nil, parameters: [FlowParameterDeclaration]? = nil,
         make: @escaping @Sendable (FlowParameters) throws -> FlowOperation
     ) {
         let probe = (primaryInputParamKey == nil || primaryOutputParamKey == nil)
@@ -87,7 +98,7 @@ public struct FlowOperationRegistry: Sendable {
             primaryInputParamKey: primaryInputParamKey ?? probe?.primaryInputParamKey ?? "",
             primaryOutputParamKey: primaryOutputParamKey ?? probe?.primaryOutputParamKey ?? "",
             summary: summary, make: make, placement: placement, prepareInput: prepareInput, resolveParameters: resolveParameters,
-            parameters: parameters
+            prepareGroup: prepareGroup, parameters: parameters
         )
     }
 
@@ -129,6 +140,17 @@ public struct FlowOperationRegistry: Sendable {
     /// - Throws: ``FlowParameterTemplate/MissingKey`` for a reference to a key the bucket lacks.
     public func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue] {
         try (entries[name]?.resolveParameters ?? FlowParameterTemplate.resolve)(parameters, bucket)
+    }
+
+    /// The parameters of a group of the op registered as `name`: resolved as
+    /// ``resolveParameters(of:_:bucket:)`` resolves them, then prepared for a group of
+    /// `elementCount` elements (`nil`: not known yet) by the op's ``Entry/prepareGroup``.
+    ///
+    /// - Throws: ``FlowParameterTemplate/MissingKey`` for a reference to a key the bucket lacks.
+    public func resolveGroupParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any],
+                                       elementCount: Int?) throws -> [String: FlowValue] {
+        let resolved = try resolveParameters(of: name, parameters, bucket: bucket)
+        return entries[name]?.prepareGroup?(resolved, elementCount) ?? resolved
     }
 
     /// Builds an op.

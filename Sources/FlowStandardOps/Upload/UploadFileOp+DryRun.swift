@@ -23,8 +23,8 @@ extension UploadFileOp: FlowDryRunRehearsing {
                 target = s3Target.objectURI(key: key)
                 let deadline = NIODeadline.now() + .milliseconds(Int64(timeout.seconds * 1000))
                 existing = try await existingCopy(of: input, element: element) {
-                    try await client.head(key: key, checksumMode: self.skipRule == .checksum, deadline: deadline,
-                                          action: "checking whether \(target) exists failed")
+                    try await self.storedHead(key: key, client: client, checksumMode: self.skipRule == .checksum, deadline: deadline,
+                                              action: "checking whether \(target) exists failed")
                 }
             } else {
                 let objectURL = try Self.objectURL(base: baseURL, name: input.name)

@@ -15,6 +15,8 @@ extension UploadFileOp: FlowRemoteOperation {
             parameters["caFile"] = caFile.map(FlowValue.string)
             // `auto` goes as `auto`: each worker reads its own machine's AWS checksum settings.
             parameters["checksum"] = .string(checksumLeftToFlow ? "auto" : checksum.rawValue)
+            parameters["listTarget"] = listTarget == .auto ? nil : .bool(listTarget == .always)
+            parameters["listing"] = targetListing.map(FlowValue.string)
             return parameters
         }
         var parameters: [String: FlowValue] = [

@@ -57,8 +57,8 @@ extension UploadFileOp {
             upload.fallsBackFromTrailer = checksumIsAuto
             let deadline = NIODeadline.now() + .milliseconds(Int64(timeout.seconds * 1000))
             let validates = validatesStoredChecksums
-            let head = { try await client.head(key: key, checksumMode: self.skipRule == .checksum && validates, deadline: deadline,
-                                               action: "checking whether \(upload.objectURI) exists failed") }
+            let head = { try await self.storedHead(key: key, client: client, checksumMode: self.skipRule == .checksum && validates,
+                                                   deadline: deadline, action: "checking whether \(upload.objectURI) exists failed") }
             if let copy = try await existingCopy(of: input, element: element, head: head) {
                 log(message: "skipped \(input.name): the store has it already (\(copy.detail)) at \(upload.objectURI)")
                 log(message: copy.manifestEntry(target: upload.objectURI, algorithm: checksum, s3: target).logLine)

@@ -40,6 +40,11 @@ import NIOSSL
 ///   size, a server that refuses `HEAD`, a stored value missing or different) uploads the file.
 ///   A skipped file logs `skipped NAME: …` and a `manifest {…}` line with `"skipped": "same
 ///   size"` (or `same modtime`, `same checksum`) and the stored object's size, checksum and ETag.
+/// - `listTarget` (`auto`, `true` or `false`; default `auto`): on S3 with `skipExisting`, whether
+///   each worker lists the target prefix once for the group instead of a `HEAD` per file: for
+///   groups of more than 1,000 elements (`auto`), always, or never. The coordinator names the
+///   listing a group's tasks share (`listing`). A file not listed is sent with no request before
+///   it; `size` judges a listed one by its listed size, `modtime` and `checksum` still `HEAD` it.
 /// - `checksum` (`crc32c`, `crc64nvme`, `sha256`, `md5` or `none`; default `crc64nvme` for S3, as
 ///   the AWS CLI, `none` for HTTP): computed while the file is read, never in a second read. On S3
 ///   it is sent for the store to check (`x-amz-checksum-*`, per part in a multipart upload;
@@ -119,6 +124,11 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     /// The S3 parameters as the flow gave them, sent to workers as they are so that each worker
     /// takes its own defaults (region, endpoint) from its own environment.
     let s3Parameters: [String: FlowValue]
+    /// When `skipExisting` lists an S3 target instead of a `HEAD` per file: `listTarget`.
+    var listTarget: ListTarget = .auto
+    /// The name of the target's listing this op's group shares (`listing`, which the coordinator
+    /// sets: ``prepareGroup(_:_:)``), `nil` for a `HEAD` per file.
+    var targetListing: String?
 
     /// The parameters of an S3 target.
     static let s3ParameterNames = ["endpoint", "region", "pathStyle", "partSize", "partConcurrency"]
@@ -197,6 +207,8 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
                       skipExisting: false, caFile: try Self.caFile(parameters))
             try setS3Checksum(parameters)
             try setSkipRule(parameters)
+            listTarget = try Self.listTarget(parameters)
+            targetListing = try parameters.optionalString("listing")
             return
         }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
@@ -210,6 +222,9 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             skipExisting: false, caFile: try Self.caFile(parameters))
         checksum = try parameters.choice("checksum", default: UploadChecksum.none)
         try setSkipRule(parameters)
+        if try Self.listTarget(parameters) == .always {
+            throw parameters.error("listTarget", "lists s3:// targets only: an http(s) server is asked with a HEAD per file")
+        }
     }
 
     /// `caFile`, when given: a non-empty path.

@@ -6,6 +6,7 @@
       counts them by kind. Control requests (never forwarded):
         GET /_proxy_stats           {"parts": {"N": tries}, "partBytes": bytes of part bodies,
                                      "creates", "completes", "aborts", "listUploads", "listParts",
+                                     "heads", "listObjects" (ListObjectsV2), "singlePuts" (PUTs not of a part),
                                      "held": part PUTs waiting, "stored": part PUTs the store took,
                                      "requestTimes": arrival times (Unix seconds) of starts and part PUTs}
         GET /_proxy_fail?parts=5,6  the next try of each of these part numbers fails with 503 SlowDown
@@ -48,7 +49,7 @@ def proxy(port, upstream):
 
     target = urllib.parse.urlparse(upstream)
     stats = {"parts": {}, "partBytes": 0, "creates": 0, "completes": 0, "aborts": 0, "listUploads": 0, "listParts": 0,
-             "held": 0, "stored": 0, "requestTimes": []}
+             "heads": 0, "listObjects": 0, "singlePuts": 0, "held": 0, "stored": 0, "requestTimes": []}
     failing = set()
     gone = set()
     lock = threading.Lock()
@@ -128,6 +129,12 @@ def proxy(port, upstream):
                     stats["listUploads"] += 1
                 elif self.command == "GET" and "uploadId" in query:
                     stats["listParts"] += 1
+                elif self.command == "GET" and query.get("list-type") == ["2"]:
+                    stats["listObjects"] += 1
+                elif self.command == "HEAD":
+                    stats["heads"] += 1
+                elif self.command == "PUT":
+                    stats["singlePuts"] += 1
                 fail = is_part and int(query["partNumber"][0]) in failing
                 if fail:
                     failing.discard(int(query["partNumber"][0]))

@@ -1,0 +1,41 @@
+import FlowTestSupport
+import Foundation
+import Testing
+
+extension ClusterIntegrationTests.S3Uploads {
+    /// `skipExisting` by listing the target, from real coordinator and worker processes through a
+    /// proxy that counts requests: the first run sends every file with no `HEAD` before it (the
+    /// listing found nothing), the second sends nothing and no `HEAD`, each worker listing the
+    /// target once; `listTarget: false` asks with a `HEAD` per file again.
+    @Test func skipExistingListsTheTargetOncePerWorkerInsteadOfAHeadPerFile() async throws {
+        try await Self.withS3 { s3, cluster in
+            let proxy = try await S3ResumeProxy.start(in: s3)
+            defer { proxy.stop() }
+            let folder = try Self.makeFolder(cluster, count: 12, bigFile: false)
+            let listed = try cluster.write("listed.yaml", Self.flow(endpoint: proxy.endpoint, extra: "skipExisting: true\n        listTarget: true"))
+            let first = try await Self.run(cluster, listed, folder: folder, environment: s3.credentialsEnvironment, extra: ["--workers", "2"])
+            #expect(first.termination == .exit(0), "\(first.transcript)")
+            let afterFirst = try proxy.stats()
+            #expect(afterFirst.heads == 0 && afterFirst.singlePuts == 12, "\(afterFirst)")
+            #expect((1...2).contains(afterFirst.listObjects), "one listing per worker that ran files: \(afterFirst)")
+            #expect(first.stdout.contains("skipExisting: listed 0 objects under s3://photos/2026/ in 1 request"), "\(first.stdout)")
+            #expect(try await s3.objects().count == 12)
+
+            let second = try await Self.run(cluster, listed, folder: folder, environment: s3.credentialsEnvironment, extra: ["--workers", "2"])
+            #expect(second.termination == .exit(0), "\(second.transcript)")
+            let afterSecond = try proxy.stats()
+            #expect(afterSecond.heads == 0 && afterSecond.singlePuts == 12, "nothing sent, nothing asked: \(afterSecond)")
+            #expect((1...2).contains(afterSecond.listObjects - afterFirst.listObjects), "\(afterSecond)")
+            #expect(second.stdout.contains("skipExisting: listed 12 objects under s3://photos/2026/"), "\(second.stdout)")
+            for index in 0..<12 {
+                #expect(second.stdout.contains(String(format: "skipped photo %02d.jpg: the store has it already", index)), "\(second.stdout)")
+            }
+
+            let asked = try cluster.write("asked.yaml", Self.flow(endpoint: proxy.endpoint, extra: "skipExisting: true\n        listTarget: false"))
+            let third = try await Self.run(cluster, asked, folder: folder, environment: s3.credentialsEnvironment, extra: ["--workers", "2"])
+            #expect(third.termination == .exit(0), "\(third.transcript)")
+            let afterThird = try proxy.stats()
+            #expect(afterThird.heads == 12 && afterThird.listObjects == afterSecond.listObjects && afterThird.singlePuts == 12, "\(afterThird)")
+        }
+    }
+}
