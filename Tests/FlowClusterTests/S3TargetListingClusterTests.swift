@@ -31,11 +31,19 @@ extension ClusterIntegrationTests.S3Uploads {
                 #expect(second.stdout.contains(String(format: "skipped photo %02d.jpg: the store has it already", index)), "\(second.stdout)")
             }
 
+            // A dry run asks the same way, and counts no HEAD it did not send.
+            let dry = try await Self.run(cluster, listed, folder: folder, environment: s3.credentialsEnvironment, extra: ["--dry-run"])
+            #expect(dry.termination == .exit(0), "\(dry.transcript)")
+            #expect(dry.stdout.contains("Dry run: to send 0 files, 0 bytes; skipped 12;"), "\(dry.stdout)")
+            #expect(!dry.stdout.contains("HEAD"), "\(dry.stdout)")
+            let afterDry = try proxy.stats()
+            #expect(afterDry.heads == 0 && afterDry.singlePuts == 12, "\(afterDry)")
+
             let asked = try cluster.write("asked.yaml", Self.flow(endpoint: proxy.endpoint, extra: "skipExisting: true\n        listTarget: false"))
             let third = try await Self.run(cluster, asked, folder: folder, environment: s3.credentialsEnvironment, extra: ["--workers", "2"])
             #expect(third.termination == .exit(0), "\(third.transcript)")
             let afterThird = try proxy.stats()
-            #expect(afterThird.heads == 12 && afterThird.listObjects == afterSecond.listObjects && afterThird.singlePuts == 12, "\(afterThird)")
+            #expect(afterThird.heads == 12 && afterThird.listObjects == afterDry.listObjects && afterThird.singlePuts == 12, "\(afterThird)")
         }
     }
 }

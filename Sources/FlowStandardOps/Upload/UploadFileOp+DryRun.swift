@@ -1,6 +1,7 @@
 public import Flow
 import Foundation
 import NIOCore
+import Synchronization
 
 /// `UploadFileOp` in a dry run (`run --dry-run`): it sends nothing. It finds the file's size, and
 /// with `skipExisting` asks the server or store with the same `HEAD` a real run makes; then notes
@@ -22,17 +23,19 @@ extension UploadFileOp: FlowDryRunRehearsing {
                 let (client, key) = try s3Client(for: input, to: s3Target)
                 target = s3Target.objectURI(key: key)
                 let deadline = NIODeadline.now() + .milliseconds(Int64(timeout.seconds * 1000))
+                let asked = Mutex(false)
                 existing = try await existingCopy(of: input, element: element) {
                     try await self.storedHead(key: key, client: client, checksumMode: self.skipRule == .checksum, deadline: deadline,
-                                              action: "checking whether \(target) exists failed")
+                                              action: "checking whether \(target) exists failed") { asked.withLock { $0 = true } }
                 }
+                if asked.withLock({ $0 }) { made["HEAD"] = 1 }
             } else {
                 let objectURL = try Self.objectURL(base: baseURL, name: input.name)
                 target = objectURL.absoluteString
                 let request = UploadRequest(method: method, headers: headers, timeout: timeout.seconds, tls: try tlsConfiguration())
                 existing = try await existingCopy(of: input, element: element) { try await request.head(of: objectURL) }
+                if skipsExisting { made["HEAD"] = 1 }
             }
-            if skipsExisting { made["HEAD"] = 1 }
             rehearsal.set(primaryOutputParamKey, target)
             if let existing {
                 let reason = existing.planReason(at: target, algorithm: checksum)

@@ -54,7 +54,10 @@ extension UploadFileOp {
 
     /// The answer to `skipExisting`'s question for `key`: from the group's listing of the target
     /// when it has one (``targetListing``), else a `HEAD`.
-    func storedHead(key: String, client: S3Client, checksumMode: Bool, deadline: NIODeadline, action: String) async throws -> ObjectHead {
+    ///
+    /// - Parameter sentHEAD: called when a `HEAD` is sent (a dry run counts it).
+    func storedHead(key: String, client: S3Client, checksumMode: Bool, deadline: NIODeadline, action: String,
+                    sentHEAD: (() -> Void)? = nil) async throws -> ObjectHead {
         if let name = targetListing, let target = s3Target {
             let timeout = self.timeout
             let (objects, line) = try await S3TargetListings.objects(named: name) {
@@ -66,6 +69,7 @@ extension UploadFileOp {
                 return ObjectHead(status: 200, headers: HTTPHeaders([("Content-Length", String(object.size)), ("ETag", "\"\(object.etag)\"")]))
             }
         }
+        sentHEAD?()
         return try await client.head(key: key, checksumMode: checksumMode, deadline: deadline, action: action)
     }
 
