@@ -53,7 +53,7 @@ extension ClusterIntegrationTests {
             -> (log: String, stderr: String) {
             let log = cluster.path("ran.log")
             let mark = cluster.path("fail-\(failing)")
-            FileManager.default.createFile(atPath: mark, contents: Data())
+            try Data().write(to: URL(fileURLWithPath: mark))
             let flowFile = try cluster.write("items.yaml", """
                 flow: items
                 bucket: {items: \(items)}

@@ -178,25 +178,35 @@ private let quick = FlowRetryPolicy(attempts: 3, delay: .milliseconds(1), jitter
     }
 
     @Test func aTryPastItsTimeoutIsStoppedAndRetried() async {
-        // The first try of each item sleeps far past the limit; later tries are quick.
+        // The first try of each item sleeps far past the limit, and counts whether it was stopped
+        // (its sleep cancelled) or slept to its end; later tries are quick.
         let slowFirst = FlakyService { _ in 0 }
+        let firstTries = StoppedTries()
         var registry = FlowOperationRegistry()
         registry.register("SlowOnceOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { _ in
             FlowClosureOperation(name: "SlowOnceOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { op in
                 let item: String = try op.value("item")
                 try slowFirst.call(item)
-                if slowFirst.count(item) == 1 { try await Task.sleep(for: .seconds(120)) }
+                if slowFirst.count(item) == 1 {
+                    do {
+                        try await Task.sleep(for: .seconds(120))
+                        firstTries.ended(stopped: false)
+                    } catch {
+                        firstTries.ended(stopped: true)
+                        throw error
+                    }
+                }
                 op.set("result", item)
             }
         }
-        let started = ContinuousClock.now
         let run = flow(FlowGroupStep(op: "SlowOnceOp", input: "items", output: "results", retry: quick, timeout: .milliseconds(200)),
                        items: ["a", "b"], registry: registry)
         await run.run()
         #expect(run.isSuccess, "\(masked(run))")
-        // Stopped, not waited for: far under the 120 s the first tries would sleep (23 s was seen
-        // on a machine loaded by the whole suite, against under 1 s alone).
-        #expect(ContinuousClock.now - started < .seconds(60))
+        // Stopped, not waited for: both first tries were cancelled, neither slept its 120 s. (This
+        // was a wall-clock bound of 60 s on the run, against 23 s seen on a loaded machine.)
+        let bothEnded = await firstTries.changes.wait(timeout: .seconds(60)) { firstTries.counts.ended == 2 }
+        #expect(bothEnded && firstTries.counts.stopped == 2, "first tries ended \(firstTries.counts.ended), stopped \(firstTries.counts.stopped)")
         #expect(masked(run).contains { $0.hasPrefix("[SlowOnceOp ####] attempt 1 of 3 failed: time limit of 200 ms exceeded; retrying in") })
         #expect(run.dataBucket["results"] as? [String] == ["a", "b"])
     }
@@ -328,4 +338,24 @@ private final class FailsOnceOp: FlowOperation, FlowOperationCreator, @unchecked
             #expect(policy.timeout == .milliseconds(1500))
         }
     }
+}
+
+/// How the tries a test holds past their time limit ended: stopped (cancelled) or at their end.
+// `@unchecked`: its counts are under `lock`.
+private final class StoppedTries: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ended = 0
+    private var stopped = 0
+    /// Told of each end.
+    let changes = Changes()
+
+    func ended(stopped wasStopped: Bool) {
+        lock.withLock {
+            ended += 1
+            if wasStopped { stopped += 1 }
+        }
+        changes.changed()
+    }
+
+    var counts: (ended: Int, stopped: Int) { lock.withLock { (ended, stopped) } }
 }

@@ -12,8 +12,9 @@ import Foundation
 /// - `recursive` (bool, default true): every key below the prefix; false keeps those not below a
 ///   further `/` (one "folder").
 /// - `concurrency` (integer 1–256, default 16): `ListObjectsV2` requests in flight. Above 1 the
-///   prefix's folders (the common prefixes of the delimiter `/`) are listed in parallel as they
-///   are found; 1 lists with one paginator, page after page, as `aws s3 ls --recursive` does.
+///   prefix is split into its folders (the common prefixes of the delimiter `/`, level by level
+///   until there are that many) and each folder is paged through by a paginator of its own, that
+///   many at once; 1 lists with one paginator, page after page, as `aws s3 ls --recursive` does.
 /// - `include`, `exclude`, `minSize`, `maxSize`, `newerThan`: as ``ListFilesOp`` takes them,
 ///   matched against each key's path below the prefix, its size and its `LastModified`; a folder
 ///   an `exclude` ending in `/**` leaves out whole is not listed.
@@ -120,7 +121,7 @@ public final class ListObjectsOp: FlowAsyncOperation, @unchecked Sendable {
         let bytes = result.objects.reduce(Int64(0)) { $0 + $1.size }
         let byteText = ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)
         var line = "listed \(result.objects.count) objects (\(byteText)) under \(url) in \(result.requests) request"
-            + (result.requests == 1 ? "" : "s") + String(format: ", %.1f s", took.seconds)
+            + (result.requests == 1 ? "" : "s") + String(format: ", %.2f s", took.seconds)
         var notes: [String] = []
         if result.prefixes > 1 { notes.append("\(result.prefixes) prefixes") }
         if result.filteredOut > 0 { notes.append("\(result.filteredOut) left out by the filters") }
