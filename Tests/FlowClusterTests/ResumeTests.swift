@@ -20,7 +20,7 @@ extension ClusterIntegrationTests {
             let folder = cluster.directory.appendingPathComponent("photos")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             for index in 0..<count {
-                let bytes = Data((0..<(2_000 + index % 97)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+                let bytes = PatternBytes.make(count: 2_000 + index % 97, multiplier: 31, offset: index)
                 try bytes.write(to: folder.appendingPathComponent(String(format: "p-%04d.jpg", index)))
             }
             return folder

@@ -15,7 +15,7 @@ extension ClusterIntegrationTests {
             let folder = cluster.directory.appendingPathComponent("photos")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             for index in 0..<count {
-                let bytes = Data((0..<(900 + index * 53)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) })
+                let bytes = PatternBytes.make(count: 900 + index * 53, multiplier: 7, offset: index)
                 try bytes.write(to: folder.appendingPathComponent(String(format: "photo %02d.jpg", index)))
             }
             if bigFile { try PseudoRandomFile.write(to: folder.appendingPathComponent("video.mp4"), size: 35 * 512 * 1024) }

@@ -9,7 +9,7 @@ extension ClusterIntegrationTests.S3Uploads {
         let folder = cluster.directory.appendingPathComponent("photos")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for index in 0..<3 {
-            try Data((0..<(1_000 + index)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+            try PatternBytes.make(count: 1_000 + index, multiplier: 31, offset: index)
                 .write(to: folder.appendingPathComponent("photo \(index).jpg"))
         }
         return folder

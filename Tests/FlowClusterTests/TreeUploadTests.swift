@@ -14,7 +14,7 @@ extension ClusterIntegrationTests {
             for (index, name) in names.enumerated() {
                 let url = folder.appendingPathComponent(name)
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try Data((0..<(500 + index * 211)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ index) }).write(to: url)
+                try PatternBytes.make(count: 500 + index * 211, multiplier: 17, offset: index).write(to: url)
             }
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("empty/inner"), withIntermediateDirectories: true)
             return folder

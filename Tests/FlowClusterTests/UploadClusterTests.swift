@@ -10,7 +10,7 @@ extension ClusterIntegrationTests {
             let folder = cluster.directory.appendingPathComponent("photos")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             for index in 0..<count {
-                let bytes = Data((0..<(1000 + index * 37)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+                let bytes = PatternBytes.make(count: 1000 + index * 37, multiplier: 31, offset: index)
                 try bytes.write(to: folder.appendingPathComponent(String(format: "photo-%03d.jpg", index)))
             }
             return folder

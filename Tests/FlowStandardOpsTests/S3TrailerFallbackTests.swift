@@ -32,7 +32,7 @@ import Testing
         let lines = S3ResumeUploadTests.Lines()
         for index in 0..<3 {
             let file = scratch.file("f\(index).bin")
-            let bytes = Data((0..<(70_000 + index)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ index) })
+            let bytes = PatternBytes.make(count: 70_000 + index, multiplier: 13, offset: index)
             try bytes.write(to: file)
             let outcome = try await Self.upload(s3, endpoint: proxy.endpoint, key: "small/f\(index).bin", checksum: .crc64nvme, auto: true,
                                                 lines: lines).upload(.path(file.path, name: "f\(index).bin"), deadline: .now() + .seconds(60))

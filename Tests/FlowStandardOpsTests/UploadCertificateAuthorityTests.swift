@@ -10,7 +10,7 @@ import Testing
 struct UploadCertificateAuthorityTests {
     func file(_ name: String = "photo.bin", size: Int = 300_000) throws -> (TemporaryDirectory, String, Data) {
         let folder = try TemporaryDirectory()
-        let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let bytes = PatternBytes.make(count: size, multiplier: 31, offset: 7)
         let url = folder.file(name)
         try bytes.write(to: url)
         return (folder, url.path, bytes)

@@ -14,7 +14,7 @@ struct UploadFaultTests {
         var paths: [String] = []
         var contents: [Data] = []
         for index in 0..<count {
-            let bytes = Data((0..<sizes(index)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ index) })
+            let bytes = PatternBytes.make(count: sizes(index), multiplier: 131, offset: index)
             let file = folder.file(String(format: "f-%03d.bin", index))
             try bytes.write(to: file)
             paths.append(file.path)

@@ -16,7 +16,7 @@ struct UploadFileOpTests {
         var paths: [String] = []
         var contents: [Data] = []
         for index in 0..<200 {
-            let bytes = Data((0..<(64 + index * 37)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+            let bytes = PatternBytes.make(count: 64 + index * 37, multiplier: 31, offset: index)
             let file = folder.file(String(format: "file-%03d.bin", index))
             try bytes.write(to: file)
             paths.append(file.path)

@@ -3,7 +3,9 @@ import Testing
 @testable import Flow
 
 /// Notes which Swift task its `run()` ran in, then writes its input doubled; with `waits`, sleeps
-/// (up to 10 s) until cancelled first.
+/// until cancelled first (600 s at most: a cap for a broken cancel, never reached by a working
+/// one; it was 10 s, and a main phase that held the test's own task back for longer than that
+/// saw the sleep end before the cancel came).
 final class TaskNotingOp: FlowAsyncOperation, @unchecked Sendable {
     private let notes = NSLock()
     private var runTask: Int?
@@ -29,7 +31,7 @@ final class TaskNotingOp: FlowAsyncOperation, @unchecked Sendable {
         let input: Int = try value("in")
         if waits {
             do {
-                try await Task.sleep(for: .seconds(10))
+                try await Task.sleep(for: .seconds(600))
             } catch {
                 notes.withLock { sawCancellation = true }
                 throw error
@@ -84,7 +86,7 @@ final class TwoWritesOp: FlowOperation, @unchecked Sendable {
         #expect(result.state == .cancelled)
         #expect(operation.isCancelled)
         #expect(operation.observedCancellation)
-        // Its 10 s sleep threw: the op's own work was stopped, not just left behind.
+        // Its sleep threw: the op's own work was stopped, not just left behind.
         #expect(result.bucket["out"] == nil)
     }
 
