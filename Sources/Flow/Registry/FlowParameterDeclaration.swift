@@ -1,5 +1,5 @@
 /// One parameter an op takes under `with:`, as it is registered with
-/// ``FlowOperationRegistry/register(_:summary:primaryInputParamKey:primaryOutputParamKey:placement:prepareInput:resolveParameters:parameters:make:)``.
+/// ``FlowOperationRegistry/register(_:summary:primaryInputParamKey:primaryOutputParamKey:placement:prepareInput:resolveParameters:prepareGroup:parameters:make:)``.
 ///
 /// An op registered with a list of declarations takes only those keys: a flow file that gives it
 /// another one is refused when it is loaded (`validate` and `run` exit 2), with the key's place
