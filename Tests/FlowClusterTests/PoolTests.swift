@@ -55,6 +55,17 @@ import Testing
         try await TestCommand.offThread { try PoolStatus.query(endpoint, timeout: .seconds(30)) }
     }
 
+    /// Expects every status taken as 4 slots turn over (``statusesAsSlotsTurnOver``) to show each
+    /// run of `shares` with work waiting and holding its share of the 4 busy slots.
+    static func expectShares(_ cluster: ClusterScope, _ endpoint: String, starts: ElementStarts, gates: ElementGates,
+                             _ shares: [(flow: String, inFlight: Int)]) async throws {
+        for status in try await statusesAsSlotsTurnOver(cluster, endpoint, starts: starts, gates: gates, slots: 4) {
+            let runs = try shares.map { share in try #require(status.runs.first { $0.flow == share.flow }, "\(status.runs)") }
+            #expect(status.busy == 4 && runs.allSatisfy { $0.queued > 0 }, "both runs still have work waiting: \(status)")
+            #expect(runs.map(\.inFlight) == shares.map(\.inFlight), "shares of 4 slots \(shares): in flight \(runs.map(\.inFlight))")
+        }
+    }
+
     /// The pool's status as the workers' slots turn over, for flows gated by `gates`: `rounds`
     /// times, the oldest running element is let end, and once the element that took its slot has
     /// started the status is asked, so nothing moves while it is. The statuses come from after the
@@ -131,12 +142,7 @@ import Testing
             _ = try cluster.worker(connect: endpoint, name: "w2", concurrency: 2)
             // While both have work, each holds half the 4 slots (sampled with the elements held at
             // their gates; freely running groups left a loaded machine too few queries in the window).
-            for status in try await Self.statusesAsSlotsTurnOver(cluster, endpoint, starts: starts, gates: gates, slots: 4) {
-                let ra = try #require(status.runs.first { $0.flow == "a" }, "\(status.runs)")
-                let rb = try #require(status.runs.first { $0.flow == "b" }, "\(status.runs)")
-                #expect(status.busy == 4 && ra.queued > 0 && rb.queued > 0, "both runs still have work waiting: \(status)")
-                #expect(ra.inFlight == 2 && rb.inFlight == 2, "equal shares of 4 slots are 2 and 2: a \(ra.inFlight), b \(rb.inFlight)")
-            }
+            try await Self.expectShares(cluster, endpoint, starts: starts, gates: gates, [("a", 2), ("b", 2)])
             // The rest of both groups runs freely (0.2 s an element).
             gates.releaseAll()
             #expect(await a.waitForExit(timeout: 60) == .exit(0), "\(a.transcript)")
@@ -181,12 +187,7 @@ import Testing
             }
             try #require(registered, "both runs must register with the pool\n\(pool.transcript)")
             _ = try cluster.worker(connect: endpoint, name: "w1", concurrency: 4)
-            for status in try await Self.statusesAsSlotsTurnOver(cluster, endpoint, starts: starts, gates: gates, slots: 4) {
-                let h = try #require(status.runs.first { $0.flow == "h" }, "\(status.runs)")
-                let l = try #require(status.runs.first { $0.flow == "l" }, "\(status.runs)")
-                #expect(status.busy == 4 && h.queued > 0 && l.queued > 0, "both runs still have work waiting: \(status)")
-                #expect(h.inFlight == 3 && l.inFlight == 1, "shares 3:1 of 4 slots are 3 and 1: h \(h.inFlight), l \(l.inFlight)")
-            }
+            try await Self.expectShares(cluster, endpoint, starts: starts, gates: gates, [("h", 3), ("l", 1)])
             gates.releaseAll()
             #expect(await heavy.waitForExit(timeout: 60) == .exit(0), "\(heavy.transcript)")
             #expect(await light.waitForExit(timeout: 60) == .exit(0), "\(light.transcript)")

@@ -341,21 +341,18 @@ private final class FailsOnceOp: FlowOperation, FlowOperationCreator, @unchecked
 }
 
 /// How the tries a test holds past their time limit ended: stopped (cancelled) or at their end.
-// `@unchecked`: its counts are under `lock`.
-private final class StoppedTries: @unchecked Sendable {
-    private let lock = NSLock()
-    private var ended = 0
-    private var stopped = 0
+private final class StoppedTries: Sendable {
+    private let state = Mutex((ended: 0, stopped: 0))
     /// Told of each end.
     let changes = Changes()
 
     func ended(stopped wasStopped: Bool) {
-        lock.withLock {
-            ended += 1
-            if wasStopped { stopped += 1 }
+        state.withLock { counts in
+            counts.ended += 1
+            if wasStopped { counts.stopped += 1 }
         }
         changes.changed()
     }
 
-    var counts: (ended: Int, stopped: Int) { lock.withLock { (ended, stopped) } }
+    var counts: (ended: Int, stopped: Int) { state.withLock { $0 } }
 }

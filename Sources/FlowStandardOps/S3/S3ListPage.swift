@@ -1,14 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 
 /// One answer of `ListObjectsV2` (`GET /BUCKET?list-type=2`): the objects of one page, the
 /// common prefixes (the "folders") a delimiter gathered, and where the next page starts.
 ///
-/// An answer of 1,000 keys is about 300 KB of flat, machine-written XML, read here by searching
-/// its bytes for the few elements Flow uses (as ``S3ErrorResponse`` reads the smaller answers): no
-/// XML library, one pass per element.
+/// An answer of 1,000 keys is about 300 KB of flat, machine-written XML, read with the element
+/// searches the upload's answers use (``S3Upload/elements(_:in:)``,
+/// ``S3ErrorResponse/value(of:in:)``): no XML library.
 struct S3ListPage: Sendable, Equatable {
     /// The page's objects, in the store's order (by key).
     var objects: [S3ObjectEntry] = []
@@ -26,31 +23,23 @@ struct S3ListPage: Sendable, Equatable {
     /// - Throws: ``FlowStandardOpError`` when the body is not a `ListBucketResult`, or says it is
     ///   truncated without a continuation token.
     init(xml: Data, action: String) throws {
-        let bytes = [UInt8](xml)
-        let text = XMLBytes(bytes)
-        guard text.find("<ListBucketResult", from: 0) != nil else {
+        let text = String(decoding: xml, as: UTF8.self)
+        guard text.contains("<ListBucketResult") else {
             throw FlowStandardOpError(.s3, "\(action): the store's answer is not a ListObjectsV2 result"
                                       + UploadRequest.bodyExcerpt(xml))
         }
-        let urlEncoded = text.value(of: "EncodingType", in: 0..<bytes.count) == "url"
+        let urlEncoded = S3ErrorResponse.value(of: "EncodingType", in: text) == "url"
         func decoded(_ raw: String) -> String { urlEncoded ? Self.urlDecoded(raw) : raw }
-        var position = 0
-        while let block = text.element("Contents", from: position) {
-            position = block.upperBound
-            guard let key = text.value(of: "Key", in: block) else { continue }
-            let size = text.value(of: "Size", in: block).flatMap { Int64($0) } ?? 0
-            let etag = text.value(of: "ETag", in: block) ?? ""
-            objects.append(S3ObjectEntry(key: decoded(key), size: size, etag: etag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")),
-                                         lastModified: text.value(of: "LastModified", in: block) ?? ""))
+        for block in S3Upload.elements("Contents", in: text) {
+            guard let key = S3ErrorResponse.value(of: "Key", in: block) else { continue }
+            let etag = S3ErrorResponse.value(of: "ETag", in: block) ?? ""
+            objects.append(S3ObjectEntry(key: decoded(key), size: S3ErrorResponse.value(of: "Size", in: block).flatMap { Int64($0) } ?? 0,
+                                         etag: etag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")),
+                                         lastModified: S3ErrorResponse.value(of: "LastModified", in: block) ?? ""))
         }
-        position = 0
-        while let block = text.element("CommonPrefixes", from: position) {
-            position = block.upperBound
-            if let prefix = text.value(of: "Prefix", in: block) { commonPrefixes.append(decoded(prefix)) }
-        }
-        let everything = 0..<bytes.count
-        if text.value(of: "IsTruncated", in: everything) == "true" {
-            guard let token = text.value(of: "NextContinuationToken", in: everything), !token.isEmpty else {
+        commonPrefixes = S3Upload.elements("CommonPrefixes", in: text).compactMap { S3ErrorResponse.value(of: "Prefix", in: $0) }.map(decoded)
+        if S3ErrorResponse.value(of: "IsTruncated", in: text) == "true" {
+            guard let token = S3ErrorResponse.value(of: "NextContinuationToken", in: text), !token.isEmpty else {
                 throw FlowStandardOpError(.s3, "\(action): the store said the listing goes on but gave no NextContinuationToken")
             }
             nextContinuationToken = token
@@ -80,47 +69,5 @@ struct S3ObjectEntry: Sendable, Equatable {
     /// types a bucket holds (as `ListFilesOp`'s maps).
     var element: [String: Any] {
         ["key": key, "size": Int(size), "etag": etag, "lastModified": lastModified]
-    }
-}
-
-/// Searches the bytes of an XML answer.
-private struct XMLBytes {
-    let bytes: [UInt8]
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    /// Where `needle` first starts at or after `start`, `nil` when it does not: `memchr` to each
-    /// place its first byte is, `memcmp` there.
-    func find(_ needle: String, from start: Int) -> Int? {
-        let pattern = Array(needle.utf8)
-        let count = bytes.count
-        guard let first = pattern.first, start >= 0, start + pattern.count <= count else { return nil }
-        return bytes.withUnsafeBufferPointer { haystack -> Int? in
-            pattern.withUnsafeBufferPointer { wanted -> Int? in
-                let base = haystack.baseAddress!
-                var at = start
-                while at + wanted.count <= count {
-                    guard let hit = memchr(base + at, Int32(first), count - wanted.count + 1 - at) else { return nil }
-                    at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-                    if memcmp(base + at, wanted.baseAddress!, wanted.count) == 0 { return at }
-                    at += 1
-                }
-                return nil
-            }
-        }
-    }
-
-    /// The range of the next `<name>…</name>` element's content at or after `start`.
-    func element(_ name: String, from start: Int) -> Range<Int>? {
-        guard let open = find("<\(name)>", from: start) else { return nil }
-        let contentStart = open + name.utf8.count + 2
-        guard let close = find("</\(name)>", from: contentStart) else { return nil }
-        return contentStart..<close
-    }
-
-    /// The unescaped text of the first `<name>…</name>` within `range`, `nil` when there is none.
-    func value(of name: String, in range: Range<Int>) -> String? {
-        guard let content = element(name, from: range.lowerBound), content.upperBound <= range.upperBound else { return nil }
-        return S3ErrorResponse.unescaped(String(decoding: bytes[content], as: UTF8.self))
     }
 }
