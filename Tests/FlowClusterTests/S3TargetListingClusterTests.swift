@@ -46,4 +46,35 @@ extension ClusterIntegrationTests.S3Uploads {
             #expect(afterThird.heads == 12 && afterThird.listObjects == afterDry.listObjects && afterThird.singlePuts == 12, "\(afterThird)")
         }
     }
+
+    /// A store that refuses the listing (a key that may `PUT` but lacks `s3:ListBucket`, as
+    /// upload-only roles do) does not fail the group: each worker says once that it asks with a
+    /// `HEAD` per file instead, tries the listing no more, and every file is sent; a second run
+    /// skips every file by its `HEAD`.
+    @Test func aRefusedListingFallsBackToAHeadPerFileAndSaysSoOnce() async throws {
+        try await Self.withS3 { s3, cluster in
+            let proxy = try await S3ResumeProxy.start(in: s3)
+            defer { proxy.stop() }
+            try proxy.refuseListingObjects()
+            let folder = try Self.makeFolder(cluster, count: 12, bigFile: false)
+            let listed = try cluster.write("listed.yaml", Self.flow(endpoint: proxy.endpoint, extra: "skipExisting: true\n        listTarget: true"))
+            let first = try await Self.run(cluster, listed, folder: folder, environment: s3.credentialsEnvironment, extra: ["--workers", "2"])
+            #expect(first.termination == .exit(0), "\(first.transcript)")
+            let afterFirst = try proxy.stats()
+            #expect(afterFirst.heads == 12 && afterFirst.singlePuts == 12, "a HEAD and a PUT per file: \(afterFirst)")
+            #expect((1...2).contains(afterFirst.listObjects), "one refused listing per worker that ran files: \(afterFirst)")
+            let warning = "skipExisting: the store refused to list s3://photos/2026/ (HTTP 403 AccessDenied: Access Denied); asking with a HEAD per file instead"
+            let warnings = first.stdout.components(separatedBy: warning).count - 1
+            #expect(warnings == afterFirst.listObjects, "said once per worker that tried: \(first.stdout)")
+            #expect(try await s3.objects().count == 12)
+
+            let second = try await Self.run(cluster, listed, folder: folder, environment: s3.credentialsEnvironment, extra: ["--workers", "2"])
+            #expect(second.termination == .exit(0), "\(second.transcript)")
+            let afterSecond = try proxy.stats()
+            #expect(afterSecond.heads == 24 && afterSecond.singlePuts == 12, "every file skipped by its HEAD: \(afterSecond)")
+            for index in 0..<12 {
+                #expect(second.stdout.contains(String(format: "skipped photo %02d.jpg: the store has it already", index)), "\(second.stdout)")
+            }
+        }
+    }
 }

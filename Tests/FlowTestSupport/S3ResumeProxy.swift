@@ -97,6 +97,10 @@ public final class S3ResumeProxy: @unchecked Sendable {
     /// `s3:ListBucketMultipartUploads`).
     public func refuseListingUploads() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_refuse_listing")!) }
 
+    /// `ListObjectsV2` is answered 403 `AccessDenied` from now on (a key that may `PUT` but lacks
+    /// `s3:ListBucket`, as upload-only roles do); the requests are still counted.
+    public func refuseListingObjects() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_refuse_object_listing")!) }
+
     /// Lets held part `PUT`s through, and later ones.
     public func release() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_release")!) }
 

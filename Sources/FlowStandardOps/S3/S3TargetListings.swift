@@ -9,12 +9,15 @@ import Synchronization
 /// It keeps the last 4 names used (a worker of a standing pool serves many runs); a listing that
 /// failed is forgotten, so that a task tried again lists again.
 enum S3TargetListings {
-    /// The objects of a listing by key, and the line that says what the listing took: given to the
-    /// one task that made it, `nil` to the others.
+    /// The objects of a listing by key.
     typealias Objects = [String: S3ObjectEntry]
 
+    /// A listing: its objects (`nil` when the store refused it, and each file is asked with a
+    /// `HEAD` instead), and the line that says what it took or why it was refused.
+    typealias Listing = (objects: Objects?, line: String)
+
     private struct Kept {
-        var listing: Task<(objects: Objects, line: String), any Error>
+        var listing: Task<Listing, any Error>
         var used: ContinuousClock.Instant
         var told: Bool
     }
@@ -26,10 +29,11 @@ enum S3TargetListings {
 
     /// The listing named `name`, made by `list` if no task of this process has made it.
     ///
-    /// - Returns: the objects, and the line describing the listing for the first caller only.
+    /// - Returns: the objects (`nil` for a refused listing), and the line describing the listing
+    ///   for the first caller only.
     /// - Throws: what `list` threw; cancellation.
-    static func objects(named name: String, list: @escaping @Sendable () async throws -> (objects: Objects, line: String)) async throws
-        -> (objects: Objects, line: String?) {
+    static func objects(named name: String, list: @escaping @Sendable () async throws -> Listing) async throws
+        -> (objects: Objects?, line: String?) {
         let listing = listings.withLock { table in
             if table[name] != nil {
                 table[name]!.used = .now

@@ -64,25 +64,42 @@ extension UploadFileOp {
                 try await Self.listing(of: target, client: client, timeout: timeout)
             }
             if let line { log(message: line) }
-            guard let object = objects[key] else { return ObjectHead(status: 404, headers: HTTPHeaders()) }
-            if skipRule == .size {
-                return ObjectHead(status: 200, headers: HTTPHeaders([("Content-Length", String(object.size)), ("ETag", "\"\(object.etag)\"")]))
+            if let objects {
+                guard let object = objects[key] else { return ObjectHead(status: 404, headers: HTTPHeaders()) }
+                if skipRule == .size {
+                    return ObjectHead(status: 200, headers: HTTPHeaders([("Content-Length", String(object.size)), ("ETag", "\"\(object.etag)\"")]))
+                }
             }
         }
         sentHEAD?()
         return try await client.head(key: key, checksumMode: checksumMode, deadline: deadline, action: action)
     }
 
-    /// Every object under the target's prefix, by key, listed 16 prefixes at a time.
-    private static func listing(of target: S3Target, client: S3Client, timeout: Duration) async throws
-        -> (objects: S3TargetListings.Objects, line: String) {
+    /// Every object under the target's prefix, by key, listed 16 prefixes at a time; no objects
+    /// (and a line saying why) when the store refuses the listing (``isRefusal(_:)``), so that the
+    /// group asks with a `HEAD` per file as it would with `listTarget: false`.
+    private static func listing(of target: S3Target, client: S3Client, timeout: Duration) async throws -> S3TargetListings.Listing {
         let started = ContinuousClock.now
         let listing = S3Listing(client: client, timeout: min(timeout, .seconds(60)), keeps: { _, _ in true }, skipsFolder: { _ in false })
-        let result = try await listing.list(prefix: target.keyPrefix, recursive: true, concurrency: 16)
         let url = target.objectURI(key: target.keyPrefix)
+        let result: S3Listing.Result
+        do {
+            result = try await listing.list(prefix: target.keyPrefix, recursive: true, concurrency: 16)
+        } catch let error as FlowStandardOpError where isRefusal(error) {
+            let answer = error.message.range(of: "HTTP ").map { String(error.message[$0.lowerBound...]) } ?? error.message
+            return (nil, "skipExisting: the store refused to list \(url) (\(answer)); asking with a HEAD per file instead."
+                + " The key may lack s3:ListBucket; set listTarget: false to skip the listing")
+        }
         let line = "skipExisting: listed \(result.objects.count) objects under \(url) in \(result.requests) request"
             + (result.requests == 1 ? "" : "s") + String(format: ", %.1f s", (ContinuousClock.now - started).seconds)
             + " (once for this worker's files of the group, instead of a HEAD per file)"
         return (Dictionary(result.objects.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last }), line)
+    }
+
+    /// Whether a failed listing was refused for good: HTTP 403 (no `s3:ListBucket`), 405 or 501 (a
+    /// store or gateway without `ListObjectsV2`). Anything else (a timeout, a 503 after its retries)
+    /// fails the task, which may be tried again.
+    static func isRefusal(_ error: FlowStandardOpError) -> Bool {
+        [403, 405, 501].contains(error.status ?? 0)
     }
 }

@@ -14,6 +14,8 @@
         GET /_proxy_hold?after=N    the same, from when the store has taken N part PUTs (at once if it has)
         GET /_proxy_release         lets them (and later ones) through
         GET /_proxy_refuse_listing  ListMultipartUploads is answered 403 AccessDenied from now on
+        GET /_proxy_refuse_object_listing
+                                    ListObjectsV2 is answered 403 AccessDenied from now on (counted still)
         GET /_proxy_gone?uploadId=X requests naming upload X are answered 404 NoSuchUpload, as S3
                                     answers for an aborted upload (moto answers a part PUT or a
                                     completion of one with 500)
@@ -57,6 +59,7 @@ def proxy(port, upstream):
     released.set()
     hold_after = [None]
     refuse_listing = threading.Event()
+    refuse_object_listing = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -93,6 +96,9 @@ def proxy(port, upstream):
                 data = b"{}"
             elif path == "/_proxy_refuse_listing":
                 refuse_listing.set()
+                data = b"{}"
+            elif path == "/_proxy_refuse_object_listing":
+                refuse_object_listing.set()
                 data = b"{}"
             elif path == "/_proxy_release":
                 with lock:
@@ -138,7 +144,9 @@ def proxy(port, upstream):
                 fail = is_part and int(query["partNumber"][0]) in failing
                 if fail:
                     failing.discard(int(query["partNumber"][0]))
-            if self.command == "GET" and "uploads" in query and refuse_listing.is_set():
+            refused = refuse_listing.is_set() and "uploads" in query
+            refused = refused or (refuse_object_listing.is_set() and query.get("list-type") == ["2"])
+            if self.command == "GET" and refused:
                 data = b'<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>'
                 self.answer(403, data, "application/xml")
                 return
