@@ -24,7 +24,9 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 
     /// A machine with workers `w1`… of the given slots, a budget 0 of `bytes` a second, `tasks`
     /// of it submitted and dispatched.
-    private static func machine(slots: [UInt32], features: [UInt32]? = nil, bytes: Int64?, tasks: Int) -> (Machine, [Data], [WireMessage]) {
+    /// The dispatch's RATEs come too, by worker: every share goes before the first TASK.
+    private static func machine(slots: [UInt32], features: [UInt32]? = nil, bytes: Int64?, tasks: Int)
+        -> (Machine, [Data], [WireMessage], [Data: [WireRate]]) {
         var machine = Machine(configuration: .init(liveness: 1000, workerTimeout: .seconds(600)))
         let peers = slots.indices.map { Data("w\($0 + 1)".utf8) }
         for (index, peer) in peers.enumerated() {
@@ -35,8 +37,14 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
                           now: at(0))
         for id in 1...UInt64(tasks) { machine.submit(element(id), waiter: id, budget: 0) }
         var sent: [WireMessage] = []
-        for case .send(_, let message) in machine.dispatch(now: at(0)) { sent.append(message) }
-        return (machine, peers, sent)
+        var firstRates: [Data: [WireRate]] = [:]
+        for case .send(let peer, let message) in machine.dispatch(now: at(0)) {
+            sent.append(message)
+            guard case .rate(let entries) = message else { continue }
+            #expect(!sent.dropLast().contains { if case .task = $0 { true } else { false } }, "the shares go before the TASKs")
+            firstRates[peer, default: []] += entries
+        }
+        return (machine, peers, sent, firstRates)
     }
 
     private static func rates(_ actions: [Machine.Action]) -> [Data: [WireRate]] {
@@ -47,17 +55,16 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 
     @Test func aBudgetIsDividedByTheTasksRunningOnEachWorker() {
         // 3 + 1 slots, 4 tasks: 3 run on w1, 1 on w2.
-        var (machine, peers, sent) = Self.machine(slots: [3, 1], bytes: 40_000_000, tasks: 4)
+        var (machine, peers, sent, first) = Self.machine(slots: [3, 1], bytes: 40_000_000, tasks: 4)
         let budgets = sent.flatMap { message -> [UInt64?] in if case .task(let tasks) = message { tasks.map(\.budget) } else { [] } }
         #expect(budgets == [0, 0, 0, 0], "every TASK of the group carries its budget")
-        let rates = Self.rates(machine.tick(now: at(0.05)))
-        #expect(rates[peers[0]] == [WireRate(budget: 0, bytesPerSecond: 30_000_000)])
-        #expect(rates[peers[1]] == [WireRate(budget: 0, bytesPerSecond: 10_000_000)])
-        #expect(Self.rates(machine.tick(now: at(0.1))).isEmpty, "nothing changed: no RATE again")
+        #expect(first[peers[0]] == [WireRate(budget: 0, bytesPerSecond: 30_000_000)], "with the first TASK, before it")
+        #expect(first[peers[1]] == [WireRate(budget: 0, bytesPerSecond: 10_000_000)])
+        #expect(Self.rates(machine.tick(now: at(0.05))).isEmpty, "nothing changed: no RATE again")
     }
 
     @Test func aChangedLimitIsSentAgainAtTheNextTick() {
-        var (machine, peers, _) = Self.machine(slots: [2, 2], bytes: 40_000_000, tasks: 4)
+        var (machine, peers, _, _) = Self.machine(slots: [2, 2], bytes: 40_000_000, tasks: 4)
         _ = machine.tick(now: at(0.05))
         machine.setBudget(id: 0, name: "UploadFileOp", rates: FlowLimitRates(bytesPerSecond: 8_000_000), maxConcurrent: 1000, adaptive: false,
                           now: at(1))
@@ -70,7 +77,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
     }
 
     @Test func sharesFollowTheTasksAsTheyEnd() {
-        var (machine, peers, sent) = Self.machine(slots: [2, 2], bytes: 40_000_000, tasks: 4)
+        var (machine, peers, sent, _) = Self.machine(slots: [2, 2], bytes: 40_000_000, tasks: 4)
         _ = machine.tick(now: at(0.05))
         // Both of w2's tasks end: w1 alone runs the group, and gets it all.
         var onW2: [UInt64] = []
@@ -85,11 +92,10 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
     }
 
     @Test func aWorkerWithoutTheFeatureGetsNoBudgetAndNoRate() {
-        var (machine, peers, sent) = Self.machine(slots: [2, 2], features: [WireReady.Feature.progress, 0], bytes: 40_000_000, tasks: 4)
+        let (_, peers, sent, rates) = Self.machine(slots: [2, 2], features: [WireReady.Feature.progress, 0], bytes: 40_000_000, tasks: 4)
         var budgets: [UInt64?] = []
         for case .task(let tasks) in sent { budgets += tasks.map(\.budget) }
         #expect(budgets.filter { $0 == nil }.count == 2, "the old worker's TASK has no flags bit 3")
-        let rates = Self.rates(machine.tick(now: at(0.05)))
         #expect(rates[peers[1]] == nil)
         #expect(rates[peers[0]] == [WireRate(budget: 0, bytesPerSecond: 40_000_000)], "the budget goes to the workers that hold it")
     }
@@ -106,7 +112,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
     }
 
     @Test func progressCountsTowardItsBudgetOnlyFromTheWorkerAndAttemptThatRunIt() {
-        var (machine, peers, _) = Self.machine(slots: [2, 2], bytes: 40_000_000, tasks: 4)
+        var (machine, peers, _, _) = Self.machine(slots: [2, 2], bytes: 40_000_000, tasks: 4)
         let onW1 = machine.workers[peers[0]]!.inFlight.sorted()
         let onW2 = machine.workers[peers[1]]!.inFlight.sorted()
         _ = machine.receive(.progress([WireProgress(taskID: onW1[0], attempt: 1, bytes: 1000),
@@ -120,7 +126,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
     }
 
     @Test func aWorkerSendingRateIsUnexpectedAndAnUnknownOnesProgressIsToldToRegister() {
-        var (machine, peers, _) = Self.machine(slots: [1], bytes: 1000, tasks: 1)
+        var (machine, peers, _, _) = Self.machine(slots: [1], bytes: 1000, tasks: 1)
         let actions = machine.receive(.rate([WireRate(budget: 0, bytesPerSecond: 1)]), from: peers[0], now: at(0.1))
         #expect(actions.contains { if case .report(.unexpectedMessage) = $0 { true } else { false } })
         let stranger = machine.receive(.progress([WireProgress(taskID: 1, attempt: 1, bytes: 1)]), from: Data("x".utf8), now: at(0.1))

@@ -82,11 +82,17 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
                           maxConcurrent: 1000, adaptive: false, now: at(0))
         machine.submit(WireTask(taskID: 1, op: "UploadFileOp", groupElement: .integer(1), elementIndex: 1), waiter: 1, budget: 0)
         var budgets: [UInt64?] = []
-        for case .send(_, .task(let tasks)) in machine.dispatch(now: at(0)) { budgets += tasks.map(\.budget) }
-        #expect(budgets == [holds ? 0 : nil])
         var rates: [WireRate] = []
-        for case .send(pool, .rate(let entries)) in machine.tick(now: at(0.05)) { rates += entries }
+        // The pool's first task of the budget comes after its share, in the same turn (§15.2).
+        for action in machine.dispatch(now: at(0)) {
+            if case .send(_, .task(let tasks)) = action { budgets += tasks.map(\.budget) }
+            if case .send(pool, .rate(let entries)) = action { #expect(budgets.isEmpty, "RATE before TASK"); rates += entries }
+        }
+        #expect(budgets == [holds ? 0 : nil])
         #expect(rates == (holds ? [WireRate(budget: 0, bytesPerSecond: 4_000_000), .requests(budget: 0, perMille: 100_000)] : []))
+        var later: [WireRate] = []
+        for case .send(pool, .rate(let entries)) in machine.tick(now: at(0.05)) { later += entries }
+        #expect(later.isEmpty, "sent once")
     }
 
     /// A client that leaves gives its budgets back: the pool's next client gets the same id once

@@ -15,7 +15,7 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 
     /// A machine with one worker that takes RATEs with request entries, a budget of `requests` a
     /// second, and four of its tasks dispatched over a second.
-    private static func machine(requests: Double) -> Machine {
+    private static func machine(requests: Double) -> (Machine, [WireRate]) {
         var machine = Machine(configuration: .init(liveness: 1000, workerTimeout: .seconds(600)))
         let ready = WireReady(workerName: "w1", features: WireReady.Feature.progress | WireReady.Feature.requests, slotCount: 4,
                               ops: ["UploadFileOp"], hostname: "test", processID: 1, heartbeatIntervalMilliseconds: 60_000)
@@ -25,26 +25,25 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
         for id in UInt64(1)...4 {
             machine.submit(WireTask(taskID: id, op: "UploadFileOp", groupElement: .integer(Int64(id)), elementIndex: Int(id)), waiter: id, budget: 0)
         }
-        for step in 0...20 { _ = machine.dispatch(now: at(Double(step) * 0.05)) }
-        return machine
+        var entries: [WireRate] = []
+        for step in 0...20 {
+            for case .send(_, .rate(let rates)) in machine.dispatch(now: at(Double(step) * 0.05)) { entries += rates }
+        }
+        return (machine, entries)
     }
 
     @Test func aTinyRequestsRateWaitsAtMostAnHourForItsNextStart() throws {
-        var machine = Self.machine(requests: 1e-10)
+        let (machine, rates) = Self.machine(requests: 1e-10)
         // One start went (the bucket holds one token); the next is due in 10^10 s, past Int64's
         // nanoseconds: the wake is an hour away instead of a trap.
         #expect(machine.budgets[0].started == 1)
         let wake = try #require(machine.budgetWake)
         #expect(wake - at(1) <= .seconds(3600) && wake - at(1) > .seconds(3000))
-        let rates = machine.allocateRates(now: at(1))
-        #expect(!rates.isEmpty)
+        #expect(rates.contains(.requests(budget: 0, perMille: 1)), "the smallest share, sent with the first task: \(rates)")
     }
 
     @Test func aHugeRequestsRateIsSentAsTheLargestShare() {
-        var machine = Self.machine(requests: 1e17)
-        var entries: [WireRate] = []
-        let actions = machine.allocateRates(now: at(1))
-        for case .send(_, .rate(let rates)) in actions { entries += rates }
+        let (_, entries) = Self.machine(requests: 1e17)
         #expect(entries.contains(.requests(budget: 0, perMille: 1 << 63)), "\(entries)")
     }
 

@@ -18,6 +18,13 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
     /// (and `bytes`), `tasks` of it submitted and dispatched at 0.
     private static func machine(slots: [UInt32], features: [UInt32], requests: Double?, bytes: Int64? = nil,
                                 tasks: Int) -> (Machine, [Data]) {
+        let (machine, peers, _) = machineAndRates(slots: slots, features: features, requests: requests, bytes: bytes, tasks: tasks)
+        return (machine, peers)
+    }
+
+    /// ``machine(slots:features:requests:bytes:tasks:)``, and the RATE entries its dispatches sent, by worker.
+    private static func machineAndRates(slots: [UInt32], features: [UInt32], requests: Double?, bytes: Int64? = nil,
+                                        tasks: Int) -> (Machine, [Data], [Data: [WireRate]]) {
         var machine = Machine(configuration: .init(liveness: 1000, workerTimeout: .seconds(600)))
         let peers = slots.indices.map { Data("w\($0 + 1)".utf8) }
         for (index, peer) in peers.enumerated() {
@@ -31,8 +38,9 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
             machine.submit(WireTask(taskID: id, op: "UploadFileOp", groupElement: .integer(Int64(id)), elementIndex: Int(id)), waiter: id, budget: 0)
         }
         // Dispatched over a second, as the starts' bucket lets them go.
-        for step in 0...20 { _ = machine.dispatch(now: at(Double(step) * 0.05)) }
-        return (machine, peers)
+        var rates: [Data: [WireRate]] = [:]
+        for step in 0...20 { rates.merge(Self.rates(machine.dispatch(now: at(Double(step) * 0.05))), uniquingKeysWith: +) }
+        return (machine, peers, rates)
     }
 
     private static func rates(_ actions: [Machine.Action]) -> [Data: [WireRate]] {
@@ -43,13 +51,15 @@ private func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .microsecon
 
     @Test func theRequestsRateIsDividedByRunningTasksAndSentOnlyToWorkersWithBitFive() {
         // 100 a second: 4 tasks start within the first second, 2 on each worker.
-        var (machine, peers) = Self.machine(slots: [2, 2], features: [Self.both, WireReady.Feature.progress], requests: 100, tasks: 4)
+        var (machine, peers, rates) = Self.machineAndRates(slots: [2, 2], features: [Self.both, WireReady.Feature.progress], requests: 100,
+                                                           tasks: 4)
         #expect(machine.workers[peers[0]]!.inFlight.count == 2 && machine.workers[peers[1]]!.inFlight.count == 2)
-        let rates = Self.rates(machine.tick(now: at(1.05)))
-        #expect(rates[peers[0]] == [WireRate(budget: 0, bytesPerSecond: 0), .requests(budget: 0, perMille: 50_000)],
-                "half of 100 a second, in thousandths, beside its bytes entry (no bytes limit)")
+        // Sent as the tasks were dispatched: each worker's first share with its first task, the
+        // other's share again as it moved.
+        #expect(rates[peers[0]]?.first == WireRate(budget: 0, bytesPerSecond: 0), "a bytes entry (no bytes limit) first")
+        #expect(rates[peers[0]]?.last == .requests(budget: 0, perMille: 50_000), "half of 100 a second, in thousandths, at last")
         #expect(rates[peers[1]] == [WireRate(budget: 0, bytesPerSecond: 0)], "a worker without bit 5 gets no request-rate entry")
-        #expect(Self.rates(machine.tick(now: at(1.1))).isEmpty, "nothing changed: no RATE again")
+        #expect(Self.rates(machine.tick(now: at(1.05))).isEmpty, "nothing changed: no RATE again")
         machine.setBudget(id: 0, name: "UploadFileOp", rates: FlowLimitRates(requestsPerSecond: 10), maxConcurrent: 1000, adaptive: false,
                           now: at(2))
         #expect(Self.rates(machine.tick(now: at(2.05)))[peers[0]] == [.requests(budget: 0, perMille: 5_000)], "a changed rate, alone")

@@ -28,7 +28,20 @@ extension DispatchCore {
         }
         kept.append(contentsOf: queue[next...])
         queue = kept
-        return taskMessages(turn, now: now) + steal(now: now)
+        let messages = taskMessages(turn, now: now)
+        return firstShares(turn, now: now) + messages + steal(now: now)
+    }
+
+    /// The RATEs due at once (§15.2), before the TASKs of the turn: when a worker gets its first
+    /// task of a budget, it hears its share (and every other worker its new one) before the task,
+    /// so the op's first chunk never waits for a RATE, nor goes unlimited when a loaded machine
+    /// delays the next look past the worker's wait. Other changes wait for the next ``tick(now:)``.
+    private mutating func firstShares(_ turn: DispatchTurn, now: Instant) -> [Action] {
+        let newHolder = turn.order.contains { position in
+            let peer = turn.peers[position]
+            return turn.batches[position].contains { task in task.budget.map { sentRates[peer]?[Int($0)] == nil } ?? false }
+        }
+        return newHolder ? allocateRates(now: now) : []
     }
 
     /// Whether dispatch waits, up to `batchWindow` after results were handed back, for the tasks
