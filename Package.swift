@@ -10,6 +10,11 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InferIsolatedConformances"),
     // SE-0409: an import is internal unless it says `public` or `package` (swift-log).
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // SE-0461: a nonisolated async function runs on its caller's executor unless marked
+    // `@concurrent`. It holds everywhere here: Sources declare no actor, so every caller is
+    // nonisolated and nothing moves; a client compiled without it (the examples, the seed's
+    // Swift 5 tests) calls and overrides the same API through the compiler's thunks.
+    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
 ]
 
 let package = Package(
