@@ -65,7 +65,7 @@ enum FlowJSONValue {
         byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\t")
     }
 
-    private static func value(_ object: Any) -> FlowValue? {
+    static func value(_ object: Any) -> FlowValue? {
         switch object {
         case let text as String:
             return .string(text)

@@ -1,0 +1,265 @@
+import Foundation
+
+/// A group's input read from a file a page at a time, never whole (issue 49, `input: {file:}`):
+/// JSON lines, plain lines, CSV, or an S3 Inventory list.
+///
+/// The file is read in blocks of ``blockSize``; a page holds at most the elements asked for, and
+/// one record may be at most ``recordLimit`` long, so memory stays flat whatever the file's size.
+/// A record that cannot be read is an error naming the file and its line, never a crash.
+///
+/// - `lines`: each line a string element; blank lines are skipped, a `\r` before the `\n` is
+///   dropped.
+/// - `jsonl` (`.jsonl`, `.ndjson`): each line a JSON value, typed as the flow file's JSON is
+///   (a number with a fraction or an exponent a double, one without an integer).
+/// - `csv` (`.csv`): RFC 4180 records (quoted fields may hold commas, quotes doubled and line
+///   breaks), each a map of column name to text; the names come from the first record
+///   (`header: true`, the default without `columns`) or from `columns`.
+/// - `s3-inventory`: an S3 Inventory CSV list (uncompressed), its columns named by `columns` as
+///   the inventory's `manifest.json` `fileSchema` names them (`Bucket, Key, Size, LastModifiedDate,
+///   ETag`, …): each record a map with those names in lower camel case (`bucket`, `key`, `size`,
+///   `lastModified`, `etag`), the URL-encoded key decoded, the size an integer.
+package struct FlowInputFile {
+    /// How the file's records become elements.
+    package enum Format: Sendable, Equatable {
+        case lines
+        case jsonLines
+        case csv(columns: [String]?)
+        case s3Inventory(columns: [String])
+
+        /// The format a file's name suggests: `jsonl`/`ndjson` JSON lines, `csv` CSV with a
+        /// header, anything else plain lines.
+        package static func guess(path: String) -> Format {
+            switch (path as NSString).pathExtension.lowercased() {
+            case "jsonl", "ndjson": return .jsonLines
+            case "csv": return .csv(columns: nil)
+            default: return .lines
+            }
+        }
+    }
+
+    /// Bytes read from the file at a time.
+    package static let blockSize = 256 << 10
+    /// The longest record taken: a longer one is an error (a file that is not what its format
+    /// says, a missing line break), not a reason to hold the whole file.
+    package static let recordLimit = 1 << 20
+
+    package let path: String
+    package let format: Format
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    /// Where the unread bytes of ``buffer`` begin.
+    private var start = 0
+    private var atEnd = false
+    private var columns: [String]?
+    /// The line the next record begins on (1-based).
+    package private(set) var line = 1
+    /// Elements handed out so far.
+    package private(set) var count = 0
+
+    /// Opens `path` to read as `format`.
+    ///
+    /// - Throws: ``FlowInputFileError`` when the file cannot be opened, or its format's options
+    ///   are wrong (an `s3-inventory` list without a `Key` column).
+    package init(path: String, format: Format) throws {
+        self.path = path
+        self.format = format
+        switch format {
+        case .csv(let columns): self.columns = columns
+        case .s3Inventory(let schema):
+            let names = schema.map(Self.inventoryName)
+            guard names.contains("key") else {
+                throw FlowInputFileError(path: path, line: nil, "an s3-inventory list needs a Key column in its columns "
+                                         + "(the manifest.json fileSchema, e.g. \"Bucket, Key, Size\"), got \(schema)")
+            }
+            columns = names
+        case .lines, .jsonLines: columns = nil
+        }
+        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw FlowInputFileError(path: path, line: nil, "cannot open it: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Closes the file.
+    package func close() {
+        _ = Foundation.close(descriptor)
+    }
+
+    /// Up to `limit` more elements, in the file's order; an empty page at the end of the file.
+    ///
+    /// - Throws: ``FlowInputFileError`` naming the file and line of a record that cannot be read,
+    ///   or a read that failed.
+    package mutating func nextPage(limit: Int = 1_000) throws -> [FlowValue] {
+        var page: [FlowValue] = []
+        page.reserveCapacity(min(limit, 1_000))
+        while page.count < limit, let record = try nextRecord() {
+            if let element = try element(record.fields, text: record.text, line: record.line) {
+                page.append(element)
+            }
+        }
+        count += page.count
+        return page
+    }
+
+    // MARK: Records
+
+    /// One record: for line formats its text, for CSV its fields.
+    private struct Record {
+        var text: String?
+        var fields: [String]?
+        var line: Int
+    }
+
+    private mutating func nextRecord() throws -> Record? {
+        while true {
+            let first = line
+            switch format {
+            case .lines, .jsonLines:
+                let end = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) ?? (atEnd && start < buffer.count ? buffer.count : nil)
+                if let end {
+                    var stop = end
+                    if stop > start, buffer[stop - 1] == UInt8(ascii: "\r") { stop -= 1 }
+                    let text = String(decoding: buffer[start..<stop], as: UTF8.self)
+                    start = min(buffer.count, end + 1)
+                    line += 1
+                    return Record(text: text, fields: nil, line: first)
+                }
+            case .csv, .s3Inventory:
+                if let (fields, end, lines) = try FlowCSV.record(in: buffer, from: start, final: atEnd, path: path, line: line) {
+                    start = end
+                    line += lines
+                    return Record(text: nil, fields: fields, line: first)
+                }
+            }
+            if atEnd { return nil }
+            try fill()
+        }
+    }
+
+    /// Reads the next block, keeping the unread bytes.
+    private mutating func fill() throws {
+        if start > 0 {
+            buffer.removeSubrange(0..<start)
+            start = 0
+        }
+        guard buffer.count <= Self.recordLimit else {
+            throw FlowInputFileError(path: path, line: line, "a record longer than \(Self.recordLimit >> 20) MiB: is this file \(formatName)?")
+        }
+        let old = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: Self.blockSize))
+        let got = buffer.withUnsafeMutableBytes { bytes in
+            read(descriptor, bytes.baseAddress! + old, Self.blockSize)
+        }
+        guard got >= 0 else {
+            buffer.removeSubrange(old...)
+            throw FlowInputFileError(path: path, line: line, "cannot read it: \(String(cString: strerror(errno)))")
+        }
+        buffer.removeSubrange((old + got)...)
+        if got == 0 { atEnd = true }
+    }
+
+    private var formatName: String {
+        switch format {
+        case .lines: return "plain lines"
+        case .jsonLines: return "JSON lines"
+        case .csv: return "CSV"
+        case .s3Inventory: return "an S3 Inventory CSV list"
+        }
+    }
+
+    // MARK: Elements
+
+    /// The element of a record, `nil` for one that stands for nothing (a blank line, a CSV header).
+    private mutating func element(_ fields: [String]?, text: String?, line: Int) throws -> FlowValue? {
+        switch format {
+        case .lines:
+            guard let text, !text.allSatisfy({ $0 == " " || $0 == "\t" }) else { return nil }
+            return .string(text)
+        case .jsonLines:
+            guard let text, !text.allSatisfy({ $0 == " " || $0 == "\t" }) else { return nil }
+            return try json(Data(text.utf8), line: line)
+        case .csv, .s3Inventory:
+            guard let fields else { return nil }
+            guard let columns else {
+                // The header: the names of the columns.
+                columns = fields
+                return nil
+            }
+            if fields == [""] { return nil }
+            guard fields.count == columns.count else {
+                throw FlowInputFileError(path: path, line: line, "\(fields.count) fields where the columns are \(columns.count) "
+                                         + "(\(columns.joined(separator: ", ")))")
+            }
+            if case .s3Inventory = format { return try inventoryElement(fields, columns: columns, line: line) }
+            return .map(Dictionary(zip(columns, fields.map(FlowValue.string)), uniquingKeysWith: { _, last in last }))
+        }
+    }
+
+    private func json(_ data: Data, line: Int) throws -> FlowValue {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw FlowInputFileError(path: path, line: line, "not JSON: \(String(decoding: data.prefix(80), as: UTF8.self))")
+        }
+        guard let value = FlowJSONValue.value(object) else {
+            throw FlowInputFileError(path: path, line: line, "a JSON value Flow cannot hold (an integer past 64 bits?)")
+        }
+        return value
+    }
+
+    private func inventoryElement(_ fields: [String], columns: [String], line: Int) throws -> FlowValue {
+        var map: [String: FlowValue] = [:]
+        for (name, field) in zip(columns, fields) {
+            switch name {
+            case "key":
+                guard let key = Self.inventoryKey(field) else {
+                    throw FlowInputFileError(path: path, line: line, "the key \"\(field.prefix(80))\" is not URL-encoded as an inventory's keys are")
+                }
+                map[name] = .string(key)
+            case "size":
+                guard let size = Int64(field) else {
+                    throw FlowInputFileError(path: path, line: line, "the size \"\(field.prefix(40))\" is not a whole number")
+                }
+                map[name] = .integer(size)
+            default:
+                map[name] = .string(field)
+            }
+        }
+        return .map(map)
+    }
+
+    /// An inventory's column name as an element's key: `Key` `key`, `LastModifiedDate`
+    /// `lastModified`, `ETag` `etag`, others with their first letter lowered.
+    static func inventoryName(_ column: String) -> String {
+        let name = column.trimmingCharacters(in: .whitespaces)
+        switch name {
+        case "LastModifiedDate": return "lastModified"
+        case "ETag": return "etag"
+        default: return name.prefix(1).lowercased() + name.dropFirst()
+        }
+    }
+
+    /// An inventory's URL-encoded key decoded: `%XX` escapes, and `+` for a space.
+    static func inventoryKey(_ field: String) -> String? {
+        field.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}
+
+/// A record of a group's input file that could not be read, or a file that could not be opened.
+package struct FlowInputFileError: Error, CustomStringConvertible, Equatable {
+    package let path: String
+    /// The line the record begins on, `nil` for the file as a whole.
+    package let line: Int?
+    package let reason: String
+
+    init(path: String, line: Int?, _ reason: String) {
+        self.path = path
+        self.line = line
+        self.reason = reason
+    }
+
+    package var description: String {
+        "input file \(path)" + (line.map { ", line \($0)" } ?? "") + ": \(reason)"
+    }
+}
