@@ -64,7 +64,8 @@ extension ClusterIntegrationTests {
         static let fileCount = 48
 
         /// A listing, then a grouped upload through a slow server that refuses every 5th PUT and
-        /// holds the first try of one file (uploaded after the loss) past the step's time limit.
+        /// holds the first try of one file (uploaded after the loss) past the step's time limit
+        /// (3 s: the first wave of uploads waits at the server while the test kills a worker).
         static let flow = """
             flow: photos
             steps:
@@ -78,7 +79,7 @@ extension ClusterIntegrationTests {
                   output: urls
                   maxConcurrent: 12
                   retry: {attempts: 6, delay: 0.05, maxDelay: 0.2}
-                  timeout: 1.5
+                  timeout: 3
                   with: {url: "${uploadURL}"}
             """
 
@@ -90,8 +91,11 @@ extension ClusterIntegrationTests {
 
         @Test func aGroupedUploadWithRetriesAndALostWorkerIsDrawnWithEveryWorkerInChromium() async throws {
             let server = try await FaultyHTTPServer.start(rules: [
-                .init(kind: "stall", first: 1, names: ["photo-44.jpg"], seconds: 6),
+                .init(kind: "stall", first: 1, names: ["photo-44.jpg"], seconds: 8),
                 .init(kind: "503", every: 5),
+                // The first wave (the first 12 PUTs, the 503s aside) waits until the test has
+                // killed edge-3, so that edge-3 surely dies with uploads in flight.
+                .init(kind: "stall", seconds: 30, untilReleased: true, upTo: 12),
                 .init(kind: "stall", seconds: 0.3),
             ])
             defer { server.stop() }
@@ -110,12 +114,15 @@ extension ClusterIntegrationTests {
                 let endpoint = try await coordinator.listeningEndpoint()
                 let workers = try ["edge-1", "edge-2", "edge-3"].map { try cluster.worker(connect: endpoint, name: $0, concurrency: 4) }
                 // edge-3 dies with uploads in flight: its lanes end with a loss, its tasks run elsewhere.
-                // The server's count is the only place the PUTs show (it logs none): it is asked
-                // every 20 ms, until a deadline that fails the test.
+                // Once 9 uploads are held at the server, at least one is edge-3's (the other two
+                // workers have 4 slots each), and it cannot end before the release. The server's
+                // count is the only place the PUTs show (it logs none): it is asked every 20 ms,
+                // until a deadline that fails the test.
                 let deadline = Date().addingTimeInterval(30)
-                while Date() < deadline, (try? server.stats().puts) ?? 0 < 16 { try await Task.sleep(for: .milliseconds(20)) }
-                #expect((try? server.stats().puts) ?? 0 >= 16, "the server never had 16 PUTs within 30 s\n\(coordinator.transcript)")
+                while Date() < deadline, (try? server.stats().held) ?? 0 < 9 { try await Task.sleep(for: .milliseconds(20)) }
+                #expect((try? server.stats().held) ?? 0 >= 9, "the server never held 9 PUTs within 30 s\n\(coordinator.transcript)")
                 workers[2].send(SIGKILL)
+                try server.release()
 
                 #expect(await coordinator.waitForExit(timeout: 60) == .exit(0), "\(coordinator.transcript)")
                 #expect(coordinator.stderr.contains("worker edge-3 lost"), "\(coordinator.stderr)")
@@ -156,7 +163,7 @@ extension ClusterIntegrationTests {
                         "\(data.count("retried")) retried bars against \(stats.status)")
                 let retriedLogs = zip(data.attempts.state, data.attempts.log).filter { data.stateNames[$0.0] == "retried" }.compactMap(\.1)
                 #expect(retriedLogs.contains { $0.contains("HTTP 503") }, "\(retriedLogs)")
-                #expect(retriedLogs.contains { $0.contains("time limit of 1500 ms exceeded") }, "\(retriedLogs)")
+                #expect(retriedLogs.contains { $0.contains("time limit of 3 s exceeded") }, "\(retriedLogs)")
                 for index in data.attempts.startMs.indices {
                     #expect(data.attempts.startMs[index] >= 0 && data.attempts.endMs[index] >= data.attempts.startMs[index])
                 }

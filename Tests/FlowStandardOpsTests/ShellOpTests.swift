@@ -41,7 +41,7 @@ struct ShellOpTests {
         // upper bound on the time: the suite shares two cores, and a loaded run took 15 s.)
         #expect(flow.dataBucket["output"] == nil)
         #expect(flow.lines.contains { $0.contains("time limit of 1 s exceeded") && !$0.contains("DidFinish") })
-        #expect(livingProcesses(withArguments: ["sleep", seconds]).isEmpty, "sleep \(seconds) is still running")
+        await expectEnded(["sleep", seconds])
     }
 
     @Test func programIgnoringSIGTERMIsKilledTwoSecondsLater() async throws {
@@ -52,7 +52,7 @@ struct ShellOpTests {
         #expect(flow.errorText.contains("time limit of 0.5 s exceeded"), "\(flow.errorText)")
         // At least the 2 s grace after SIGTERM; that it was killed, not left, is checked below.
         #expect(elapsed >= 2.0, "took \(elapsed) s")
-        #expect(livingProcesses(withArguments: ["sleep", "31.75"]).isEmpty, "sleep 31.75 is still running")
+        await expectEnded(["sleep", "31.75"])
     }
 
     @Test func whatTheProgramLeavesInTheBackgroundNeitherHoldsTheOpNorOutlivesIt() async throws {
@@ -132,7 +132,7 @@ struct ShellOpTests {
 
         #expect(!flow.isSuccess)
         #expect(flow.lines.contains { $0.contains("attempt 1 of 2 failed") && $0.contains("time limit") }, "\(flow.lines)")
-        #expect(livingProcesses(withArguments: ["sleep", "33.75"]).isEmpty, "sleep 33.75 is still running")
+        await expectEnded(["sleep", "33.75"])
     }
 
     @Test func shellModeRunsAStringWithEnvironmentFromTheBucket() async throws {
@@ -189,6 +189,17 @@ struct ShellOpTests {
 }
 
 /// Processes (not zombies) whose argv is exactly `arguments`, found through /proc.
+/// Expects no process running `arguments` to be left, once the signal sent to it has landed: the
+/// op returns when its program (a shell) has ended, and a child it killed may not have been
+/// scheduled to die yet on a loaded machine (a `sleep` was once seen alive at that moment). Each
+/// such process is waited for on a pidfd, 20 s at most: less than what is left of the tests'
+/// 31 s sleeps, so a process the op failed to kill is still running at the deadline.
+func expectEnded(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async {
+    let living = livingProcesses(withArguments: arguments)
+    let survivors = await ProcessTable.waitUntilGone(living, timeout: 20)
+    #expect(survivors.isEmpty, "\(arguments.joined(separator: " ")) is still running (pid \(survivors))", sourceLocation: sourceLocation)
+}
+
 func livingProcesses(withArguments arguments: [String]) -> [Int32] {
     let wanted = Data((arguments.joined(separator: "\0") + "\0").utf8)
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []

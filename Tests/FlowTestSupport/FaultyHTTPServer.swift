@@ -20,6 +20,8 @@ public final class FaultyHTTPServer: @unchecked Sendable {
         public var kind: String
         /// Every Nth `PUT`, counting all of them from 1.
         public var every: Int?
+        /// Only the first N `PUT`s, by the same count.
+        public var upTo: Int?
         /// The first K tries of each path.
         public var first: Int?
         /// Only these file names.
@@ -34,7 +36,8 @@ public final class FaultyHTTPServer: @unchecked Sendable {
         public var untilReleased: Bool?
 
         public init(kind: String, every: Int? = nil, first: Int? = nil, names: [String]? = nil, retryAfter: Int? = nil,
-                    seconds: Double? = nil, abovePerSecond: Int? = nil, untilReleased: Bool? = nil) {
+                    seconds: Double? = nil, abovePerSecond: Int? = nil, untilReleased: Bool? = nil, upTo: Int? = nil) {
+            self.upTo = upTo
             self.abovePerSecond = abovePerSecond
             self.untilReleased = untilReleased
             self.kind = kind
@@ -59,6 +62,8 @@ public final class FaultyHTTPServer: @unchecked Sendable {
         /// Requests being handled now, and the most at once.
         public var inFlight: Int
         public var maxInFlight: Int
+        /// Requests held now by a `stall` that waits for ``FaultyHTTPServer/release()``.
+        public var held: Int?
         /// Each answered `PUT`: when it arrived (seconds since 1970) and its status.
         public var times: [[Double]]?
     }

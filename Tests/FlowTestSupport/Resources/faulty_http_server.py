@@ -18,12 +18,14 @@ RULES_JSON is a list of rules tried in order for each PUT; the first that matche
   {"kind": "403", "names": ["secret.txt"]}          refuse these file names every time
   {"kind": "503", "abovePerSecond": 300}            S3's SlowDown: a PUT when more than 300 arrived
                                                     in the second before it
-Selectors: "every": N (global PUT counter), "first": K (the first K tries of each path),
+Selectors: "every": N (global PUT counter), "upTo": N (only the first N PUTs, by that counter),
+"first": K (the first K tries of each path),
 "names": [...] (file names), "abovePerSecond": N (PUTs in the last second). A rule with several
 selectors needs all of them. A 503 answers S3's SlowDown error body.
 
 GET /_stats answers JSON: {"puts": n, "byPath": {path: tries}, "stored": {path: bytes},
-"status": {code: count}, "inFlight": n, "maxInFlight": n, "times": [[arrival, status], ...]}.
+"status": {code: count}, "inFlight": n, "maxInFlight": n, "held": n (requests in a stall that
+waits for /_release now), "times": [[arrival, status], ...]}.
 """
 import json
 import os
@@ -40,7 +42,7 @@ RULES = json.loads(sys.argv[2]) if len(sys.argv) > 2 else []
 # Set by GET /_release: ends the stalls of rules with "untilReleased".
 RELEASED = threading.Event()
 LOCK = threading.Lock()
-STATS = {"puts": 0, "byPath": {}, "stored": {}, "status": {}, "inFlight": 0, "maxInFlight": 0, "times": []}
+STATS = {"puts": 0, "byPath": {}, "stored": {}, "status": {}, "inFlight": 0, "maxInFlight": 0, "held": 0, "times": []}
 RECENT = []  # arrival times of the PUTs of the last second
 
 
@@ -48,6 +50,8 @@ def matches(rule, counter, tries, name, recent=0):
     if "abovePerSecond" in rule and recent <= rule["abovePerSecond"]:
         return False
     if "every" in rule and counter % rule["every"] != 0:
+        return False
+    if "upTo" in rule and counter > rule["upTo"]:
         return False
     if "first" in rule and tries > rule["first"]:
         return False
@@ -151,8 +155,17 @@ class Handler(BaseHTTPRequestHandler):
                     return self.store(body)
                 if kind == "stall":
                     deadline = time.time() + rule.get("seconds", 30)
-                    while time.time() < deadline and not (rule.get("untilReleased") and RELEASED.is_set()):
-                        time.sleep(0.05)
+                    waits = bool(rule.get("untilReleased")) and not RELEASED.is_set()
+                    if waits:
+                        with LOCK:
+                            STATS["held"] += 1
+                    try:
+                        while time.time() < deadline and not (rule.get("untilReleased") and RELEASED.is_set()):
+                            time.sleep(0.05)
+                    finally:
+                        if waits:
+                            with LOCK:
+                                STATS["held"] -= 1
                     break
                 self.rfile.read(length)
                 if kind == "503":
