@@ -35,9 +35,44 @@ enum S3ErrorResponse {
 
     /// The text of the first `<name>…</name>` element, unescaped, or `nil`.
     static func value(of name: String, in text: String) -> String? {
-        guard let open = text.range(of: "<\(name)>"),
-              let close = text.range(of: "</\(name)>", range: open.upperBound..<text.endIndex) else { return nil }
-        return unescaped(String(text[open.upperBound..<close.lowerBound]))
+        contents(of: name, in: text, all: false).first.map(unescaped)
+    }
+
+    /// The contents of the first (or, with `all`, every) `<name>…</name>` element of `text`, in
+    /// order, found in its UTF-8 bytes (`memchr`, `memcmp`). `String.range(of:)` went through Foundation
+    /// (`CFStringFindWithOptionsAndLocale`, `NSString.getCharacters`): 22% and 8% of the
+    /// coordinator's CPU while it listed 20,000 objects from a Ceph gateway (perf), which bounded
+    /// the listing, not the gateway.
+    static func contents(of name: String, in text: String, all: Bool) -> [String] {
+        let open = Array("<\(name)>".utf8)
+        let close = Array("</\(name)>".utf8)
+        var text = text
+        return text.withUTF8 { bytes in
+            var found: [String] = []
+            var from = 0
+            while let start = find(open, in: bytes, from: from), let end = find(close, in: bytes, from: start + open.count) {
+                found.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[(start + open.count)..<end]), as: UTF8.self))
+                guard all else { break }
+                from = end + close.count
+            }
+            return found
+        }
+    }
+
+    /// Where `needle` (not empty) first starts in `bytes` at or after `from`: `memchr` to each
+    /// place its first byte is, `memcmp` there.
+    private static func find(_ needle: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        return needle.withUnsafeBufferPointer { wanted in
+            var at = from
+            while at + wanted.count <= bytes.count {
+                guard let hit = memchr(base + at, Int32(wanted[0]), bytes.count - wanted.count + 1 - at) else { return nil }
+                at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                if memcmp(base + at, wanted.baseAddress!, wanted.count) == 0 { return at }
+                at += 1
+            }
+            return nil
+        }
     }
 
     /// XML's five entities and numeric references back to characters.

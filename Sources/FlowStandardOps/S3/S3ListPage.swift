@@ -5,7 +5,7 @@ import Foundation
 ///
 /// An answer of 1,000 keys is about 300 KB of flat, machine-written XML, read with the element
 /// searches the upload's answers use (``S3Upload/elements(_:in:)``,
-/// ``S3ErrorResponse/value(of:in:)``): no XML library.
+/// ``S3ErrorResponse/value(of:in:)``, both searching bytes): no XML library.
 struct S3ListPage: Sendable, Equatable {
     /// The page's objects, in the store's order (by key).
     var objects: [S3ObjectEntry] = []

@@ -179,13 +179,7 @@ extension S3Upload {
 
     /// The bodies of every `<name>…</name>` element in `text`, in order (S3's listings are flat).
     static func elements(_ name: String, in text: String) -> [String] {
-        var found: [String] = []
-        var rest = text[...]
-        while let open = rest.range(of: "<\(name)>"), let close = rest.range(of: "</\(name)>", range: open.upperBound..<rest.endIndex) {
-            found.append(String(rest[open.upperBound..<close.lowerBound]))
-            rest = rest[close.upperBound...]
-        }
-        return found
+        S3ErrorResponse.contents(of: name, in: text, all: true)
     }
 
     /// An ISO 8601 time as S3 writes it (`2026-11-27T21:56:12.000Z`, with or without the fraction).
