@@ -94,7 +94,7 @@ private let groupErrors: [FlowFileErrorCase] = [
         "f.yaml:3:12: group must be a map with 'op', 'input' and 'output', found the text 'UploadOp'",
     ]),
     .init("group misspells input", "flow: x\nsteps:\n  - group:\n      op: A\n      inputt: images\n      output: out\n", [
-        "f.yaml:3:5: group has no input: add 'input: <bucket key of the array>'",
+        "f.yaml:3:5: group has no input: add 'input: <bucket key of the array>' or 'input: {file: <path>}'",
         "f.yaml:5:7: unknown key 'inputt' in group; did you mean 'input'?",
     ]),
     .init("group without op and output", "flow: x\nsteps:\n  - group: {input: images}\n", [
@@ -113,8 +113,9 @@ private let groupErrors: [FlowFileErrorCase] = [
               with: [1]
         """, [
         "f.yaml:4:11: op must be text (a registered op name), found a list",
-        "f.yaml:5:14: input must be text (the bucket key of the input array), found a map",
-        "f.yaml:6:15: output must be text (the bucket key to collect the results at), found the integer 7: quote it as \"7\" to use it as text",
+        "f.yaml:5:14: input as a map reads a file: add 'file: <path of a JSON lines, lines or CSV file>'",
+        "f.yaml:5:15: unknown key 'a' in input; expected one of 'file', 'format', 'columns'",
+        "f.yaml:6:15: output must be text (the bucket key to collect the results at, or {file: PATH}), found the integer 7: quote it as \"7\" to use it as text",
         "f.yaml:7:22: maxConcurrent must be an integer from 1 to 100000, found the integer 0",
         "f.yaml:8:21: allowFailure must be true or false, found the text 'maybe'",
         "f.yaml:9:13: with must be a map of parameters for every op in the group, found a list",
@@ -123,7 +124,7 @@ private let groupErrors: [FlowFileErrorCase] = [
         "f.yaml:3:56: maxConcurrent must be an integer from 1 to 100000, found the number 2.5",
     ]),
     .init("empty input", "flow: x\nsteps:\n  - group: {op: A, input: '', output: o}\n", [
-        "f.yaml:3:27: input is empty: give the bucket key of the input array",
+        "f.yaml:3:27: input is empty: give the bucket key of the input array, or {file: PATH}",
     ]),
 ]
 

@@ -26,32 +26,6 @@ private final class RefusingJournal: FlowJournal, @unchecked Sendable {
     }
 }
 
-/// Hands each batch's tasks to the local executor, a task each: the engine's batched path.
-private final class LocalBatchExecutor: FlowBatchExecutor, @unchecked Sendable {
-    private let local: FlowLocalExecutor
-    private let lock = NSLock()
-    private var running: [Task<Void, Never>] = []
-
-    init(registry: FlowOperationRegistry) {
-        local = FlowLocalExecutor(registry: registry)
-    }
-
-    func execute(_ task: FlowTask) async -> FlowTaskResult { await local.execute(task) }
-    func canSubmit(_ task: FlowTask) -> Bool { task.groupIndex != nil }
-    func lookahead(for task: FlowTask, maxConcurrent: Int) -> Int { 2 }
-    func resume(_ inbox: FlowResultInbox) {}
-
-    func submit(_ tasks: [FlowTask], into inbox: FlowResultInbox) {
-        let local = local
-        let started = tasks.map { task in Task { inbox.deliver(await local.execute(task)) } }
-        lock.withLock { running += started }
-    }
-
-    func cancelAll(in inbox: FlowResultInbox) {
-        for task in lock.withLock({ running }) { task.cancel() }
-    }
-}
-
 /// A journal that cannot keep how far elements may start stops the run: no element starts past
 /// what it kept, and the flow ends cancelled (a resume goes on), never as a group that finished.
 @Suite struct JournalRefusalTests {

@@ -88,10 +88,20 @@ public struct FlowOperationStep: Sendable, Hashable {
 public struct FlowGroupStep: Sendable, Hashable {
     /// The registered op name; one instance runs per input element.
     public var op: String
-    /// The bucket key of the input array (`input:`, the dispatcher's `inputKey`).
+    /// The bucket key of the input array (`input:`, the dispatcher's `inputKey`); empty when the
+    /// group reads its elements from ``inputFile``.
     public var input: String
-    /// The bucket key the outputs are collected at, in input order (`output:`, `outputKey`).
+    /// The bucket key the outputs are collected at, in input order (`output:`, `outputKey`); empty
+    /// when no array is collected (a group reading ``inputFile`` may leave it out, or write its
+    /// outputs to ``outputFile``).
     public var output: String
+    /// The file the group reads its elements from, a page at a time (`input: {file: PATH}`), in
+    /// place of a bucket array: for inputs too big for memory.
+    public var inputFile: FlowGroupInputFile?
+    /// The file each successful element's output is written to as it finishes, one JSON line
+    /// `{"index": N, "output": VALUE}` each, in the order elements finish (`output: {file: PATH}`),
+    /// in place of a bucket array.
+    public var outputFile: String?
     /// At most this many of the group's ops run at once (`maxConcurrent:`, default 3).
     public var maxConcurrent: Int
     /// Whether the flow goes on when some elements fail (`allowFailure:`, default false).
@@ -113,13 +123,20 @@ public struct FlowGroupStep: Sendable, Hashable {
     /// default true).
     public var adaptive: Bool
 
+    /// What the group fans out, for outlines and diagrams: its input key, or `file PATH`.
+    var inputName: String { inputFile.map { "file \($0.path)" } ?? input }
+    /// Where its outputs go, for outlines and diagrams: its output key, `file PATH`, or `nothing`.
+    var outputName: String { outputFile.map { "file \($0)" } ?? (output.isEmpty ? "nothing" : output) }
+
     /// Creates a grouped step.
     public init(
         op: String, input: String, output: String, maxConcurrent: Int = 3, allowFailure: Bool = false,
         parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil,
         retry: FlowRetryPolicy? = nil, timeout: Duration? = nil, maxFailures: FlowFailureBudget? = nil,
-        limit: FlowGroupLimit? = nil, adaptive: Bool = true
+        limit: FlowGroupLimit? = nil, adaptive: Bool = true, inputFile: FlowGroupInputFile? = nil, outputFile: String? = nil
     ) {
+        self.inputFile = inputFile
+        self.outputFile = outputFile
         self.limit = limit
         self.adaptive = adaptive
         self.retry = retry

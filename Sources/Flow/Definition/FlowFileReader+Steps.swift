@@ -44,7 +44,8 @@ extension FlowFileReader {
         let fields = fields(of: mapping, allowed: Self.groupKeys, in: "group")
         // Every part is read, so that one file shows every mistake at once.
         let target = readGroupTarget(fields, key: key)
-        var step = FlowGroupStep(op: target.op ?? "", input: target.input ?? "", output: target.output ?? "", location: location)
+        var step = FlowGroupStep(op: target.op ?? "", input: target.input?.key ?? "", output: target.output?.key ?? "", location: location,
+                                 inputFile: target.input?.file, outputFile: target.output?.file)
         let concurrencyRead = readGroupConcurrency(fields, op: target.op, into: &step)
         let failuresRead = readGroupFailurePolicy(fields, into: &step)
         let budgetRead = readGroupBudget(fields, into: &step)
@@ -54,23 +55,27 @@ extension FlowFileReader {
     }
 
     /// The fields a group cannot do without: `op`, `input` and `output`, each `nil` when missing
-    /// (reported at `key`) or wrong.
-    private mutating func readGroupTarget(_ fields: FlowFileFields, key: Yams.Node) -> (op: String?, input: String?, output: String?) {
+    /// (reported at `key`) or wrong. A group reading a file (`input: {file:}`) may leave `output`
+    /// out: it collects nothing (an empty key).
+    private mutating func readGroupTarget(_ fields: FlowFileFields, key: Yams.Node)
+        -> (op: String?, input: (key: String, file: FlowGroupInputFile?)?, output: (key: String, file: String?)?) {
         var op: String?
         if let value = fields["op"] {
             op = readOpName(value)
         } else {
             report("group has no op: add 'op: <registered op name>'", at: key)
         }
-        var input: String?
+        var input: (key: String, file: FlowGroupInputFile?)?
         if let value = fields["input"] {
-            input = readString("input", value, meaning: "the bucket key of the input array")
+            input = readGroupInput(value)
         } else {
-            report("group has no input: add 'input: <bucket key of the array>'", at: key)
+            report("group has no input: add 'input: <bucket key of the array>' or 'input: {file: <path>}'", at: key)
         }
-        var output: String?
+        var output: (key: String, file: String?)?
         if let value = fields["output"] {
-            output = readString("output", value, meaning: "the bucket key to collect the results at")
+            output = readGroupOutput(value)
+        } else if input?.file != nil || (input == nil && fields["input"] != nil) {
+            output = ("", nil)
         } else {
             report("group has no output: add 'output: <bucket key for the results>'", at: key)
         }

@@ -38,7 +38,7 @@ extension FlowDefinition {
             case .operation(let operation):
                 lines.append(number + "op \(operation.op)" + braces(operation.parameters))
             case .group(let group):
-                lines.append(number + "group \(group.op) over \(group.input) -> \(group.output) "
+                lines.append(number + "group \(group.op) over \(group.inputName) -> \(group.outputName) "
                     + "(maxConcurrent \(group.maxConcurrent), allowFailure \(group.allowFailure))" + braces(group.parameters))
             case .cases(let cases):
                 let keys = cases.branchKeys

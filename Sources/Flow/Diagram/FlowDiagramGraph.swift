@@ -53,7 +53,7 @@ struct FlowDiagramGraph {
                 openings = [(id, nil)]
             case .group(let group):
                 let failures = group.allowFailure ? ", failures allowed" : ""
-                let fanOut = ["for each \(group.input) (max \(group.maxConcurrent)\(failures))", "into \(group.output)"]
+                let fanOut = ["for each \(group.inputName) (max \(group.maxConcurrent)\(failures))", "into \(group.outputName)"]
                 nodes.append(Node(id: id, shape: .group, lines: Self.lines(group.op, fanOut, group.parameters)))
                 connect(openings, to: id)
                 openings = [(id, nil)]

@@ -4,40 +4,67 @@ extension FlowEngine {
     /// How many replayed results a group takes back before it yields its thread once.
     static let replayTurn = 2_048
 
-    /// Runs a group: one task per element of the input array, at most `maxConcurrent` at once,
-    /// each under the step's retry policy and time limit; outputs of successful elements are
-    /// collected in input order. Failures beyond the step's budget (`allowFailure`, `maxFailures`)
-    /// stop it.
+    /// Runs a group: one task per element of the input array (or of the input file, read a page
+    /// at a time), at most `maxConcurrent` at once, each under the step's retry policy and time
+    /// limit; outputs of successful elements are collected in input order (or written to the
+    /// output file as they come). Failures beyond the step's budget (`allowFailure`,
+    /// `maxFailures`) stop it.
     func runGroup(_ plan: FlowGroupPlan, id: FlowStepID) async -> Outcome? {
-        guard let elements = FlowGroupElements(run.bucket[plan.inputKey]), !elements.isEmpty else {
-            run.log("[FlowArrayGroupDispatcher] group created: 0")
-            run.log("[Group] no operation to run for group; please make sure the input data: <\(plan.inputKey)> is not empty")
-            return .failed(FlowError.emptyGroupInput(key: plan.inputKey))
-        }
-        run.log("[FlowArrayGroupDispatcher] group created: \(elements.count)")
         let operationName = groupOperationName(plan)
-        run.progress(.groupStarted(operation: operationName, total: elements.count, maxConcurrent: plan.maxConcurrent))
-        let tally = FlowGroupTally(total: elements.count)
-        defer { run.progress(.groupFinished(operation: operationName, done: tally.done, failed: tally.failures.count, total: elements.count)) }
+        let listing: FlowGroupListing
+        var source: FlowGroupSource
+        switch openSource(plan, id: id, operation: operationName) {
+        case .source(let opened, let known):
+            (source, listing) = (opened, known)
+        case .end(let end):
+            return end
+        }
+        if plan.inputFile != nil {
+            // The file's count comes with its pages (groupListed), the first of them next.
+            run.progress(.groupStarted(operation: operationName, total: nil, maxConcurrent: plan.maxConcurrent))
+        }
+        guard let first = source.element(at: 0) else {
+            if let failure = source.failure {
+                run.log("[Group] \(failure)")
+                return .failed(FlowError.inputData(failure.description))
+            }
+            run.log("[FlowArrayGroupDispatcher] group created: 0")
+            let input = plan.inputFile.map { "file \($0.path)" } ?? plan.inputKey
+            run.log("[Group] no operation to run for group; please make sure the input data: <\(input)> is not empty")
+            return .failed(FlowError.emptyGroupInput(key: input))
+        }
+        let count = listing.total
+        run.log("[FlowArrayGroupDispatcher] group created: " + (count.map(String.init) ?? "from \(plan.inputFile?.path ?? "")"))
+        if plan.inputFile == nil {
+            run.progress(.groupStarted(operation: operationName, total: count, maxConcurrent: plan.maxConcurrent))
+        }
+        let tally: FlowGroupTally
+        do {
+            tally = FlowGroupTally(listing: listing, collecting: !plan.outputKey.isEmpty,
+                                   outputFile: try plan.outputFile.map(FlowGroupOutputFile.init(path:)))
+        } catch {
+            return .failed(error)
+        }
+        defer { run.progress(.groupFinished(operation: operationName, done: tally.done, failed: tally.failures.count, total: listing.total)) }
 
         let resolvedPlan: FlowGroupPlan
-        switch resolved(plan, elementCount: elements.count) {
+        switch resolved(plan, elementCount: count) {
         case .plan(let plan): resolvedPlan = plan
         case .unresolved(let end): return end
         }
         // Tasks are made as elements start, so a million-element group holds at most
         // `maxConcurrent` of them; outputs are collected in place, a marker standing for the
         // elements that gave none.
-        journal?.groupStarted(at: id, total: elements.count)
-        let accept = acceptor(for: plan, tally: tally, total: elements.count)
+        journal?.groupStarted(at: id, total: listing.listed)
+        let accept = acceptor(for: plan, tally: tally)
         // Elements an earlier life of this run finished are taken as they were, not run again.
         let recordedAs: String? = if case .named(let name, _) = plan.source { name } else { nil }
-        let replay = await replayRecorded(at: id, elements: elements, operation: recordedAs, location: plan.location, accept: accept)
+        let replay = await replayRecorded(at: id, count: count, operation: recordedAs, location: plan.location, accept: accept)
         if let stop = replay.stop { return stop }
         // Elements start in index order, from a feed that tells the journal ahead how far they
         // may have started.
         let tags = FlowGroupTags()
-        let feed = FlowGroupFeed(plan: resolvedPlan, elements: elements, tags: tags, replayed: replay.replayed,
+        let feed = FlowGroupFeed(plan: resolvedPlan, source: source, tags: tags, replayed: replay.replayed,
                                  journal: journal, id: id) { [run] in
             // As ``journalRefused()``: the run stops as a cancelled one, which also wakes the
             // engine waiting for results of elements that will not come.
@@ -45,7 +72,7 @@ extension FlowEngine {
         }
         let elementsAt = FlowGroupElementsAt(id: id, tags: tags, accept: accept)
         let stop: Outcome?
-        switch drive(for: plan, resolvedPlan: resolvedPlan, first: elements[0], tags: tags) {
+        switch drive(for: plan, resolvedPlan: resolvedPlan, first: first, tags: tags) {
         case .batched(let executor, let lookahead):
             stop = await runBatched(on: executor, lookahead: lookahead, plan: plan, feed: feed, results: elementsAt)
         case .oneAtATime:
@@ -56,6 +83,39 @@ extension FlowEngine {
         return finishGroup(plan, tally: tally, stop: stop, feed: feed)
     }
 
+    /// A group's elements, opened, and how many are known.
+    private enum OpenedSource {
+        case source(FlowGroupSource, FlowGroupListing)
+        case end(Outcome?)
+    }
+
+    /// The group's elements: the bucket array at its input key, or its input file opened (whose
+    /// pages, as they are read, tell the journal and the progress how many are known).
+    private func openSource(_ plan: FlowGroupPlan, id: FlowStepID, operation: String) -> OpenedSource {
+        guard let input = plan.inputFile else {
+            guard let elements = FlowGroupElements(run.bucket[plan.inputKey]) else {
+                run.log("[FlowArrayGroupDispatcher] group created: 0")
+                run.log("[Group] no operation to run for group; please make sure the input data: <\(plan.inputKey)> is not empty")
+                return .end(.failed(FlowError.emptyGroupInput(key: plan.inputKey)))
+            }
+            return .source(FlowGroupSource(array: elements), FlowGroupListing(count: elements.count))
+        }
+        let listing = FlowGroupListing(count: nil)
+        let progress = run.progressHandler
+        let journal = journal
+        do {
+            let source = try FlowGroupSource(file: input) { listed, complete in
+                listing.update(listed: listed, isComplete: complete)
+                journal?.groupStarted(at: id, total: listed)
+                progress?(.groupListed(operation: operation, listed: listed, complete: complete))
+            }
+            return .source(source, listing)
+        } catch {
+            run.log("[Group] \(error)")
+            return .end(.failed(FlowError.inputData("\(error)")))
+        }
+    }
+
     /// A group's plan with its parameters resolved, or the end of a group whose parameters
     /// could not be.
     private enum GroupResolution {
@@ -64,8 +124,8 @@ extension FlowEngine {
     }
 
     /// The plan with its named op's parameters resolved against the bucket (`${key}` templates)
-    /// and prepared for a group of `elementCount` elements.
-    private func resolved(_ plan: FlowGroupPlan, elementCount: Int) -> GroupResolution {
+    /// and prepared for a group of `elementCount` elements (`nil`: not known yet).
+    private func resolved(_ plan: FlowGroupPlan, elementCount: Int?) -> GroupResolution {
         guard case .named(let name, let parameters) = plan.source else { return .plan(plan) }
         do {
             var resolvedPlan = plan
@@ -84,10 +144,23 @@ extension FlowEngine {
         if tally.retries > 0 {
             run.log("[Group] \(tally.retries) retries for \(tally.retriedElements) of \(total) elements")
         }
+        let written = tally.outputFile?.finish()
         if let stop { return stop }
         // The feed ran dry because the journal refused, not because every element ran.
         if feed.wasRefused { return .cancelled }
+        if let failure = feed.inputFailure {
+            run.log("[Group] \(failure): the group stops after \(tally.done) elements")
+            return .failed(FlowError.inputData(failure.description))
+        }
+        if let written {
+            run.log("[Group] \(written)")
+            return .failed(FlowError.inputData(written))
+        }
         if !tally.failures.isEmpty { logFailures(tally.failures, total: total, plan: plan) }
+        if plan.outputKey.isEmpty {
+            run.log("[FlowArrayGroupDispatcher] all finished. elements: \(tally.done)" + (tally.outputFile.map { ", outputs in \($0.path)" } ?? ""))
+            return nil
+        }
         let outputs = tally.takeOutputs()
         run.setBucketValue(outputs, forKey: plan.outputKey)
         run.log("[FlowArrayGroupDispatcher] all finished. output size: \(outputs.count)")

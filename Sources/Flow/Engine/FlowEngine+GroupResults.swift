@@ -11,10 +11,16 @@ struct FlowGroupElementsAt {
 
 extension FlowEngine {
     /// What takes one finished element into the summary, the counts and the outputs; it returns
-    /// the group's end when the group is one failure past its budget.
-    func acceptor(for plan: FlowGroupPlan, tally: FlowGroupTally, total: Int) -> (FlowTaskResult, String?) -> Outcome? {
-        let failureLimit = plan.allowFailure ? Int.max : plan.maxFailures?.limit(total: total) ?? 0
-        let groupMark = (number: run.groupStarts(size: total), size: total)
+    /// the group's end when the group is one failure past its budget. A percentage budget of a
+    /// group whose count is not known yet (an input file still being read) counts against the
+    /// elements known so far.
+    func acceptor(for plan: FlowGroupPlan, tally: FlowGroupTally) -> (FlowTaskResult, String?) -> Outcome? {
+        let known = tally.listing.total
+        let fixedLimit: Int? = plan.allowFailure ? Int.max : known.map { plan.maxFailures?.limit(total: $0) ?? 0 }
+        let budget = plan.maxFailures
+        // A group of unknown size is thinned and condensed as a big one (FlowElementRetention);
+        // nothing is reserved for it.
+        let groupMark = (number: run.groupStarts(size: known ?? 0), size: known ?? Int.max)
         // Fetched once: events nobody hears need not be made.
         let progress = run.progressHandler
         let run = run
@@ -27,11 +33,12 @@ extension FlowEngine {
                 tally.retriedElements += 1
             }
             if !result.state.isSuccess { tally.failures.append((result, tag)) }
-            if let progress { progress(.groupElementFinished(record, done: tally.done, failed: tally.failures.count, total: total)) }
+            if let progress { progress(.groupElementFinished(record, done: tally.done, failed: tally.failures.count, total: tally.listing.total)) }
             // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
             if result.state.isSuccess, let index = result.groupIndex, let output = result.groupOutput { tally.collect(output, at: index) }
+            let failureLimit = fixedLimit ?? budget?.limit(total: tally.total) ?? 0
             guard tally.failures.count > failureLimit else { return nil }
-            if let budget = plan.maxFailures {
+            if let budget {
                 run.log("[Group] \(tally.failures.count) elements failed, more than maxFailures: \(budget) allows (\(failureLimit))")
             }
             run.log("[Group] not allow failure in group. stop immediately.")
@@ -45,20 +52,22 @@ extension FlowEngine {
     ///   one of them ends it.
     /// - Parameter operation: the op the step names, when a flow file names it: a result of
     ///   another op ends the group (``refuseRecorded(_:where:location:)``).
-    func replayRecorded(at id: FlowStepID, elements: FlowGroupElements, operation: String?, location: FlowSourceLocation?,
-                        accept: (FlowTaskResult, String?) -> Outcome?) async -> (replayed: [Bool], stop: Outcome?) {
-        guard let recorded = journal?.recordedResults(at: id), !recorded.isEmpty else { return ([], nil) }
-        var replayed = [Bool](repeating: false, count: elements.count)
+    func replayRecorded(at id: FlowStepID, count: Int?, operation: String?, location: FlowSourceLocation?,
+                        accept: (FlowTaskResult, String?) -> Outcome?) async -> (replayed: FlowIndexBits, stop: Outcome?) {
+        var replayed = FlowIndexBits()
+        guard let recorded = journal?.recordedResults(at: id), !recorded.isEmpty else { return (replayed, nil) }
         for (offset, entry) in recorded.enumerated() {
             // A resumed run may take back a million results: the thread is given back now and
             // then. On a cluster it is the coordinator's I/O thread, whose heartbeats tell the
             // workers it is alive (they reconnect after 3 s without).
             if offset % Self.replayTurn == Self.replayTurn - 1 { await Task.yield() }
-            guard let index = entry.result.groupIndex, elements.indices.contains(index), !replayed[index] else { continue }
+            // A count not known yet (an input file): every index is taken; one past the file's end
+            // is never reached by the feed.
+            guard let index = entry.result.groupIndex, index >= 0, index < count ?? Int.max, !replayed.contains(index) else { continue }
             if let operation, entry.result.operationName != operation {
                 return (replayed, refuseRecorded(entry.result.operationName, where: operation, location: location))
             }
-            replayed[index] = true
+            replayed.insert(index)
             if let stop = accept(entry.result, entry.tag ?? FlowGroupTag.make()) { return (replayed, stop) }
         }
         return (replayed, nil)

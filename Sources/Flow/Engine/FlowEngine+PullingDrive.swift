@@ -31,12 +31,13 @@ extension FlowEngine {
     ///   - results: where each result goes (``settle(_:at:)``).
     func runPulling(from feed: FlowGroupFeed, plan: FlowGroupPlan, resolvedPlan: FlowGroupPlan,
                     results group: FlowGroupElementsAt) async -> Outcome? {
-        let expected = feed.count
-        guard expected > 0 else { return nil }
+        // Known from the start for an array; for a file once its last element is handed out,
+        // before that element's result can arrive.
+        if feed.expected == 0 { return nil }
         let runElement = elementRunner(plan, resolvedPlan: resolvedPlan)
         let inbox = FlowResultInbox()
         return await withTaskGroup(of: Void.self) { children in
-            for _ in 0..<min(plan.maxConcurrent, expected) {
+            for _ in 0..<min(plan.maxConcurrent, feed.expected ?? Int.max) {
                 children.addTask {
                     while !Task.isCancelled, let task = await feed.nextWhenJudged() {
                         let result = await runElement(task)
@@ -56,7 +57,7 @@ extension FlowEngine {
                 children.cancelAll()
             }
             var received = 0
-            while received < expected {
+            while received < feed.expected ?? Int.max {
                 let results = await inbox.next()
                 if results.isEmpty || Task.isCancelled {
                     stopAll()

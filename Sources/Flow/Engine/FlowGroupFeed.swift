@@ -9,9 +9,7 @@ import Foundation
 final class FlowGroupFeed: Sendable {
     private let plan: FlowGroupPlan
     private let tags: FlowGroupTags
-    /// How many elements there are (``State/elements`` has them).
-    private let total: Int
-    private let replayed: [Bool]
+    private let replayed: FlowIndexBits
     private let journal: (any FlowJournal)?
     private let id: FlowStepID
     private let startedBefore: Int
@@ -25,9 +23,17 @@ final class FlowGroupFeed: Sendable {
     private let state: FlowLocked<State>
 
     private struct State {
-        /// The input list, read-only: in the state, where its `[Any]` is read under the lock.
-        let elements: FlowGroupElements
+        /// The elements: in the state, where its `[Any]` is read (and a file's pages are read)
+        /// under the lock.
+        var source: FlowGroupSource
+        /// The next element to hand out: always one not replayed (``advance()``).
         var next = 0
+        /// Elements handed out so far.
+        var handedOut = 0
+        /// No element is left to hand out: ``handedOut`` is final. Known as the last element is
+        /// handed out (the file is read ahead to learn it), so before that element's result
+        /// can arrive.
+        var drained = false
         var mayStartThrough = -1
         var closed = false
         /// The journal could not keep how far elements may start: none starts any more.
@@ -40,20 +46,21 @@ final class FlowGroupFeed: Sendable {
 
     /// - Parameters:
     ///   - plan: the group's plan, its op's parameters resolved.
-    ///   - elements: the input array.
-    ///   - replayed: per element, whether an earlier life of the run finished it (empty: none did).
+    ///   - source: the elements.
+    ///   - replayed: the elements an earlier life of the run finished.
     ///   - journal: the run's journal, told how far elements may have started.
     ///   - id: the group's step.
     ///   - whenRefused: called once when the journal refuses (``wasRefused``), outside the lock:
     ///     stops the run, so that the engine stops waiting for elements that will not come.
-    init(plan: FlowGroupPlan, elements: FlowGroupElements, tags: FlowGroupTags, replayed: [Bool], journal: (any FlowJournal)?,
+    init(plan: FlowGroupPlan, source: FlowGroupSource, tags: FlowGroupTags, replayed: FlowIndexBits, journal: (any FlowJournal)?,
          id: FlowStepID, whenRefused: @escaping @Sendable () -> Void = {}) {
         self.whenRefused = whenRefused
         self.plan = plan
         self.tags = tags
-        total = elements.count
-        state = .make(State(elements: elements))
         self.replayed = replayed
+        var first = State(source: source)
+        Self.advance(&first, past: replayed)
+        state = .make(first)
         self.journal = journal
         self.id = id
         startedBefore = journal?.startedThrough(at: id) ?? -1
@@ -65,8 +72,16 @@ final class FlowGroupFeed: Sendable {
     /// group ends cancelled, not complete.
     var wasRefused: Bool { withState { $0.refused } }
 
-    /// How many elements there are to run: those not replayed.
-    var count: Int { replayed.isEmpty ? total : replayed.lazy.filter { !$0 }.count }
+    deinit {
+        state.withLock { $0.source.close() }
+    }
+
+    /// How many elements the feed hands out in all, once it has handed out its last one; `nil`
+    /// before (a file not read to its end yet).
+    var expected: Int? { withState { $0.drained ? $0.handedOut : nil } }
+
+    /// Why the input file could not be read to its end, if it could not.
+    var inputFailure: FlowInputFileError? { withState { $0.source.failure } }
 
     /// The next element's task, or `nil` when none is left or the feed is closed (the engine's
     /// side, which judges failures itself).
@@ -123,12 +138,12 @@ final class FlowGroupFeed: Sendable {
         withState { state in
             guard !state.closed else { return .none }
             if waitingForJudgement, state.judging > 0 { return .wait }
-            while state.next < total, !replayed.isEmpty, replayed[state.next] { state.next += 1 }
-            guard state.next < total else { return .none }
+            guard !state.drained, let element = state.source.element(at: state.next) else { return .none }
             let index = state.next
             if let journal, index > state.mayStartThrough {
                 // Under the lock: no element starts before the journal has it.
-                let through = min(total - 1, index + max(256, 4 * plan.maxConcurrent))
+                var through = index + max(256, 4 * plan.maxConcurrent)
+                if state.source.isComplete { through = min(state.source.listed - 1, through) }
                 guard journal.mayStart(at: id, through: through) else {
                     // Nothing more starts; the child tasks waiting for a judgement find nothing
                     // either (``close()`` lets them go).
@@ -139,8 +154,17 @@ final class FlowGroupFeed: Sendable {
                 state.mayStartThrough = through
             }
             state.next += 1
-            return .element(index: index, element: state.elements[index])
+            state.handedOut += 1
+            Self.advance(&state, past: replayed)
+            return .element(index: index, element: element)
         }
+    }
+
+    /// Moves ``State/next`` past replayed elements, and marks the feed drained when no element is
+    /// left: reads the file ahead as far as that needs.
+    private static func advance(_ state: inout State, past replayed: FlowIndexBits) {
+        while replayed.contains(state.next), state.source.has(state.next) { state.next += 1 }
+        if !state.source.has(state.next) { state.drained = true }
     }
 
     private func makeTask(_ index: Int, element: Any) -> FlowTask {

@@ -5,8 +5,12 @@ import Foundation
 /// without the runtime's exclusivity check on every captured counter (such checks, on these and
 /// on lock-guarded properties, were 7% of an in-process group's instructions, callgrind).
 final class FlowGroupTally {
-    /// How many elements the group has.
-    let total: Int
+    /// How many elements the group has, as far as they are known (``FlowGroupListing``).
+    let listing: FlowGroupListing
+    /// Whether outputs are collected into an array (the group has an `output:` key).
+    private let collecting: Bool
+    /// Where outputs are written instead, as they come (`output: {file:}`).
+    let outputFile: FlowGroupOutputFile?
     // @exclusivity(unchecked): callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; this class's checks (collect and the group's
     // acceptor) were 11.1 M (370 an element).
     @exclusivity(unchecked) var done = 0
@@ -19,14 +23,33 @@ final class FlowGroupTally {
     @exclusivity(unchecked) private var collected: [Bool]
     @exclusivity(unchecked) private var collectedCount = 0
 
-    init(total: Int) {
-        self.total = total
-        outputs = [Any](repeating: FlowMissingOutput.marker, count: total)
-        collected = [Bool](repeating: false, count: total)
+    /// - Parameters:
+    ///   - listing: the group's elements as far as they are known; a known count sizes the
+    ///     outputs at once.
+    ///   - collecting: whether outputs are collected into an array.
+    ///   - outputFile: where outputs are written instead, as they come.
+    init(listing: FlowGroupListing, collecting: Bool = true, outputFile: FlowGroupOutputFile? = nil) {
+        self.listing = listing
+        self.collecting = collecting
+        self.outputFile = outputFile
+        let size = collecting ? listing.total ?? 0 : 0
+        outputs = [Any](repeating: FlowMissingOutput.marker, count: size)
+        collected = [Bool](repeating: false, count: size)
     }
 
-    /// Keeps element `index`'s output.
+    /// The group's element count, the elements known so far while they are not all known.
+    var total: Int { listing.total ?? listing.listed }
+
+    /// Keeps element `index`'s output: in the array, and in the output file.
     func collect(_ output: Any, at index: Int) {
+        outputFile?.write(output, at: index)
+        guard collecting else { return }
+        if index >= outputs.count {
+            // A group read from a file: the outputs grow with it.
+            let grown = index + 1 - outputs.count
+            outputs.append(contentsOf: repeatElement(FlowMissingOutput.marker as Any, count: grown))
+            collected.append(contentsOf: repeatElement(false, count: grown))
+        }
         outputs[index] = output
         if !collected[index] {
             collected[index] = true

@@ -25,7 +25,12 @@ struct FlowGroupPlan: Sendable {
 
     var source: Source
     var inputKey: String
+    /// Empty: no output array is collected.
     var outputKey: String
+    /// Where the elements come from instead of ``inputKey`` (a flow file's `input: {file:}`).
+    var inputFile: FlowGroupInputFile?
+    /// Where each output goes instead of ``outputKey`` (a flow file's `output: {file:}`).
+    var outputFile: String?
     var maxConcurrent: Int
     var allowFailure: Bool
     var location: FlowSourceLocation?
@@ -48,13 +53,16 @@ extension FlowPlanNode {
                 let policy = FlowTaskPolicy(retry: op.retry ?? defaults.retry ?? .none, timeout: op.timeout ?? defaults.timeout)
                 return .operation(.named(op.op, parameters: op.parameters), location: op.location, policy: policy)
             case .group(let group):
-                return .group(FlowGroupPlan(
+                var plan = FlowGroupPlan(
                     source: .named(group.op, parameters: group.parameters), inputKey: group.input,
                     outputKey: group.output, maxConcurrent: max(1, group.maxConcurrent),
                     allowFailure: group.allowFailure, location: group.location,
                     policy: FlowTaskPolicy(retry: group.retry ?? defaults.retry ?? .none, timeout: group.timeout ?? defaults.timeout),
                     maxFailures: group.maxFailures
-                ))
+                )
+                plan.inputFile = group.inputFile
+                plan.outputFile = group.outputFile
+                return .group(plan)
             case .cases(let cases):
                 return .cases(
                     branches: cases.branches.map { (FlowCase(key: $0.key, value: $0.value), nodes(from: $0.steps, defaults: defaults)) },

@@ -20,22 +20,7 @@ import Foundation
 ///   `lastModified`, `etag`), the URL-encoded key decoded, the size an integer.
 package struct FlowInputFile {
     /// How the file's records become elements.
-    package enum Format: Sendable, Equatable {
-        case lines
-        case jsonLines
-        case csv(columns: [String]?)
-        case s3Inventory(columns: [String])
-
-        /// The format a file's name suggests: `jsonl`/`ndjson` JSON lines, `csv` CSV with a
-        /// header, anything else plain lines.
-        package static func guess(path: String) -> Format {
-            switch (path as NSString).pathExtension.lowercased() {
-            case "jsonl", "ndjson": return .jsonLines
-            case "csv": return .csv(columns: nil)
-            default: return .lines
-            }
-        }
-    }
+    package typealias Format = FlowInputFormat
 
     /// Bytes read from the file at a time.
     package static let blockSize = 256 << 10

@@ -34,10 +34,16 @@ public enum FlowProgressEvent: Sendable {
     case operationStarted(name: String)
     /// A serial op finished.
     case operationFinished(FlowOperationRecord)
-    /// A group fanned out `total` elements.
-    case groupStarted(operation: String, total: Int, maxConcurrent: Int)
-    /// One group element finished; `done` counts finished elements, `failed` the failed ones.
-    case groupElementFinished(FlowOperationRecord, done: Int, failed: Int, total: Int)
-    /// The group is over (every element finished, or it stopped early).
-    case groupFinished(operation: String, done: Int, failed: Int, total: Int)
+    /// A group fanned out `total` elements; `total` is `nil` for a group that reads its elements
+    /// from a file as it runs (`input: {file:}`), whose count comes with ``groupListed(operation:listed:complete:)``.
+    case groupStarted(operation: String, total: Int?, maxConcurrent: Int)
+    /// A group reading its elements from a file read another page: `listed` elements are known,
+    /// and all are when `complete`.
+    case groupListed(operation: String, listed: Int, complete: Bool)
+    /// One group element finished; `done` counts finished elements, `failed` the failed ones;
+    /// `total` is `nil` while the group's count is not known.
+    case groupElementFinished(FlowOperationRecord, done: Int, failed: Int, total: Int?)
+    /// The group is over (every element finished, or it stopped early); `total` is `nil` when its
+    /// count was never known (it stopped before its input file was read to the end).
+    case groupFinished(operation: String, done: Int, failed: Int, total: Int?)
 }

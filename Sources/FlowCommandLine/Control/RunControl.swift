@@ -32,7 +32,10 @@ enum RunControl {
         var step: String?
         var done: Int?
         var failed: Int?
+        /// `nil` while the group's input file is still being read (``listed`` counts so far).
         var total: Int?
+        /// The elements known so far while the group's input file is still being read.
+        var listed: Int?
         var perSecond: Double?
         var etaSeconds: Double?
         /// The groups' budgets: rates in force, adaptive concurrency, starts.

@@ -91,10 +91,15 @@ struct StatusCommand: AsyncParsableCommand {
     static func text(_ status: RunControl.Status) -> String {
         var lines = ["run \(status.run) (flow \(status.flow)): \(status.paused ? "PAUSED" : "running") for \(Int(status.elapsedSeconds)) s"]
         lines.append("workers: \(status.workers), slots \(status.slots), running \(status.running), queued \(status.queued)")
-        if let step = status.step, let done = status.done, let total = status.total {
+        if let step = status.step, let done = status.done {
             let rate = status.perSecond.map { String(format: "%.1f/s", $0) } ?? "?"
-            let eta = status.etaSeconds.map { "\(Int($0.rounded())) s" } ?? "?"
-            lines.append("\(step): \(done)/\(total) done, \(status.failed ?? 0) failed, \(rate), ETA \(eta)")
+            if let total = status.total {
+                let eta = status.etaSeconds.map { "\(Int($0.rounded())) s" } ?? "?"
+                lines.append("\(step): \(done)/\(total) done, \(status.failed ?? 0) failed, \(rate), ETA \(eta)")
+            } else if let listed = status.listed {
+                lines.append("\(step): listed \(ProgressReporter.grouped(listed)) (still listing), done \(ProgressReporter.grouped(done)), "
+                             + "\(status.failed ?? 0) failed, \(rate)")
+            }
         }
         for budget in status.limits ?? [] { lines.append(Self.text(budget)) }
         return lines.joined(separator: "\n")

@@ -51,9 +51,12 @@ final class CoordinatorMetrics: Sendable {
     private let flow: String
     private let budgetGauges = Mutex<[String: BudgetGauges]>([:])
     private struct GroupCounts {
+        /// The elements known: all of them, or those read so far of a group's input file.
         var total = 0
         var finished = 0
         var failed = 0
+        /// Whether the group's input file is still being read.
+        var listing = false
     }
 
     private let group = Mutex(GroupCounts())
@@ -65,12 +68,15 @@ final class CoordinatorMetrics: Sendable {
     private let running: Gauge
     private let done: Gauge
     private let failed: Gauge
+    /// 1 while the running group's input file is still being read (its `pending` count grows).
+    private let listing: Gauge
 
     /// Gauges for the run of the flow named `flow`.
     init(flow: String) {
         self.flow = flow
         func elements(_ state: String) -> Gauge { Gauge(label: "flow_group_elements", dimensions: [("flow", flow), ("state", state)]) }
         (pending, running, done, failed) = (elements("pending"), elements("running"), elements("done"), elements("failed"))
+        listing = Gauge(label: "flow_group_listing", dimensions: [("flow", flow)])
         update(status: nil)
     }
 
@@ -78,11 +84,17 @@ final class CoordinatorMetrics: Sendable {
     func record(_ event: FlowProgressEvent) {
         switch event {
         case .groupStarted(_, let total, _):
-            group.withLock { $0 = GroupCounts(total: total) }
-        case .groupElementFinished(_, let done, let failed, let total):
-            group.withLock { $0 = GroupCounts(total: total, finished: done, failed: failed) }
-        case .groupFinished(_, let done, let failed, let total):
-            group.withLock { $0 = GroupCounts(total: total, finished: done, failed: failed) }
+            group.withLock { $0 = GroupCounts(total: total ?? 0, listing: total == nil) }
+        case .groupListed(_, let listed, let complete):
+            group.withLock { counts in
+                counts.total = listed
+                counts.listing = !complete
+            }
+        case .groupElementFinished(_, let done, let failed, _), .groupFinished(_, let done, let failed, _):
+            group.withLock { counts in
+                counts.finished = done
+                counts.failed = failed
+            }
         case .operationStarted, .operationFinished:
             break
         }
@@ -110,5 +122,6 @@ final class CoordinatorMetrics: Sendable {
         running.record(active)
         done.record(counts.finished - counts.failed)
         failed.record(counts.failed)
+        listing.record(counts.listing ? 1 : 0)
     }
 }

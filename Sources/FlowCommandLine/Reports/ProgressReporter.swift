@@ -9,7 +9,10 @@ import Synchronization
 final class ProgressReporter: Sendable {
     private struct Group {
         var operation: String
-        var total: Int
+        /// `nil` while a group reading a file has not read it to the end.
+        var total: Int?
+        /// Elements known so far (all of them once ``total`` is known).
+        var listed = 0
         var done = 0
         var failed = 0
         var startedAt = Date()
@@ -65,8 +68,10 @@ final class ProgressReporter: Sendable {
 
     /// The group that runs now (or ran last): its op, elements done, failed and in all, and when
     /// it started; `nil` before the first group.
-    var groupSnapshot: (operation: String, done: Int, failed: Int, total: Int, startedAt: Date)? {
-        state.withLock { $0.tracked.map { ($0.operation, $0.done, $0.failed, $0.total, $0.startedAt) } }
+    /// `total` is `nil` while a group reading its input file has not read it to the end;
+    /// `listed` counts the elements known so far.
+    var groupSnapshot: (operation: String, done: Int, failed: Int, total: Int?, listed: Int, startedAt: Date)? {
+        state.withLock { $0.tracked.map { ($0.operation, $0.done, $0.failed, $0.total, $0.listed, $0.startedAt) } }
     }
 
     /// Follows the groups for ``groupSnapshot``, quiet or not (`status RUN_ID` asks).
@@ -74,7 +79,10 @@ final class ProgressReporter: Sendable {
         state.withLock { state in
             switch event {
             case .groupStarted(let operation, let total, _):
-                state.tracked = Group(operation: operation, total: total)
+                state.tracked = Group(operation: operation, total: total, listed: total ?? 0)
+            case .groupListed(_, let listed, let complete):
+                state.tracked?.listed = listed
+                if complete { state.tracked?.total = listed }
             case .groupElementFinished(_, let done, let failed, _), .groupFinished(_, let done, let failed, _):
                 state.tracked?.done = done
                 state.tracked?.failed = failed
@@ -142,8 +150,14 @@ final class ProgressReporter: Sendable {
         switch event {
         case .groupStarted(let operation, let total, let limit):
             state.withLock { state in
-                state.group = Group(operation: operation, total: total)
-                state.emit("group \(operation): \(total) element(s), at most \(limit) at once")
+                state.group = Group(operation: operation, total: total, listed: total ?? 0)
+                let count = total.map { "\($0) element(s)" } ?? "elements read from its input file as it runs"
+                state.emit("group \(operation): \(count), at most \(limit) at once")
+            }
+        case .groupListed(_, let listed, let complete):
+            state.withLock { state in
+                state.group?.listed = listed
+                if complete { state.group?.total = listed }
             }
         case .groupElementFinished(_, let done, let failed, _):
             state.withLock { state in
@@ -158,7 +172,7 @@ final class ProgressReporter: Sendable {
                 if state.lineIsOpen { Self.write("\r\u{1B}[K") }
                 state.lineIsOpen = false
                 let seconds = state.group.map { Date().timeIntervalSince($0.startedAt) } ?? 0
-                state.emit("group \(operation): \(done)/\(total) done, \(failed) failed in \(FlowDurationText.tenths(.seconds(seconds)))")
+                state.emit("group \(operation): \(done)/\(total.map(String.init) ?? "?") done, \(failed) failed in \(FlowDurationText.tenths(.seconds(seconds)))")
                 state.group = nil
             }
         case .operationStarted, .operationFinished:
@@ -178,11 +192,7 @@ final class ProgressReporter: Sendable {
             current.lastPrinted = now
             state.group = current
             let elapsed = max(0.001, now.timeIntervalSince(current.startedAt))
-            let rate = Double(current.done) / elapsed
-            let remaining = current.total - current.done
-            let eta = rate > 0 ? FlowDurationText.compact(seconds: Double(remaining) / rate) : "?"
-            var line = "\(current.operation): \(current.done)/\(current.total) done"
-            line += ", \(current.failed) failed, \(String(format: "%.1f", rate))/s, ETA \(eta)"
+            var line = Self.line(current, elapsed: elapsed)
             if let cluster, let pool {
                 line += cluster.workers > 0 ? ", \(cluster.running) at the pool" : ", waiting for the pool at \(pool)"
             } else if let cluster {
@@ -195,6 +205,30 @@ final class ProgressReporter: Sendable {
                 Self.write("progress: " + line + "\n")
             }
         }
+    }
+
+    /// The live line's counts: done of the total with an ETA, or, while the group's input file
+    /// is still read, how many elements are known so far.
+    private static func line(_ group: Group, elapsed: Double) -> String {
+        let rate = Double(group.done) / elapsed
+        let rateText = String(format: "%.1f", rate)
+        guard let total = group.total else {
+            return "\(group.operation): listed \(grouped(group.listed)) (still listing), done \(grouped(group.done)), "
+                + "\(group.failed) failed, \(rateText)/s"
+        }
+        let eta = rate > 0 ? FlowDurationText.compact(seconds: Double(total - group.done) / rate) : "?"
+        return "\(group.operation): \(group.done)/\(total) done, \(group.failed) failed, \(rateText)/s, ETA \(eta)"
+    }
+
+    /// `3,204,000`.
+    static func grouped(_ number: Int) -> String {
+        var text = String(number.magnitude)
+        var index = text.endIndex
+        while text.distance(from: text.startIndex, to: index) > 3 {
+            index = text.index(index, offsetBy: -3)
+            text.insert(",", at: index)
+        }
+        return number < 0 ? "-" + text : text
     }
 
     private static func write(_ text: String) {

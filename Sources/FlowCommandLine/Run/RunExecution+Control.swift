@@ -92,8 +92,9 @@ extension RunExecution {
             let elapsed = max(0.001, Date().timeIntervalSince(group.startedAt))
             let rate = Double(group.done) / elapsed
             (status.step, status.done, status.failed, status.total) = (group.operation, group.done, group.failed, group.total)
+            status.listed = group.total == nil ? group.listed : nil
             status.perSecond = rate
-            status.etaSeconds = rate > 0 ? Double(group.total - group.done) / rate : nil
+            status.etaSeconds = rate > 0 ? group.total.map { Double($0 - group.done) / rate } : nil
         }
         return status
     }

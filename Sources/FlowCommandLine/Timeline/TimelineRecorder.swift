@@ -57,6 +57,8 @@ final class TimelineRecorder: Sendable {
             state.withLock {
                 $0.steps.append(.init(name: operation, kind: "group", startMs: now, endMs: now, elements: total, failed: 0))
             }
+        case .groupListed:
+            break
         case .groupElementFinished(let record, _, _, _):
             // A resumed run takes the elements its journal has as they were: they ran before this
             // run began, so they are counted, not drawn.
