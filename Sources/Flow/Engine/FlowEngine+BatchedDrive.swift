@@ -27,10 +27,12 @@ extension FlowEngine {
             running += tasks.count
             executor.submit(tasks, into: inbox)
         }
+        // Elements a serial op emits arrive while the group runs: the inbox is woken to refill.
+        feed.setWaker { inbox.wake() }
         refill()
-        while running > 0 {
+        while running > 0 || !feed.isFinished {
             let results = await inbox.next()
-            if results.isEmpty || Task.isCancelled {
+            if Task.isCancelled {
                 executor.cancelAll(in: inbox)
                 return .cancelled
             }

@@ -9,21 +9,30 @@ extension FlowEngine {
     /// limit; outputs of successful elements are collected in input order (or written to the
     /// output file as they come). Failures beyond the step's budget (`allowFailure`,
     /// `maxFailures`) stop it.
-    func runGroup(_ plan: FlowGroupPlan, id: FlowStepID) async -> Outcome? {
+    ///
+    /// - Parameter stream: the pages the serial op before it emits, read in place of the input.
+    func runGroup(_ plan: FlowGroupPlan, id: FlowStepID, stream: FlowElementStream? = nil) async -> Outcome? {
         let operationName = groupOperationName(plan)
         let listing: FlowGroupListing
         var source: FlowGroupSource
-        switch openSource(plan, id: id, operation: operationName) {
+        switch openSource(plan, id: id, operation: operationName, stream: stream) {
         case .source(let opened, let known):
             (source, listing) = (opened, known)
         case .end(let end):
             return end
         }
-        if plan.inputFile != nil {
-            // The file's count comes with its pages (groupListed), the first of them next.
+        let streamed = plan.inputFile != nil || stream != nil
+        if streamed {
+            // The count comes with the pages (groupListed), the first of them next.
             run.progress(.groupStarted(operation: operationName, total: nil, maxConcurrent: plan.maxConcurrent))
         }
-        guard let first = source.element(at: 0) else {
+        var firstLookup = source.lookup(0)
+        while case .notYet(let version) = firstLookup, let stream {
+            // Only the op's first page has arrived (firstPageOrEnd), so this wait is short.
+            await stream.waitForChange(after: version)
+            firstLookup = source.lookup(0)
+        }
+        guard case .element(let first) = firstLookup else {
             if let failure = source.failure {
                 run.log("[Group] \(failure)")
                 return .failed(FlowError.inputData(failure.description))
@@ -34,8 +43,9 @@ extension FlowEngine {
             return .failed(FlowError.emptyGroupInput(key: input))
         }
         let count = listing.total
-        run.log("[FlowArrayGroupDispatcher] group created: " + (count.map(String.init) ?? "from \(plan.inputFile?.path ?? "")"))
-        if plan.inputFile == nil {
+        let from = plan.inputFile.map { "from \($0.path)" } ?? "from the pages the step before emits"
+        run.log("[FlowArrayGroupDispatcher] group created: " + (count.map(String.init) ?? from))
+        if !streamed {
             run.progress(.groupStarted(operation: operationName, total: count, maxConcurrent: plan.maxConcurrent))
         }
         let tally: FlowGroupTally
@@ -91,7 +101,18 @@ extension FlowEngine {
 
     /// The group's elements: the bucket array at its input key, or its input file opened (whose
     /// pages, as they are read, tell the journal and the progress how many are known).
-    private func openSource(_ plan: FlowGroupPlan, id: FlowStepID, operation: String) -> OpenedSource {
+    private func openSource(_ plan: FlowGroupPlan, id: FlowStepID, operation: String, stream: FlowElementStream?) -> OpenedSource {
+        let progress = run.progressHandler
+        let journal = journal
+        if let stream {
+            let listing = FlowGroupListing(count: nil)
+            let source = FlowGroupSource(stream: stream) { listed, complete in
+                listing.update(listed: listed, isComplete: complete)
+                journal?.groupStarted(at: id, total: listed)
+                progress?(.groupListed(operation: operation, listed: listed, complete: complete))
+            }
+            return .source(source, listing)
+        }
         guard let input = plan.inputFile else {
             guard let elements = FlowGroupElements(run.bucket[plan.inputKey]) else {
                 run.log("[FlowArrayGroupDispatcher] group created: 0")
@@ -101,8 +122,6 @@ extension FlowEngine {
             return .source(FlowGroupSource(array: elements), FlowGroupListing(count: elements.count))
         }
         let listing = FlowGroupListing(count: nil)
-        let progress = run.progressHandler
-        let journal = journal
         do {
             let source = try FlowGroupSource(file: input) { listed, complete in
                 listing.update(listed: listed, isComplete: complete)

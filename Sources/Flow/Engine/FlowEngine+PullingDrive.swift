@@ -13,7 +13,7 @@ extension FlowEngine {
         let runElement = elementRunner(plan, resolvedPlan: resolvedPlan)
         while true {
             if Task.isCancelled { return .cancelled }
-            guard let task = feed.next() else { return nil }
+            guard let task = await feed.nextArriving() else { return nil }
             let result = await runElement(task)
             if Task.isCancelled { return .cancelled }
             if let stop = settle(result, at: group) { return stop }
@@ -36,6 +36,9 @@ extension FlowEngine {
         if feed.expected == 0 { return nil }
         let runElement = elementRunner(plan, resolvedPlan: resolvedPlan)
         let inbox = FlowResultInbox()
+        // A child that finds the last element out (a stream ended) wakes the engine to look at
+        // ``FlowGroupFeed/expected`` again.
+        feed.setWaker { inbox.wake() }
         return await withTaskGroup(of: Void.self) { children in
             for _ in 0..<min(plan.maxConcurrent, feed.expected ?? Int.max) {
                 children.addTask {
@@ -59,7 +62,7 @@ extension FlowEngine {
             var received = 0
             while received < feed.expected ?? Int.max {
                 let results = await inbox.next()
-                if results.isEmpty || Task.isCancelled {
+                if Task.isCancelled {
                     stopAll()
                     return .cancelled
                 }

@@ -10,7 +10,8 @@ extension FlowEngine {
     ///   - task: the first try.
     ///   - policy: the step's retry policy and time limit.
     ///   - renew: makes a fresh op for each further try, for ops given as instances.
-    func execute(_ task: FlowTask, policy: FlowTaskPolicy, renew: (@Sendable () -> FlowTask.Operation)? = nil) async -> FlowTaskResult {
+    func execute(_ task: FlowTask, policy: FlowTaskPolicy, renew: (@Sendable () -> FlowTask.Operation)? = nil,
+                 retryForbidden: (@Sendable () -> Bool)? = nil) async -> FlowTaskResult {
         // Tried once, the step's limit already on the task (a group's feed puts it there): no
         // copy of the task to change (about 230 instructions an element, callgrind).
         if policy.retry.attempts <= 1, task.timeLimit == policy.timeout, task.retry == policy.retry {
@@ -31,7 +32,9 @@ extension FlowEngine {
             }
             let result = await executor.execute(task)
             let cancelled = { if case .cancelled = result.state { true } else { false } }()
-            return .init(value: result, mayRetry: !result.state.isSuccess && !cancelled && !result.isPermanentFailure,
+            // An op that emitted pages a group already took cannot start its list again.
+            let forbidden = retryForbidden?() ?? false
+            return .init(value: result, mayRetry: !result.state.isSuccess && !cancelled && !result.isPermanentFailure && !forbidden,
                          retryAfter: result.retryAfter)
         } beforeWait: { result, attempt, wait in
             let label = FlowLabel.make(name: result.operationName, tag: task.groupTag, worker: result.worker)

@@ -26,12 +26,22 @@ struct FlowEngine: Sendable {
 
     /// Runs steps in order; returns an outcome when the walk must stop, `nil` to go on.
     private func runList(_ nodes: [FlowPlanNode], in parent: FlowStepID, branch: String?) async -> Outcome? {
-        for (index, node) in nodes.enumerated() {
+        var index = 0
+        while index < nodes.count {
+            let node = nodes[index]
+            defer { index += 1 }
             if Task.isCancelled { return .cancelled }
             let id = parent.child(index, branch: branch)
             let stop: Outcome?
             switch node {
             case .operation(let reference, let location, let policy):
+                if index + 1 < nodes.count, case .group(let group) = nodes[index + 1], group.inputFile == nil, !group.inputKey.isEmpty {
+                    // The op may emit the group's input a page at a time (FlowElementStream).
+                    index += 1
+                    stop = await runFeeding(SerialStep(reference: reference, location: location, policy: policy, id: id),
+                                            group, groupID: parent.child(index, branch: branch))
+                    break
+                }
                 stop = await runSerial(reference, location: location, policy: policy, id: id)
             case .group(let plan):
                 stop = await runGroup(plan, id: id)
@@ -50,8 +60,8 @@ struct FlowEngine: Sendable {
         journal.accepted(FlowJournalRecord(result: result, tag: tag), at: id)
     }
 
-    private func runSerial(_ reference: FlowOperationReference, location: FlowSourceLocation?, policy: FlowTaskPolicy,
-                           id: FlowStepID) async -> Outcome? {
+    func runSerial(_ reference: FlowOperationReference, location: FlowSourceLocation?, policy: FlowTaskPolicy,
+                   id: FlowStepID, stream: FlowElementStream? = nil) async -> Outcome? {
         if let replayed = journal?.recordedResults(at: id).first?.result {
             if case .named(let name, _) = reference, replayed.operationName != name {
                 return refuseRecorded(replayed.operationName, where: name, location: location)
@@ -81,9 +91,18 @@ struct FlowEngine: Sendable {
             guard journal.mayStart(at: id, through: 0) else { return journalRefused() }
         }
         run.progress(.operationStarted(name: task.operationName))
-        let result = await execute(task, policy: policy)
+        let result: FlowTaskResult
+        if let stream {
+            result = await FlowElementStream.$current.withValue(stream) {
+                await execute(task, policy: policy, retryForbidden: { stream.wasUsed })
+            }
+        } else {
+            result = await execute(task, policy: policy)
+        }
         run.progress(.operationFinished(run.record(result, appliesBucketChanges: true, location: location)))
-        journalAccepted(result, tag: nil, at: id)
+        // An op that emitted its list to the group is not kept: a resume runs it again, and the
+        // group takes back by index what its journal holds (its list is not in its result).
+        if stream?.wasUsed != true { journalAccepted(result, tag: nil, at: id) }
         if case .cancelled = result.state { return .cancelled }
         guard result.state.isSuccess else { return .failed(result.failure) }
         return Task.isCancelled ? .cancelled : nil

@@ -16,6 +16,11 @@ final class FlowGroupFeed: Sendable {
     /// The checkpoints of the group's ops.
     private let checkpoints: FlowStepCheckpoints
     private let whenRefused: @Sendable () -> Void
+    /// The pages the elements come from, when a serial op emits them.
+    private let stream: FlowElementStream?
+    /// Called when the feed learns, on a child task, that it has handed out its last element
+    /// (``expected`` became known): the engine waiting for results looks again.
+    private let waker = FlowLocked<(@Sendable () -> Void)?>.make(nil)
     // A pthread mutex (FlowLocked, adaptive: the child tasks and the engine take it in turn all
     // the time): ThreadSanitizer sees through it (not through `Mutex`, whose futex it does not
     // know), and the TSan pass covers this file. Its value is reached through a pointer, with no
@@ -58,6 +63,7 @@ final class FlowGroupFeed: Sendable {
         self.plan = plan
         self.tags = tags
         self.replayed = replayed
+        stream = source.elementStream
         var first = State(source: source)
         Self.advance(&first, past: replayed)
         state = .make(first)
@@ -80,6 +86,20 @@ final class FlowGroupFeed: Sendable {
     /// before (a file not read to its end yet).
     var expected: Int? { withState { $0.drained ? $0.handedOut : nil } }
 
+    /// Whether the feed hands out nothing more: its last element is out, or it is closed.
+    var isFinished: Bool { withState { $0.drained || $0.closed } }
+
+    /// Sets what is called when elements arrive from the stream, or when a child task finds the
+    /// last one handed out.
+    func setWaker(_ body: @escaping @Sendable () -> Void) {
+        waker.withLock { $0 = body }
+        stream?.onChange(body)
+    }
+
+    private func wake() {
+        waker.withLock { $0 }?()
+    }
+
     /// Why the input file could not be read to its end, if it could not.
     var inputFailure: FlowInputFileError? { withState { $0.source.failure } }
 
@@ -92,7 +112,26 @@ final class FlowGroupFeed: Sendable {
             close()
             whenRefused()
             return nil
-        case .wait, .none: return nil
+        case .wait, .none, .arriving: return nil
+        case .drainedNow:
+            wake()
+            return nil
+        }
+    }
+
+    /// The next element's task, waiting for the stream's next page when none has arrived (the
+    /// engine's one-at-a-time drive); `nil` when none is left or the feed is closed.
+    func nextArriving() async -> FlowTask? {
+        while true {
+            switch take(waitingForJudgement: false) {
+            case .element(let index, let element): return makeTask(index, element: element)
+            case .refused:
+                close()
+                whenRefused()
+                return nil
+            case .arriving(let version): await stream?.waitForChange(after: version)
+            case .wait, .none, .drainedNow: return nil
+            }
         }
     }
 
@@ -104,6 +143,10 @@ final class FlowGroupFeed: Sendable {
             switch take(waitingForJudgement: true) {
             case .element(let index, let element): return makeTask(index, element: element)
             case .none: return nil
+            case .drainedNow:
+                wake()
+                return nil
+            case .arriving(let version): await stream?.waitForChange(after: version)
             case .refused:
                 close()
                 whenRefused()
@@ -130,6 +173,10 @@ final class FlowGroupFeed: Sendable {
         case element(index: Int, element: Any)
         case wait
         case none
+        /// The feed has just found that its last element is out (a stream ended).
+        case drainedNow
+        /// None has arrived from the stream yet: wait for it to change after `version`.
+        case arriving(version: Int)
         /// The journal refused: the feed is closed now.
         case refused
     }
@@ -138,7 +185,15 @@ final class FlowGroupFeed: Sendable {
         withState { state in
             guard !state.closed else { return .none }
             if waitingForJudgement, state.judging > 0 { return .wait }
-            guard !state.drained, let element = state.source.element(at: state.next) else { return .none }
+            guard !state.drained else { return .none }
+            let element: Any
+            switch state.source.lookup(state.next) {
+            case .element(let found): element = found
+            case .end:
+                state.drained = true
+                return .drainedNow
+            case .notYet(let version): return .arriving(version: version)
+            }
             let index = state.next
             if let journal, index > state.mayStartThrough {
                 // Under the lock: no element starts before the journal has it.
@@ -163,8 +218,11 @@ final class FlowGroupFeed: Sendable {
     /// Moves ``State/next`` past replayed elements, and marks the feed drained when no element is
     /// left: reads the file ahead as far as that needs.
     private static func advance(_ state: inout State, past replayed: FlowIndexBits) {
-        while replayed.contains(state.next), state.source.has(state.next) { state.next += 1 }
-        if !state.source.has(state.next) { state.drained = true }
+        while replayed.contains(state.next) {
+            guard case .element = state.source.has(state.next) else { break }
+            state.next += 1
+        }
+        if case .end = state.source.has(state.next) { state.drained = true }
     }
 
     private func makeTask(_ index: Int, element: Any) -> FlowTask {
@@ -194,6 +252,7 @@ final class FlowGroupFeed: Sendable {
 
     /// Hands out nothing more, and lets every waiting child task go (to find nothing more).
     func close() {
+        stream?.close()
         let waiting = withState { state in
             state.closed = true
             defer { state.waiting = [] }

@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 
 /// A group's elements as its feed takes them, in index order: an array in memory (its count known
-/// from the start), or a file read a page at a time (``FlowGroupInputFile``), its count known once
-/// the file ends. Only the page being handed out is in memory.
+/// from the start), a file read a page at a time (``FlowGroupInputFile``), or the pages a serial
+/// op emits as it runs (``FlowElementStream``), their count known once the file or the op ends.
+/// Only the page being handed out is in memory.
 ///
 /// Not `Sendable` (an `[Any]` page): the feed holds it under its lock.
 struct FlowGroupSource {
@@ -12,6 +13,7 @@ struct FlowGroupSource {
 
     private let array: FlowGroupElements?
     private var file: FlowInputFile?
+    private let stream: FlowElementStream?
     private var page: [Any] = []
     /// The index of the page's first element.
     private var pageStart = 0
@@ -28,6 +30,7 @@ struct FlowGroupSource {
     /// The elements of an array.
     init(array: FlowGroupElements) {
         self.array = array
+        stream = nil
         listed = array.count
         isComplete = true
         onPage = { _, _ in }
@@ -38,33 +41,75 @@ struct FlowGroupSource {
     /// - Throws: ``FlowInputFileError`` when the file cannot be opened.
     init(file input: FlowGroupInputFile, onPage: @escaping (Int, Bool) -> Void) throws {
         array = nil
+        stream = nil
         file = try FlowInputFile(path: input.path, format: input.format)
         listed = 0
         isComplete = false
         self.onPage = onPage
     }
 
-    /// The element at `index`, reading the file's pages up to it; `nil` past the last element, or
-    /// past what could be read. Indices are asked for in increasing order: pages before the
-    /// current one are gone.
-    mutating func element(at index: Int) -> Any? {
-        if let array { return index < array.count ? array[index] : nil }
-        while index >= pageStart + page.count, readPage() {}
+    /// The elements of the pages `stream` brings.
+    init(stream: FlowElementStream, onPage: @escaping (Int, Bool) -> Void) {
+        array = nil
+        self.stream = stream
+        listed = 0
+        isComplete = false
+        self.onPage = onPage
+    }
+
+    /// What is at an index.
+    enum Lookup {
+        case element(Any)
+        /// Past the last element, or past what could be read.
+        case end
+        /// Not arrived yet: the stream's version to wait past (``FlowElementStream/waitForChange(after:)``).
+        case notYet(version: Int)
+    }
+
+    /// The element at `index`, reading pages up to it. Indices are asked for in increasing order:
+    /// pages before the current one are gone.
+    mutating func lookup(_ index: Int) -> Lookup {
+        if let array { return index < array.count ? .element(array[index]) : .end }
+        while index >= pageStart + page.count {
+            switch readPage() {
+            case .read: continue
+            case .end: return .end
+            case .notYet(let version): return .notYet(version: version)
+            }
+        }
         let offset = index - pageStart
-        return offset >= 0 && offset < page.count ? page[offset] : nil
+        return offset >= 0 ? .element(page[offset]) : .end
     }
 
-    /// Whether there is an element at `index`, reading pages up to it as ``element(at:)`` does.
-    mutating func has(_ index: Int) -> Bool {
-        if index < listed { return true }
-        while index >= listed, readPage() {}
-        return index < listed
+    /// The element at `index` (``lookup(_:)``), `nil` for anything else.
+    mutating func element(at index: Int) -> Any? {
+        if case .element(let element) = lookup(index) { return element }
+        return nil
     }
 
-    /// Reads the next page in place of the current one; `false` when there is none (the file
-    /// ended, failed or was closed).
-    private mutating func readPage() -> Bool {
-        guard !isComplete, failure == nil, var reader = file else { return false }
+    /// Whether there is an element at `index`, reading pages up to it as ``lookup(_:)`` does.
+    mutating func has(_ index: Int) -> Lookup {
+        if index < listed { return .element(()) }
+        while index >= listed {
+            switch readPage() {
+            case .read: continue
+            case .end: return .end
+            case .notYet(let version): return .notYet(version: version)
+            }
+        }
+        return .element(())
+    }
+
+    private enum PageRead {
+        case read
+        case end
+        case notYet(version: Int)
+    }
+
+    /// Reads the next page in place of the current one.
+    private mutating func readPage() -> PageRead {
+        if let stream { return takePage(from: stream) }
+        guard !isComplete, failure == nil, var reader = file else { return .end }
         file = nil  // the reader's buffer stays unique while it reads
         do {
             let values = try reader.nextPage(limit: Self.pageSize)
@@ -85,8 +130,30 @@ struct FlowGroupSource {
             reader.close()
         }
         onPage(listed, isComplete)
-        return !page.isEmpty && failure == nil
+        return !page.isEmpty && failure == nil ? .read : .end
     }
+
+    /// Takes the stream's next page in place of the current one.
+    private mutating func takePage(from stream: FlowElementStream) -> PageRead {
+        guard !isComplete else { return .end }
+        switch stream.take() {
+        case .page(let values):
+            pageStart += page.count
+            page = values
+            listed += values.count
+            onPage(listed, false)
+            return .read
+        case .ended:
+            isComplete = true
+            onPage(listed, true)
+            return .end
+        case .notYet(let version):
+            return .notYet(version: version)
+        }
+    }
+
+    /// The stream the elements come from, if they come from one.
+    var elementStream: FlowElementStream? { stream }
 
     /// Closes the file, if one is open: the group ended before reading it all.
     mutating func close() {

@@ -22,6 +22,8 @@ package final class FlowResultInbox: Sendable {
         var results: [FlowTaskResult] = []
         var waiting: CheckedContinuation<[FlowTaskResult], Never>?
         var closed = false
+        /// Woken with nothing to take (``wake()``): the next ``next()`` returns at once.
+        var woken = false
     }
 
     /// An empty inbox.
@@ -49,17 +51,35 @@ package final class FlowResultInbox: Sendable {
         waiter?.resume(returning: [result])
     }
 
+    /// Makes the engine waiting in ``next()`` (or its next call) return, with no result: the
+    /// group's feed changed (elements arrived, or the last one went out).
+    func wake() {
+        let waiter: CheckedContinuation<[FlowTaskResult], Never>? = state.withLock { state in
+            guard let waiter = state.waiting else {
+                state.woken = true
+                return nil
+            }
+            state.waiting = nil
+            return waiter
+        }
+        waiter?.resume(returning: [])
+    }
+
     /// The results that arrived since the last call, waiting for at least one. Empty once the
-    /// calling task is cancelled.
+    /// calling task is cancelled, or when woken (``wake()``).
     func next() async -> [FlowTaskResult] {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[FlowTaskResult], Never>) in
                 let ready: [FlowTaskResult]? = state.withLock { state in
                     if !state.results.isEmpty {
+                        state.woken = false
                         defer { state.results = [] }
                         return state.results
                     }
-                    if state.closed { return [] }
+                    if state.closed || state.woken {
+                        state.woken = false
+                        return []
+                    }
                     state.waiting = continuation
                     return nil
                 }

@@ -197,6 +197,7 @@ package enum FlowOperationRunner {
     private static func finishedRun(_ operation: FlowOperation, context: FlowOperationContext) -> FinishedRun? {
         operation.lock.withLock {
             guard let outcome = context.outcome else { return nil }
+            context.takeEmitted()
             return (outcome, context.events, context.bucket)
         }
     }
@@ -204,7 +205,10 @@ package enum FlowOperationRunner {
     /// The finished run's result: the outcome, the events in order and the bucket as the op left it.
     private static func result(of operation: FlowOperation, context: FlowOperationContext,
                                _ outcome: (FlowFinishState, (any Error)?)) -> FlowTaskResult {
-        let (events, finalBucket) = operation.lock.withLock { (context.events, context.bucket) }
+        let (events, finalBucket) = operation.lock.withLock {
+            context.takeEmitted()
+            return (context.events, context.bucket)
+        }
         return result(of: operation, context: context, (outcome, events, finalBucket))
     }
 

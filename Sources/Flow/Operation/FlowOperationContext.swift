@@ -20,6 +20,19 @@ final class FlowOperationContext {
     @exclusivity(unchecked) var onFinish: ((FlowFinishState, (any Error)?) -> Void)?
     /// How the run ended, once it has.
     @exclusivity(unchecked) var outcome: (FlowFinishState, (any Error)?)?
+    /// Pages an op emitted (``FlowOperation/emit(_:to:)``) with no group taking them as they
+    /// came: they become its output lists when it finishes (``takeEmitted()``).
+    @exclusivity(unchecked) var emitted: [String: [Any]] = [:]
+
+    /// Puts the emitted pages into the bucket, each key's list whole, as one bucket write.
+    func takeEmitted() {
+        guard !emitted.isEmpty else { return }
+        for (key, list) in emitted {
+            bucket[key] = list
+            if recordsBucketWrites { events.append(FlowRecordedEvent(time: Date(), kind: .set(key: key, value: list))) }
+        }
+        emitted = [:]
+    }
 
     init(bucket: [String: Any], groupTag: String?, attempt: Int = 1, retry: FlowRetryPolicy = .none,
          recordsBucketWrites: Bool = true) {

@@ -1,0 +1,162 @@
+import Foundation
+
+/// Pages of a list that a serial op puts out as it makes them (``FlowOperation/emit(_:to:)``),
+/// taken by the group right after it while the op goes on (issue 49): the group starts on the
+/// first page, and ends when the op has finished and the last element is done.
+///
+/// The engine makes one for a serial step followed by a group whose `input` is the key the op
+/// emits to, and binds it (``current``) around the op's run in this process (on a cluster, an op
+/// placed on the coordinator). An op run elsewhere, or one emitting to another key, finds none,
+/// and its pages become its output list when it finishes.
+///
+/// At most ``window`` pages wait untaken: an op that lists faster than the group runs waits in
+/// ``emit(_:)``, so memory stays flat.
+final class FlowElementStream: Sendable {
+    /// Pages that may wait before ``emit(_:)`` holds the op back.
+    static let window = 8
+
+    /// The bucket key the group reads.
+    let key: String
+
+    private struct State {
+        var pages: [[Any]] = []
+        /// Whether anything was emitted: the group reads the stream, not the bucket.
+        var used = false
+        /// The op finished: no page comes any more.
+        var finished = false
+        /// The group is over: emitting fails, so that the op stops.
+        var closed = false
+        /// Bumped at every change a waiter may wait for.
+        var version = 0
+        var readers: [(after: Int, waiter: CheckedContinuation<Void, Never>)] = []
+        var writers: [CheckedContinuation<Bool, Never>] = []
+        /// Called when a page arrives or the stream ends: the group's drive, to look again.
+        var onChange: (@Sendable () -> Void)?
+
+        /// Bumps the version and hands back the readers to wake, and the change callback.
+        mutating func changed() -> (readers: [CheckedContinuation<Void, Never>], onChange: (@Sendable () -> Void)?) {
+            version += 1
+            defer { readers = [] }
+            return (readers.map(\.waiter), onChange)
+        }
+    }
+
+    private let state: FlowLocked<State>
+
+    init(key: String) {
+        self.key = key
+        state = .make(State())
+    }
+
+    /// The stream bound around the running op, if any.
+    @TaskLocal static var current: FlowElementStream?
+
+    /// Hands over a page, waiting while ``window`` pages wait untaken.
+    ///
+    /// - Throws: `CancellationError` when the group is over (it failed, or the run stopped): the
+    ///   op should stop making pages.
+    func emit(_ page: [Any]) async throws {
+        guard !page.isEmpty else { return }
+        while true {
+            let room: Bool? = state.withLock { state in
+                if state.closed { return false }
+                return state.pages.count < Self.window ? true : nil
+            }
+            if room == false { throw CancellationError() }
+            if room == true { break }
+            let goOn = await withCheckedContinuation { (writer: CheckedContinuation<Bool, Never>) in
+                let now: Bool? = state.withLock { state in
+                    if state.closed { return false }
+                    if state.pages.count < Self.window { return true }
+                    state.writers.append(writer)
+                    return nil
+                }
+                if let now { writer.resume(returning: now) }
+            }
+            if !goOn { throw CancellationError() }
+        }
+        let (readers, onChange) = state.withLock { state in
+            state.pages.append(page)
+            state.used = true
+            return state.changed()
+        }
+        for reader in readers { reader.resume() }
+        onChange?()
+    }
+
+    /// The op finished: the group ends once it has taken every page.
+    func finish() {
+        let (readers, onChange) = state.withLock { state in
+            state.finished = true
+            return state.changed()
+        }
+        for reader in readers { reader.resume() }
+        onChange?()
+    }
+
+    /// The group is over: waiting and later emits fail.
+    func close() {
+        let (readers, writers) = state.withLock { state in
+            state.closed = true
+            state.pages = []
+            let readers = state.changed().readers
+            defer { state.writers = [] }
+            return (readers, state.writers)
+        }
+        for reader in readers { reader.resume() }
+        for writer in writers { writer.resume(returning: false) }
+    }
+
+    /// Whether the op emitted anything.
+    var wasUsed: Bool { state.withLock { $0.used } }
+
+    /// Sets what is called when a page arrives or the stream ends.
+    func onChange(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onChange = body }
+    }
+
+    /// What ``take()`` found.
+    enum Take {
+        case page([Any])
+        /// None yet: wait for ``version`` to change (``waitForChange(after:)``).
+        case notYet(version: Int)
+        case ended
+    }
+
+    /// The next page, if one waits.
+    func take() -> Take {
+        let (take, writer): (Take, CheckedContinuation<Bool, Never>?) = state.withLock { state in
+            if !state.pages.isEmpty {
+                let page = state.pages.removeFirst()
+                let writer = state.writers.isEmpty ? nil : state.writers.removeFirst()
+                return (.page(page), writer)
+            }
+            if state.finished || state.closed { return (.ended, nil) }
+            return (.notYet(version: state.version), nil)
+        }
+        writer?.resume(returning: true)
+        return take
+    }
+
+    /// Returns once something changed after `version` (a page, the end).
+    func waitForChange(after version: Int) async {
+        await withCheckedContinuation { (reader: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                guard state.version == version else { return true }
+                state.readers.append((version, reader))
+                return false
+            }
+            if now { reader.resume() }
+        }
+    }
+
+    /// Waits until the op emitted its first page or finished; `true` when it emitted.
+    func firstPageOrEnd() async -> Bool {
+        while true {
+            let seen: (used: Bool, ended: Bool, version: Int) = state.withLock { ($0.used, $0.finished || $0.closed, $0.version) }
+            if seen.used { return true }
+            if seen.ended { return false }
+            await waitForChange(after: seen.version)
+        }
+    }
+}
