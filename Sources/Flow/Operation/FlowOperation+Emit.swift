@@ -18,7 +18,7 @@ extension FlowOperation {
     /// - Throws: `CancellationError` when the group taking the pages is over (it failed, or the
     ///   run stopped): the op should stop and finish.
     public func emit(_ page: [Any], to key: String) async throws {
-        if let stream = FlowElementStream.current, stream.key == key {
+        if let stream = pageReader(for: key) {
             try await stream.emit(page)
             return
         }
@@ -26,5 +26,17 @@ extension FlowOperation {
             guard let context, !context.isFinished else { return }
             context.emitted[key, default: []].append(contentsOf: page)
         }
+    }
+
+    /// Whether pages emitted to `key` (``emit(_:to:)``) go to a group as they come: the op runs
+    /// before a group reading `key`, in the coordinator's process. An op that makes its list
+    /// differently when nobody takes pages (sorted whole, say) asks this first.
+    public func hasPageReader(for key: String) -> Bool {
+        pageReader(for: key) != nil
+    }
+
+    private func pageReader(for key: String) -> FlowElementStream? {
+        let stream = lock.withLock { context?.stream }
+        return stream?.key == key ? stream : nil
     }
 }

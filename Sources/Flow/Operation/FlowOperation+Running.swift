@@ -71,7 +71,10 @@ package enum FlowOperationRunner {
     /// - Returns: the finish state, the events in order, and the bucket as the op left it.
     public static func run(_ operation: FlowOperation, bucket: [String: Any], groupTag: String?, attempt: Int = 1,
                            retry: FlowRetryPolicy = .none) async -> FlowTaskResult {
-        await run(operation, context: FlowOperationContext(bucket: bucket, groupTag: groupTag, attempt: attempt, retry: retry))
+        let context = FlowOperationContext(bucket: bucket, groupTag: groupTag, attempt: attempt, retry: retry)
+        // Read here, on the run's task: mainLogic may run on another thread.
+        context.stream = FlowElementStream.current
+        return await run(operation, context: context)
     }
 
     /// Runs `operation` against `context`, which this run owns.

@@ -23,6 +23,9 @@ final class FlowOperationContext {
     /// Pages an op emitted (``FlowOperation/emit(_:to:)``) with no group taking them as they
     /// came: they become its output lists when it finishes (``takeEmitted()``).
     @exclusivity(unchecked) var emitted: [String: [Any]] = [:]
+    /// The group reading what the op emits as it comes, bound when the run started
+    /// (``FlowElementStream/current``); `nil` for a group element's op.
+    var stream: FlowElementStream?
 
     /// Puts the emitted pages into the bucket, each key's list whole, as one bucket write.
     func takeEmitted() {

@@ -151,7 +151,7 @@ final class ProgressReporter: Sendable {
         case .groupStarted(let operation, let total, let limit):
             state.withLock { state in
                 state.group = Group(operation: operation, total: total, listed: total ?? 0)
-                let count = total.map { "\($0) element(s)" } ?? "elements read from its input file as it runs"
+                let count = total.map { "\($0) element(s)" } ?? "elements taken as they are listed"
                 state.emit("group \(operation): \(count), at most \(limit) at once")
             }
         case .groupListed(_, let listed, let complete):

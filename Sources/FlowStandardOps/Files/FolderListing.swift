@@ -7,6 +7,11 @@ import Foundation
 
 /// The files of a folder (and with ``Options/recursive`` of its subfolders) that pass a
 /// ``FileFilter``: what `ListFilesOp` lists, with what it could not list.
+///
+/// Listed whole (``init(folder:options:)``, sorted) or a page at a time (``init(walking:options:)``
+/// and ``nextPage(limit:)``): folders depth first, each folder's names sorted, so that the order is
+/// the same every time (a folder `a`'s files come before `a.txt` there, where the whole listing
+/// sorts `a.txt` first).
 struct FolderListing {
     /// How to walk.
     struct Options {
@@ -47,22 +52,89 @@ struct FolderListing {
     /// Files found that a filter left out.
     private(set) var filteredOut = 0
 
-    /// Lists `folder`.
+    private let options: Options
+    private let cutoff: Date?
+    /// The folders being walked, the innermost last.
+    private var stack: [Frame] = []
+    /// The folders on the stack, to notice a link back into one of them.
+    private var ancestors: Set<FileID> = []
+    /// Files taken since the last page.
+    private var page: [Entry] = []
+
+    /// A folder being walked: its names, and how far the walk is.
+    private struct Frame {
+        let path: String
+        let relative: String
+        let names: [Name]
+        var next = 0
+        /// Its identity in ``ancestors``, removed when it is done.
+        let id: FileID?
+        /// Whether readdir's types tell files from the rest without an `lstat` each.
+        let typesSuffice: Bool
+    }
+
+    /// Lists `folder` whole, sorted by relative path.
     ///
     /// - Throws: ``FlowStandardOpError/Code/unreadableFolder`` naming the folder when it cannot be
     ///   listed itself; subfolders that cannot be listed are recorded in ``unreadableFolders``.
     init(folder: String, options: Options) throws {
-        self.folder = folder
-        var top = stat()
-        var ancestors: Set<FileID> = []
-        if stat(folder, &top) == 0 { ancestors.insert(FileID(top)) }
-        let cutoff = options.filter.newerThan?.cutoff(now: options.now)
-        try walk(folder, relative: "", options: options, cutoff: cutoff, ancestors: &ancestors)
+        try self.init(walking: folder, options: options)
+        var all: [Entry] = []
+        while true {
+            let next = try nextPage(limit: .max)
+            if next.isEmpty { break }
+            all += next
+        }
         // Folders are walked in name order, so the list is mostly sorted already (a folder `a`'s
         // files come before `a.txt`, which sorts first): sorted only when it is not.
-        if !Self.isSorted(entries) {
-            entries.sort { Self.precedes($0.relativePath, $1.relativePath) }
+        if !Self.isSorted(all) {
+            all.sort { Self.precedes($0.relativePath, $1.relativePath) }
         }
+        entries = all
+    }
+
+    /// Opens `folder` to list a page at a time (``nextPage(limit:)``); ``entries`` stays empty.
+    ///
+    /// - Throws: ``FlowStandardOpError/Code/unreadableFolder`` naming the folder when it cannot be
+    ///   listed itself.
+    init(walking folder: String, options: Options) throws {
+        self.folder = folder
+        self.options = options
+        cutoff = options.filter.newerThan?.cutoff(now: options.now)
+        var top = stat()
+        let id = stat(folder, &top) == 0 ? FileID(top) : nil
+        if let id { ancestors.insert(id) }
+        try push(folder, relative: "", id: id)
+    }
+
+    /// The next files, at most `limit`, in walk order; empty once every folder is walked.
+    mutating func nextPage(limit: Int) throws -> [Entry] {
+        while page.count < limit, !stack.isEmpty {
+            let top = stack.count - 1
+            guard stack[top].next < stack[top].names.count else {
+                if let id = stack.removeLast().id { ancestors.remove(id) }
+                continue
+            }
+            let name = stack[top].names[stack[top].next]
+            stack[top].next += 1
+            try visit(name, in: stack[top])
+        }
+        defer { page = [] }
+        return page
+    }
+
+    /// Walks `path` next: its names read and sorted, on the stack.
+    private mutating func push(_ path: String, relative: String, id: FileID?) throws {
+        guard let names = try names(in: path, relative: relative) else {
+            if let id { ancestors.remove(id) }
+            return
+        }
+        // A regular file's status (one `lstat` each, most of a listing's time) is read only when a
+        // size or age limit needs it: readdir's type says what it is. Where the folder may be read
+        // but not searched (`lstat` of its files fails), every entry is still looked at.
+        let typesSuffice = options.filter.minSize == nil && options.filter.maxSize == nil && cutoff == nil
+            && faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0
+        stack.append(Frame(path: path, relative: relative, names: names, id: id, typesSuffice: typesSuffice))
     }
 
     /// Whether `a` comes before `b` by the bytes of their UTF-8, as
@@ -101,48 +173,41 @@ struct FolderListing {
         }
     }
 
-    private mutating func walk(_ directoryPath: String, relative: String, options: Options, cutoff: Date?,
-                               ancestors: inout Set<FileID>) throws {
-        guard let names = try names(in: directoryPath, relative: relative) else { return }
-        // A regular file's status (one `lstat` each, most of a listing's time) is read only when a
-        // size or age limit needs it: readdir's type says what it is. Where the folder may be read
-        // but not searched (`lstat` of its files fails), every entry is still looked at.
-        let typesSuffice = options.filter.minSize == nil && options.filter.maxSize == nil && cutoff == nil
-            && faccessat(AT_FDCWD, directoryPath, X_OK, AT_EACCESS) == 0
-        for entry in names {
-            let (name, type) = (entry.name, entry.type)
-            if options.skipsHidden && name.hasPrefix(".") { continue }
-            let path = directoryPath == "/" ? "/" + name : directoryPath + "/" + name
-            let relativePath = relative.isEmpty ? name : relative + "/" + name
-            let isFolder = type == UInt8(DT_DIR)
-            // `lstat` fails for a path of PATH_MAX bytes or more, and such a file is not listed.
-            if typesSuffice, type == UInt8(DT_REG) || (type == UInt8(DT_LNK) && !options.followLinks), path.utf8.count < Int(PATH_MAX) {
-                take(name: name, isLink: type == UInt8(DT_LNK), path: path, relativePath: relativePath, options: options)
-                continue
+    /// One name of the folder `frame` walks: a file taken, a folder pushed, anything else skipped.
+    private mutating func visit(_ entry: Name, in frame: Frame) throws {
+        let (name, type) = (entry.name, entry.type)
+        if options.skipsHidden && name.hasPrefix(".") { return }
+        let directoryPath = frame.path
+        let path = directoryPath == "/" ? "/" + name : directoryPath + "/" + name
+        let relativePath = frame.relative.isEmpty ? name : frame.relative + "/" + name
+        let isFolder = type == UInt8(DT_DIR)
+        // `lstat` fails for a path of PATH_MAX bytes or more, and such a file is not listed.
+        if frame.typesSuffice, type == UInt8(DT_REG) || (type == UInt8(DT_LNK) && !options.followLinks), path.utf8.count < Int(PATH_MAX) {
+            take(name: name, isLink: type == UInt8(DT_LNK), path: path, relativePath: relativePath, options: options)
+            return
+        }
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            // Gone since it was read, or its path too long to open (ENAMETOOLONG): a folder
+            // is named as one that could not be listed; anything else is no file to list.
+            if isFolder && options.recursive { unreadableFolders.append(Self.failure(path)) }
+            return
+        }
+        if (status.st_mode & S_IFMT) == S_IFLNK {
+            guard options.followLinks else {
+                skippedLinks += 1
+                return
             }
-            var status = stat()
-            guard lstat(path, &status) == 0 else {
-                // Gone since it was read, or its path too long to open (ENAMETOOLONG): a folder
-                // is named as one that could not be listed; anything else is no file to list.
-                if isFolder && options.recursive { unreadableFolders.append(Self.failure(path)) }
-                continue
-            }
-            if (status.st_mode & S_IFMT) == S_IFLNK {
-                guard options.followLinks else {
-                    skippedLinks += 1
-                    continue
-                }
-                // A broken link, or one to something this process may not see, is no file.
-                guard stat(path, &status) == 0 else { continue }
-            }
-            switch status.st_mode & S_IFMT {
-            case S_IFDIR where options.recursive:
-                try descend(into: path, relative: relativePath, status: status, options: options, cutoff: cutoff, ancestors: &ancestors)
-            case S_IFREG:
-                take(name: name, path: path, relativePath: relativePath, status: status, options: options, cutoff: cutoff)
-            default:
-                continue
-            }
+            // A broken link, or one to something this process may not see, is no file.
+            guard stat(path, &status) == 0 else { return }
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFDIR where options.recursive:
+            try descend(into: path, relative: relativePath, status: status)
+        case S_IFREG:
+            take(name: name, path: path, relativePath: relativePath, status: status, options: options, cutoff: cutoff)
+        default:
+            return
         }
     }
 
@@ -157,7 +222,7 @@ struct FolderListing {
             filteredOut += 1
             return
         }
-        entries.append(Entry(relativePath: relativePath, path: path))
+        page.append(Entry(relativePath: relativePath, path: path))
     }
 
     /// A regular file whose status was read: its name, path, size and age against the filters.
@@ -170,13 +235,12 @@ struct FolderListing {
             filteredOut += 1
             return
         }
-        entries.append(Entry(relativePath: relativePath, path: path))
+        page.append(Entry(relativePath: relativePath, path: path))
     }
 
     /// Lists a subfolder, unless an exclude leaves it out whole (as rclone does not enter it) or
     /// it is one of its own ancestors (a link loop, named in `loops`).
-    private mutating func descend(into path: String, relative relativePath: String, status: stat, options: Options, cutoff: Date?,
-                                  ancestors: inout Set<FileID>) throws {
+    private mutating func descend(into path: String, relative relativePath: String, status: stat) throws {
         if options.filter.excludesAll(below: relativePath) { return }
         let id = FileID(status)
         guard !ancestors.contains(id) else {
@@ -185,8 +249,7 @@ struct FolderListing {
         }
         ancestors.insert(id)
         folderCount += 1
-        try walk(path, relative: relativePath, options: options, cutoff: cutoff, ancestors: &ancestors)
-        ancestors.remove(id)
+        try push(path, relative: relativePath, id: id)
     }
 
     /// A failed call's path and `errno` as text.
