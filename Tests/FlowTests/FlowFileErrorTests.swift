@@ -97,9 +97,9 @@ private let groupErrors: [FlowFileErrorCase] = [
         "f.yaml:3:5: group has no input: add 'input: <bucket key of the array>' or 'input: {file: <path>}'",
         "f.yaml:5:7: unknown key 'inputt' in group; did you mean 'input'?",
     ]),
+    // Without output a group collects nothing: only the op is missing.
     .init("group without op and output", "flow: x\nsteps:\n  - group: {input: images}\n", [
         "f.yaml:3:5: group has no op: add 'op: <registered op name>'",
-        "f.yaml:3:5: group has no output: add 'output: <bucket key for the results>'",
     ]),
     .init("group fields of wrong types", """
         flow: x
@@ -245,7 +245,6 @@ struct FlowFileErrorTests {
             "f.yaml:1:7: flow must be text (the flow's name), found the integer 5: quote it as \"5\" to use it as text",
             "f.yaml:2:9: bucket must be a map of initial values by key, found a list",
             "f.yaml:5:11: with must be a map of the op's parameters, found the integer 3",
-            "f.yaml:6:5: group has no output: add 'output: <bucket key for the results>'",
             "f.yaml:7:36: step has none of 'op', 'group' or 'cases': add one to say what the step does",
             "f.yaml:7:37: unknown key 'opp' in step; did you mean 'op'?",
             "f.yaml:8:1: unknown key 'extra'; expected one of 'flow', 'bucket', 'defaults', 'steps'",

@@ -55,8 +55,8 @@ extension FlowFileReader {
     }
 
     /// The fields a group cannot do without: `op`, `input` and `output`, each `nil` when missing
-    /// (reported at `key`) or wrong. A group reading a file (`input: {file:}`) may leave `output`
-    /// out: it collects nothing (an empty key).
+    /// (reported at `key`) or wrong. A group may leave `output` out: it collects nothing (an
+    /// empty key).
     private mutating func readGroupTarget(_ fields: FlowFileFields, key: Yams.Node)
         -> (op: String?, input: (key: String, file: FlowGroupInputFile?)?, output: (key: String, file: String?)?) {
         var op: String?
@@ -71,14 +71,9 @@ extension FlowFileReader {
         } else {
             report("group has no input: add 'input: <bucket key of the array>' or 'input: {file: <path>}'", at: key)
         }
-        var output: (key: String, file: String?)?
-        if let value = fields["output"] {
-            output = readGroupOutput(value)
-        } else if input?.file != nil || (input == nil && fields["input"] != nil) {
-            output = ("", nil)
-        } else {
-            report("group has no output: add 'output: <bucket key for the results>'", at: key)
-        }
+        // Without `output`, nothing is collected: a group of millions keeps no array.
+        var output: (key: String, file: String?)? = ("", nil)
+        if let value = fields["output"] { output = readGroupOutput(value) }
         return (op, input, output)
     }
 
