@@ -4,7 +4,7 @@ import Testing
 @testable import Flow
 
 /// A serial op that emits its list a page at a time (``FlowOperation/emit(_:to:)``) feeds the
-/// group after it while it goes on: the group starts on the first page, ends when the op has
+/// group after it while it goes on: the group starts on the second page, ends when the op has
 /// finished and the last element is done, holds the op back when it is far behind, and stops it
 /// when the group fails; without such a group the pages become the op's output list.
 @Suite struct StreamedGroupTests {
@@ -27,7 +27,7 @@ import Testing
 
     /// `EchoOp` and `PrintOp` (``probeRegistry(_:sleepMilliseconds:)``), and `ListOp`, which emits
     /// `count` items `i0`, `i1`, … to `items` in pages of `page`; with `waitForGroup` it waits after
-    /// its first page until the group has started an element (so it cannot end before the group
+    /// its second page until the group has started an element (so it cannot end before the group
     /// starts); with `failAfter` it fails after that many pages.
     static func registry(_ probe: ConcurrencyProbe, _ producer: Producer, count: Int, page: Int, waitForGroup: Bool = false,
                          failAfter: Int? = nil, sleep: @escaping @Sendable (String) -> Int = { _ in 0 }) -> FlowOperationRegistry {
@@ -47,7 +47,7 @@ import Testing
                     }
                     producer.emitted(items.count, started: probe.startedNames.count)
                     pages += 1
-                    if waitForGroup, pages == 1 {
+                    if waitForGroup, pages == 2 {
                         let started = await probe.changes.wait(timeout: .seconds(30)) { !probe.startedNames.isEmpty }
                         if !started { throw TestFailure(item: "the group never started while the op ran") }
                     }
@@ -80,6 +80,17 @@ import Testing
         // The list went to the group, never into the bucket.
         #expect(flow.dataBucket["items"] == nil)
         #expect(producer.emitted == 2_500 && producer.finished)
+    }
+
+    @Test func aListOfOnePageIsKnownWholeBeforeItsGroupStarts() async {
+        let probe = ConcurrencyProbe()
+        let events = GroupInputFileTests.Events()
+        let flow = Self.flow(Self.registry(probe, Producer(), count: 60, page: 100), maxConcurrent: 4)
+            .setProgressHandler { events.record($0) }
+        await flow.run()
+        #expect(flow.isSuccess)
+        #expect(events.all.first == "started 60", "\(events.all)")
+        #expect(flow.generateSummary().contains("group created: 60"))
     }
 
     @Test func withoutAGroupAfterItThePagesBecomeTheOpsOutputList() async {

@@ -2,7 +2,7 @@ import Foundation
 
 /// Pages of a list that a serial op puts out as it makes them (``FlowOperation/emit(_:to:)``),
 /// taken by the group right after it while the op goes on (issue 49): the group starts on the
-/// first page, and ends when the op has finished and the last element is done.
+/// second page (or the op's end), and ends when the op has finished and the last element is done.
 ///
 /// The engine makes one for a serial step followed by a group whose `input` is the key the op
 /// emits to, and binds it (``current``) around the op's run in this process (on a cluster, an op
@@ -22,6 +22,9 @@ final class FlowElementStream: Sendable {
         var pages: [[Any]] = []
         /// Whether anything was emitted: the group reads the stream, not the bucket.
         var used = false
+        /// Pages and elements emitted so far.
+        var pagesEmitted = 0
+        var elementsEmitted = 0
         /// The op finished: no page comes any more.
         var finished = false
         /// The group is over: emitting fails, so that the op stops.
@@ -78,6 +81,8 @@ final class FlowElementStream: Sendable {
         let (readers, onChange) = state.withLock { state in
             state.pages.append(page)
             state.used = true
+            state.pagesEmitted += 1
+            state.elementsEmitted += page.count
             return state.changed()
         }
         for reader in readers { reader.resume() }
@@ -150,13 +155,19 @@ final class FlowElementStream: Sendable {
         }
     }
 
-    /// Waits until the op emitted its first page or finished; `true` when it emitted.
-    func firstPageOrEnd() async -> Bool {
+    /// Waits until the op emitted two pages or finished; `true` when it emitted. A list of one
+    /// page is so known whole before its group starts (``finishedCount``): the group then knows
+    /// its size, as a group over an array does.
+    func secondPageOrEnd() async -> Bool {
         while true {
-            let seen: (used: Bool, ended: Bool, version: Int) = state.withLock { ($0.used, $0.finished || $0.closed, $0.version) }
-            if seen.used { return true }
-            if seen.ended { return false }
+            let seen: (used: Bool, enough: Bool, version: Int) = state.withLock {
+                ($0.used, $0.pagesEmitted >= 2 || $0.finished || $0.closed, $0.version)
+            }
+            if seen.enough { return seen.used }
             await waitForChange(after: seen.version)
         }
     }
+
+    /// How many elements the op emitted, once it has finished; `nil` while it runs.
+    var finishedCount: Int? { state.withLock { $0.finished ? $0.elementsEmitted : nil } }
 }

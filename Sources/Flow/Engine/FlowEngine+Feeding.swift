@@ -9,7 +9,7 @@ extension FlowEngine {
 
     /// Runs a serial step and the group after it that reads what the step's op may emit
     /// (``FlowOperation/emit(_:to:)``): when the op emits pages to the group's input key, the
-    /// group starts on the first while the op goes on (``FlowElementStream``); otherwise the op
+    /// group starts on its second page while the op goes on (``FlowElementStream``); otherwise the op
     /// runs to its end first and the group reads the bucket, as any serial step and group do.
     ///
     /// The op's failure ends the pair as it ends a serial step, once the group has run the
@@ -20,7 +20,7 @@ extension FlowEngine {
             defer { stream.finish() }
             return await runSerial(serial.reference, location: serial.location, policy: serial.policy, id: serial.id, stream: stream)
         }()
-        guard await stream.firstPageOrEnd() else {
+        guard await stream.secondPageOrEnd() else {
             // Nothing emitted: the op ran to its end; the group reads the bucket.
             if let stop = await serialEnd { return stop }
             if Task.isCancelled { return .cancelled }

@@ -21,30 +21,16 @@ extension FlowEngine {
         case .end(let end):
             return end
         }
-        let streamed = plan.inputFile != nil || stream != nil
+        let streamed = listing.total == nil
         if streamed {
             // The count comes with the pages (groupListed), the first of them next.
             run.progress(.groupStarted(operation: operationName, total: nil, maxConcurrent: plan.maxConcurrent))
         }
-        var firstLookup = source.lookup(0)
-        while case .notYet(let version) = firstLookup, let stream {
-            // Only the op's first page has arrived (firstPageOrEnd), so this wait is short.
-            await stream.waitForChange(after: version)
-            firstLookup = source.lookup(0)
-        }
-        guard case .element(let first) = firstLookup else {
-            if let failure = source.failure {
-                run.log("[Group] \(failure)")
-                return .failed(FlowError.inputData(failure.description))
-            }
-            run.log("[FlowArrayGroupDispatcher] group created: 0")
-            let input = plan.inputFile.map { "file \($0.path)" } ?? plan.inputKey
-            run.log("[Group] no operation to run for group; please make sure the input data: <\(input)> is not empty")
-            return .failed(FlowError.emptyGroupInput(key: input))
+        guard case .element(let first) = await firstElement(of: &source, plan: plan, stream: stream) else {
+            return .failed(source.failure.map { FlowError.inputData($0.description) }
+                           ?? FlowError.emptyGroupInput(key: plan.inputFile.map { "file \($0.path)" } ?? plan.inputKey))
         }
         let count = listing.total
-        let from = plan.inputFile.map { "from \($0.path)" } ?? "from the pages the step before emits"
-        run.log("[FlowArrayGroupDispatcher] group created: " + (count.map(String.init) ?? from))
         if !streamed {
             run.progress(.groupStarted(operation: operationName, total: count, maxConcurrent: plan.maxConcurrent))
         }
@@ -81,16 +67,47 @@ extension FlowEngine {
             run.stop()
         }
         let elementsAt = FlowGroupElementsAt(id: id, tags: tags, accept: accept)
-        let stop: Outcome?
-        switch drive(for: plan, resolvedPlan: resolvedPlan, first: first, tags: tags) {
-        case .batched(let executor, let lookahead):
-            stop = await runBatched(on: executor, lookahead: lookahead, plan: plan, feed: feed, results: elementsAt)
-        case .oneAtATime:
-            stop = await runOneAtATime(from: feed, plan: plan, resolvedPlan: resolvedPlan, results: elementsAt)
-        case .pulling:
-            stop = await runPulling(from: feed, plan: plan, resolvedPlan: resolvedPlan, results: elementsAt)
-        }
+        let stop = await run(feed, plan: plan, resolvedPlan: resolvedPlan, first: first, results: elementsAt)
         return finishGroup(plan, tally: tally, stop: stop, feed: feed)
+    }
+
+    /// Runs the feed's elements in the drive chosen for the group (``FlowGroupDrive``).
+    private func run(_ feed: FlowGroupFeed, plan: FlowGroupPlan, resolvedPlan: FlowGroupPlan, first: Any,
+                     results: FlowGroupElementsAt) async -> Outcome? {
+        switch drive(for: plan, resolvedPlan: resolvedPlan, first: first, tags: results.tags) {
+        case .batched(let executor, let lookahead):
+            await runBatched(on: executor, lookahead: lookahead, plan: plan, feed: feed, results: results)
+        case .oneAtATime:
+            await runOneAtATime(from: feed, plan: plan, resolvedPlan: resolvedPlan, results: results)
+        case .pulling:
+            await runPulling(from: feed, plan: plan, resolvedPlan: resolvedPlan, results: results)
+        }
+    }
+
+    /// The group's first element, waiting for the first page of a stream (it has arrived, or is
+    /// about to: ``FlowElementStream/secondPageOrEnd()``), and the group's first lines; `.end`
+    /// (logged) when there is none: the input is empty, or its first page could not be read.
+    private func firstElement(of source: inout FlowGroupSource, plan: FlowGroupPlan, stream: FlowElementStream?) async
+        -> FlowGroupSource.Lookup {
+        var lookup = source.lookup(0)
+        while case .notYet(let version) = lookup, let stream {
+            await stream.waitForChange(after: version)
+            lookup = source.lookup(0)
+        }
+        guard case .element = lookup else {
+            if let failure = source.failure {
+                run.log("[Group] \(failure)")
+            } else {
+                run.log("[FlowArrayGroupDispatcher] group created: 0")
+                let input = plan.inputFile.map { "file \($0.path)" } ?? plan.inputKey
+                run.log("[Group] no operation to run for group; please make sure the input data: <\(input)> is not empty")
+            }
+            return .end
+        }
+        let from = plan.inputFile.map { "from \($0.path)" } ?? "from the pages the step before emits"
+        let count = source.isComplete ? source.listed : stream?.finishedCount
+        run.log("[FlowArrayGroupDispatcher] group created: " + (count.map(String.init) ?? from))
+        return lookup
     }
 
     /// A group's elements, opened, and how many are known.
@@ -105,9 +122,10 @@ extension FlowEngine {
         let progress = run.progressHandler
         let journal = journal
         if let stream {
-            let listing = FlowGroupListing(count: nil)
+            // Known when the op has finished already (a list of one page).
+            let listing = FlowGroupListing(count: stream.finishedCount)
             let source = FlowGroupSource(stream: stream) { listed, complete in
-                listing.update(listed: listed, isComplete: complete)
+                guard listing.update(listed: listed, isComplete: complete) else { return }
                 journal?.groupStarted(at: id, total: listed)
                 progress?(.groupListed(operation: operation, listed: listed, complete: complete))
             }

@@ -183,8 +183,13 @@ final class FlowGroupListing: Sendable {
     var total: Int? { complete.load(ordering: .acquiring) ? known.load(ordering: .acquiring) : nil }
 
     /// `listed` elements are known, and all are when `isComplete`.
-    func update(listed: Int, isComplete: Bool) {
+    /// `false` when the count was known already: nothing changed.
+    @discardableResult
+    func update(listed: Int, isComplete: Bool) -> Bool {
+        // A count known from the start (a stream that had ended) stays.
+        guard !complete.load(ordering: .acquiring) else { return false }
         known.store(listed, ordering: .releasing)
         if isComplete { complete.store(true, ordering: .releasing) }
+        return true
     }
 }

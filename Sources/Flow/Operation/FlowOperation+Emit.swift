@@ -3,8 +3,8 @@ extension FlowOperation {
     /// it: for lists too long to build whole (a folder tree, a bucket's keys).
     ///
     /// When the step after this op is a group whose `input` is `key`, and the op runs in the
-    /// coordinator's process (as `ListFilesOp` does), the group starts on the first page while the
-    /// op goes on, and ends when the op has finished and the last element is done; the bucket
+    /// coordinator's process (as `ListFilesOp` does), the group starts on the second page (or at
+    /// the op's end, for a list of one page) while the op goes on, and ends when the op has finished and the last element is done; the bucket
     /// never holds the list. Otherwise (no such group, or the op runs on a worker) the pages are
     /// kept and become the op's output at `key`, the whole list in order, when it finishes: the
     /// same flow works either way.

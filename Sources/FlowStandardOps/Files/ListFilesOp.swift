@@ -43,6 +43,11 @@ import Foundation
 /// (`cannot list folder /abs/photos/private: Permission denied; listed the rest`) and the rest is
 /// listed.
 ///
+/// Followed by a group whose `input` is its `output` key, in the coordinator's process, it lists a
+/// page of 1,000 files at a time into that group (``FlowOperation/emit(_:to:)``), which starts on
+/// the second page: the order is then the walk's (folders depth first, each sorted), and the list
+/// never sits whole in the bucket.
+///
 /// An empty folder gives an empty list. A missing or unreadable folder (`path` itself) fails the
 /// op with an error naming the folder.
 // @unchecked: restated, as Swift 6 asks of FlowOperation's subclasses; no state of its own beyond `let`s.
