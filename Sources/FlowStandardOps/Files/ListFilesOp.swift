@@ -44,7 +44,7 @@ import Foundation
 /// listed.
 ///
 /// Followed by a group whose `input` is its `output` key, in the coordinator's process, it lists a
-/// page of 1,000 files at a time into that group (``FlowOperation/emit(_:to:)``), which starts on
+/// page of 1,000 files at a time into that group (`FlowOperation.emit(_:to:)`), which starts on
 /// the second page: the order is then the walk's (folders depth first, each sorted), and the list
 /// never sits whole in the bucket.
 ///
@@ -139,7 +139,7 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
     static let pageSize = 1_000
 
     /// Lists the folder a page of 1,000 files at a time, each handed to the group that reads
-    /// them as it comes (``FlowOperation/emit(_:to:)``): the group's first upload starts while
+    /// them as it comes (`FlowOperation.emit(_:to:)`): the group's first upload starts while
     /// the tree is still being walked. The order is the walk's (folders depth first, each sorted),
     /// the same every time, so a resumed run's group finds each element where it was.
     private func listInPages() async {
