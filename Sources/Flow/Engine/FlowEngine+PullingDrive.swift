@@ -13,7 +13,7 @@ extension FlowEngine {
         let runElement = elementRunner(plan, resolvedPlan: resolvedPlan)
         while true {
             if Task.isCancelled { return .cancelled }
-            guard let task = await feed.nextArriving() else { return nil }
+            guard let task = await feed.nextWhenJudged() else { return nil }
             let result = await runElement(task)
             if Task.isCancelled { return .cancelled }
             if let stop = settle(result, at: group) { return stop }

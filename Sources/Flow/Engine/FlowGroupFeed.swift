@@ -119,25 +119,10 @@ final class FlowGroupFeed: Sendable {
         }
     }
 
-    /// The next element's task, waiting for the stream's next page when none has arrived (the
-    /// engine's one-at-a-time drive); `nil` when none is left or the feed is closed.
-    func nextArriving() async -> FlowTask? {
-        while true {
-            switch take(waitingForJudgement: false) {
-            case .element(let index, let element): return makeTask(index, element: element)
-            case .refused:
-                close()
-                whenRefused()
-                return nil
-            case .arriving(let version): await stream?.waitForChange(after: version)
-            case .wait, .none, .drainedNow: return nil
-            }
-        }
-    }
-
-    /// The next element's task for a child task that runs elements: waits while a failure is
-    /// being judged (``judging(delivering:)``), so that a failure that ends the group ends it
-    /// with no element started after it; `nil` when none is left or the feed is closed.
+    /// The next element's task for a child task that runs elements (or the engine's
+    /// one-at-a-time drive): waits while a failure is being judged (``judging(delivering:)``), so
+    /// that a failure that ends the group ends it with no element started after it, and for the
+    /// stream's next page when none has arrived; `nil` when none is left or the feed is closed.
     func nextWhenJudged() async -> FlowTask? {
         while true {
             switch take(waitingForJudgement: true) {
@@ -219,10 +204,10 @@ final class FlowGroupFeed: Sendable {
     /// left: reads the file ahead as far as that needs.
     private static func advance(_ state: inout State, past replayed: FlowIndexBits) {
         while replayed.contains(state.next) {
-            guard case .element = state.source.has(state.next) else { break }
+            guard case .element = state.source.lookup(state.next) else { break }
             state.next += 1
         }
-        if case .end = state.source.has(state.next) { state.drained = true }
+        if case .end = state.source.lookup(state.next) { state.drained = true }
     }
 
     private func makeTask(_ index: Int, element: Any) -> FlowTask {

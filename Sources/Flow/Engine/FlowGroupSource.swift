@@ -87,19 +87,6 @@ struct FlowGroupSource {
         return nil
     }
 
-    /// Whether there is an element at `index`, reading pages up to it as ``lookup(_:)`` does.
-    mutating func has(_ index: Int) -> Lookup {
-        if index < listed { return .element(()) }
-        while index >= listed {
-            switch readPage() {
-            case .read: continue
-            case .end: return .end
-            case .notYet(let version): return .notYet(version: version)
-            }
-        }
-        return .element(())
-    }
-
     private enum PageRead {
         case read
         case end

@@ -122,7 +122,8 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
         do {
             let folder = Self.absolute(path)
             let listing = try FolderListing(folder: folder, options: options)
-            log(message: summaryLine(of: listing, folder: folder, glob: glob, recursive: recursive))
+            logProblems(of: listing)
+            log(message: summaryLine(of: listing, folder: folder))
             if recursive {
                 setData(name: outputKey, value: listing.entries.map { ["name": $0.relativePath, "path": $0.path] })
             } else {
@@ -159,7 +160,8 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
                 let page: [Any] = recursive ? next.map { ["name": $0.relativePath, "path": $0.path] } : next.map(\.path)
                 try await emit(page, to: outputKey)
             }
-            log(message: summaryLine(of: listing, folder: folder, glob: glob, recursive: recursive, count: count))
+            logProblems(of: listing)
+            log(message: summaryLine(of: listing, folder: folder, count: count))
             // Nothing emitted: the group reads an empty list from the bucket, as without pages.
             if count == 0 { setData(name: outputKey, value: [Any]()) }
             finishSuccessfully()
@@ -169,8 +171,7 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
         }
     }
 
-    /// `listed 1200 files in /srv/photos and its 12 subfolders (3 left out by the filters)`, after
-    /// a line for each subfolder that could not be listed and each link loop.
+    /// A line for each subfolder that could not be listed and each link loop.
     private func logProblems(of listing: FolderListing) {
         for unreadable in listing.unreadableFolders {
             log(message: "cannot list folder \(unreadable); listed the rest")
@@ -180,8 +181,8 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
         }
     }
 
-    private func summaryLine(of listing: FolderListing, folder: String, glob: String?, recursive: Bool, count: Int? = nil) -> String {
-        logProblems(of: listing)
+    /// `listed 1200 files in /srv/photos and its 12 subfolders (3 left out by the filters)`.
+    private func summaryLine(of listing: FolderListing, folder: String, count: Int? = nil) -> String {
         var line = "listed \(count ?? listing.entries.count) files in \(folder)" + (glob.map { " matching \($0)" } ?? "")
         if recursive { line += " and its \(listing.folderCount) subfolders" }
         var notes: [String] = []
