@@ -5,13 +5,19 @@ import Foundation
 /// One accepted result as journal bytes, in the wire protocol's value encoding (docs/PROTOCOL.md §6.2, the same in FLOW/01 and FLOW/02):
 /// what the summary, the bucket and the JSON report need to show it again as it was.
 ///
-/// Layout: format byte (1); op name; finish (as in RESULT); tag and worker (flag byte, string);
-/// started and finished dates; attempt (varint); event count, then each event (date; 0 and a
-/// line, or 1, a key and a value); group index (varint, 0 for none, else index + 1); output (flag
-/// byte, value); earlier attempt count, then each (attempt, worker flag and string, dates, finish,
-/// wait in milliseconds).
+/// Layout (format 2): format byte (2); op name; finish (as in RESULT); tag (flag byte 0 for none,
+/// 2 and two bytes for four hex digits, 1 and a string for any other); worker (flag byte,
+/// string); started date; how long it ran, finished minus started, in microseconds (zigzag
+/// varint); attempt (varint); event count, then each event (date; 0 and a line, or 1, a key and a
+/// value); group index (varint, 0 for none, else index + 1); output (flag byte, value); earlier
+/// attempt count, then each (attempt, worker flag and string, dates, finish, wait in
+/// milliseconds).
+///
+/// Format 1 (journals written before) kept the tag as a string and the finished date whole;
+/// both are read. Format 2 is about 12 bytes shorter a record: a journal of ten million elements
+/// grows by each byte ten megabytes.
 enum JournalRecordCodec {
-    static let format: UInt8 = 1
+    static let format: UInt8 = 2
 
     /// Appends a record's bytes to `writer`: the journal encodes a transaction's records one
     /// after another into one reused buffer, without a new buffer and a copy of it per record.
@@ -20,10 +26,12 @@ enum JournalRecordCodec {
         writer.writeUInt8(format)
         writer.writeString(result.operationName)
         writer.writeFinish(WireFinish(result.state, isPermanent: result.isPermanentFailure))
-        writeOptional(record.tag, to: &writer)
+        writeTag(record.tag, to: &writer)
         writeOptional(result.worker, to: &writer)
+        let started = result.startedAt.wireMicroseconds
         writer.writeDate(result.startedAt)
-        writer.writeDate(result.finishedAt)
+        let ran = result.finishedAt.wireMicroseconds &- started
+        writer.writeVarint(UInt64(bitPattern: (ran << 1) ^ (ran >> 63)))
         writer.writeVarint(UInt64(max(1, result.attempt)))
         writer.writeVarint(UInt64(result.events.count))
         for event in result.events {
@@ -59,15 +67,22 @@ enum JournalRecordCodec {
     static func decode(_ data: Data) throws(WireDecodingError) -> FlowJournalRecord {
         var reader = WireReader(data)
         let version = try reader.readUInt8("record format")
-        guard version == format else {
-            throw WireDecodingError(.invalidField, offset: 0, "record format \(version) is not \(format)")
+        guard version == 1 || version == format else {
+            throw WireDecodingError(.invalidField, offset: 0, "record format \(version) is not 1 or \(format)")
         }
         let name = try reader.readString("op")
         let finish = try reader.readFinish("state")
-        let tag = try readOptional(&reader, "tag")
+        let tag = version == 1 ? try readOptional(&reader, "tag") : try readTag(&reader)
         let worker = try readOptional(&reader, "worker")
         let startedAt = try reader.readDate("started")
-        let finishedAt = try reader.readDate("finished")
+        let finishedAt: Date
+        if version == 1 {
+            finishedAt = try reader.readDate("finished")
+        } else {
+            let zigzag = try reader.readVarint("ran")
+            let ran = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+            finishedAt = Date(wireMicroseconds: startedAt.wireMicroseconds &+ ran)
+        }
         let attempt = try reader.readIndex("attempt")
         let eventCount = try reader.readCount(minimumElementSize: 10, "events")
         var events: [FlowRecordedEvent] = []
@@ -116,6 +131,34 @@ enum JournalRecordCodec {
         }
         writer.writeUInt8(1)
         writer.writeString(text)
+    }
+
+    /// A tag of four lowercase hex digits (``FlowGroupTags``) as two bytes; any other as text.
+    private static func writeTag(_ tag: String?, to writer: inout WireWriter) {
+        guard let tag else {
+            writer.writeUInt8(0)
+            return
+        }
+        if tag.utf8.count == 4, tag.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }), let value = UInt16(tag, radix: 16) {
+            writer.writeUInt8(2)
+            writer.writeUInt8(UInt8(value >> 8))
+            writer.writeUInt8(UInt8(value & 0xFF))
+            return
+        }
+        writer.writeUInt8(1)
+        writer.writeString(tag)
+    }
+
+    private static func readTag(_ reader: inout WireReader) throws(WireDecodingError) -> String? {
+        switch try reader.readUInt8("tag") {
+        case 0: return nil
+        case 1: return try reader.readString("tag")
+        case 2:
+            let value = UInt16(try reader.readUInt8("tag")) << 8 | UInt16(try reader.readUInt8("tag"))
+            let text = String(value, radix: 16)
+            return String(repeating: "0", count: 4 - text.count) + text
+        default: throw WireDecodingError(.invalidField, offset: reader.offset, "unknown tag kind")
+        }
     }
 
     private static func readOptional(_ reader: inout WireReader, _ field: StaticString) throws(WireDecodingError) -> String? {

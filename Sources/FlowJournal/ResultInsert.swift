@@ -13,13 +13,19 @@ import GRDBSQLite
 /// heap, and `SQLITE_TRANSIENT` had SQLite copy each value again (perf, probe on malloc: five
 /// allocations a row between them).
 struct ResultInsert {
-    static let sql = "INSERT INTO result (step, element, ok, worker, started_at, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    static let sql = "INSERT INTO result (step, element, ok, record) VALUES (?, ?, ?, ?)"
+    /// Into a journal of format 2 or older, whose rows also have the worker and times as columns.
+    static let legacySQL = "INSERT INTO result (step, element, ok, record, worker, started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
     let statement: Statement
+    let legacy: Bool
 
     /// The insert, prepared once per connection.
-    init(_ db: Database) throws {
-        statement = try db.cachedStatement(sql: Self.sql)
+    ///
+    /// - Parameter legacy: the table has the columns of format 2 and older.
+    init(_ db: Database, legacy: Bool) throws {
+        statement = try db.cachedStatement(sql: legacy ? Self.legacySQL : Self.sql)
+        self.legacy = legacy
     }
 
     /// Inserts one row: a result's columns, and its record as ``JournalRecordCodec`` encoded it.
@@ -41,11 +47,13 @@ struct ResultInsert {
                     Self.bindText(stepBytes, at: 1, to: handle)
                     if let element { sqlite3_bind_int64(handle, 2, Int64(element)) } else { sqlite3_bind_null(handle, 2) }
                     sqlite3_bind_int64(handle, 3, ok ? 1 : 0)
-                    if hasWorker { Self.bindText(workerBytes, at: 4, to: handle) } else { sqlite3_bind_null(handle, 4) }
-                    sqlite3_bind_double(handle, 5, started.timeIntervalSince1970)
-                    sqlite3_bind_double(handle, 6, finished.timeIntervalSince1970)
                     // A zero-length blob still needs a non-null pointer to be a blob, not NULL.
-                    _ = sqlite3_bind_blob(handle, 7, recordBytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(recordBytes.count), nil)
+                    _ = sqlite3_bind_blob(handle, 4, recordBytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(recordBytes.count), nil)
+                    if legacy {
+                        if hasWorker { Self.bindText(workerBytes, at: 5, to: handle) } else { sqlite3_bind_null(handle, 5) }
+                        sqlite3_bind_double(handle, 6, started.timeIntervalSince1970)
+                        sqlite3_bind_double(handle, 7, finished.timeIntervalSince1970)
+                    }
                     let code = sqlite3_step(handle)
                     // Before the bytes go: the statement no longer refers to them.
                     sqlite3_reset(handle)
@@ -56,7 +64,7 @@ struct ResultInsert {
         }
         guard code == SQLITE_DONE else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
-                                sql: Self.sql)
+                                sql: legacy ? Self.legacySQL : Self.sql)
         }
     }
 

@@ -37,7 +37,7 @@ extension RunJournal {
                                 RunJournalInfo.State.running.rawValue, Int(getpid()), ProcessInfo.processInfo.hostName])
                 try db.execute(sql: "INSERT INTO run_input (flow_text, bucket) VALUES (?, ?)", arguments: [flowText, bucketWriter.data])
             }
-            return RunJournal(path: path, database: database, info: info, replay: [:])
+            return RunJournal(path: path, database: database, info: info, replay: Replay())
         } catch {
             throw RunJournalError(path: path, describe(error))
         }
@@ -55,14 +55,14 @@ extension RunJournal {
         let database = try openExisting(at: path)
         do {
             let (info, stored, replay, started, checkpoints) = try database.write {
-                db -> (RunJournalInfo, Stored, [String: [Int: FlowJournalRecord]], [String: Int], [String: [Int: FlowValue]]) in
+                db -> (RunJournalInfo, Stored, Replay, [String: Int], [String: [Int: FlowValue]]) in
                 let info = try readInfo(db, path: path)
                 if info.state == .running {
                     throw RunJournalError(path: path, "run \(info.runID) is still running (\(info.runningProcess ?? "another process")); "
                                           + "stop it before resuming it")
                 }
                 let stored = try readStored(db, path: path)
-                let replay = try readResults(db, retryFailed: retryFailed)
+                let replay = try prepareReplay(db, retryFailed: retryFailed)
                 // The notes an earlier life appended and did not fold in (it crashed) count too.
                 var started = try readStarts(db)
                 for (step, through) in try foldStartMarks(db, journal: path) {

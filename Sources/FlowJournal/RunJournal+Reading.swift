@@ -22,20 +22,20 @@ extension RunJournal {
         return Stored(flowText: row["flow_text"], bucket: try reader.readValueMap("bucket"))
     }
 
-    /// The recorded results by step and element; with `retryFailed`, only successful ones.
-    static func readResults(_ db: Database, retryFailed: Bool) throws -> [String: [Int: FlowJournalRecord]] {
-        var replay: [String: [Int: FlowJournalRecord]] = [:]
-        let rows = try Row.fetchCursor(db, sql: "SELECT step, element, ok, record FROM result ORDER BY seq")
-        while let result = try rows.next() {
-            let step: String = result["step"]
-            let element: Int = result["element"] ?? -1
-            // The latest record of an element is the one that counts (a retried failure).
-            if retryFailed, !(result["ok"] as Bool) {
-                replay[step]?[element] = nil
-                continue
-            }
-            replay[step, default: [:]][element] = try JournalRecordCodec.decode(result["record"] as Data)
+    /// Makes the recorded results ready to be given back a page at a time (``recordedPage(at:after:)``):
+    /// with `retryFailed`, the failed ones are deleted, so that they run again and the journal keeps
+    /// one row an element. A journal of an earlier Flow may hold an element more than once (its
+    /// resumes kept the failure a retry replaced): only the latest row of each is kept.
+    static func prepareReplay(_ db: Database, retryFailed: Bool) throws -> Replay {
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        if version < 3 {
+            try db.execute(sql: "DELETE FROM result WHERE seq NOT IN (SELECT MAX(seq) FROM result GROUP BY step, element)")
         }
+        if retryFailed { try db.execute(sql: "DELETE FROM result WHERE ok = 0") }
+        var replay = Replay()
+        replay.throughRow = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM result") ?? 0
+        replay.count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM result") ?? 0
+        replay.legacyColumns = try db.columns(in: "result").contains { $0.name == "started_at" }
         return replay
     }
 
@@ -126,7 +126,10 @@ extension RunJournal {
             """) else {
             throw RunJournalError(path: path, "the journal has no run in it")
         }
-        let done = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (SELECT DISTINCT step, element FROM result)") ?? 0
+        // Format 3 keeps one row an element; an earlier one could keep more (see ``prepareReplay(_:retryFailed:)``).
+        let distinct = (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0) >= 3
+        let done = try Int.fetchOne(db, sql: distinct ? "SELECT COUNT(*) FROM result"
+                                    : "SELECT COUNT(*) FROM (SELECT DISTINCT step, element FROM result)") ?? 0
         let groupTotal = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(total), 0) FROM step") ?? 0
         let serialDone = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT step) FROM result WHERE element IS NULL") ?? 0
         var state = RunJournalInfo.State(rawValue: row["state"]) ?? .interrupted

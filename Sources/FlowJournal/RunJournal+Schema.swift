@@ -1,19 +1,23 @@
 extension RunJournal {
     /// The file format this version writes (SQLite `user_version`); it reads this one and the
-    /// older ones. Format 2 moved the flow and its starting bucket to a table of their own.
-    public static let formatVersion = 2
+    /// older ones. Format 2 moved the flow and its starting bucket to a table of their own;
+    /// format 3 keeps a result's worker and times in its record alone (they were columns too),
+    /// and an element has one result row at most (a resume that runs failed elements again
+    /// deletes their rows first).
+    public static let formatVersion = 3
     /// Marks a Flow journal among SQLite files (`application_id`, "FLOW").
     static let applicationID: Int32 = 0x464C_4F57
 
-    /// The tables of a new journal (format 2).
+    /// The tables of a new journal (format 3).
     ///
     /// `result` has a plain rowid key and no index: rows are only appended, so the rowid alone
-    /// keeps their order, and a resume reads them all in that order. `AUTOINCREMENT` (its own
-    /// `sqlite_sequence` row updated on every insert) and an index on `(step, element)` made each
-    /// insert about three times the work, on a thread that shares two cores with the workers
-    /// (measured: 100,000 rows in transactions of 512). Journals written before keep both; the
-    /// same statements read either. Counting a run's distinct results for `runs` scans the table:
-    /// about 0.4 s for a million rows.
+    /// keeps their order, and a resume reads them in that order, a page at a time. `AUTOINCREMENT`
+    /// (its own `sqlite_sequence` row updated on every insert) and an index on `(step, element)`
+    /// made each insert about three times the work, on a thread that shares two cores with the
+    /// workers (measured: 100,000 rows in transactions of 512). Journals written before keep both,
+    /// and formats 1 and 2 the `worker`, `started_at` and `finished_at` columns; the same
+    /// statements read them all. A row costs about 60 bytes for a no-op element (it was about 100
+    /// with the columns). Counting a run's results for `runs` scans the table.
     static let schema = """
         PRAGMA application_id = \(applicationID);
         PRAGMA user_version = \(formatVersion);
@@ -25,8 +29,7 @@ extension RunJournal {
         CREATE TABLE step (id TEXT PRIMARY KEY, total INTEGER NOT NULL);
         CREATE TABLE started (step TEXT PRIMARY KEY, through INTEGER NOT NULL);
         CREATE TABLE result (
-            seq INTEGER PRIMARY KEY, step TEXT NOT NULL, element INTEGER, ok INTEGER NOT NULL,
-            worker TEXT, started_at REAL NOT NULL, finished_at REAL NOT NULL, record BLOB NOT NULL);
+            seq INTEGER PRIMARY KEY, step TEXT NOT NULL, element INTEGER, ok INTEGER NOT NULL, record BLOB NOT NULL);
         \(checkpointTable);
         """
 

@@ -24,12 +24,15 @@ extension RunJournal {
     /// Records the first failed write (later ones follow from it) and tells the handler, unless
     /// `tell` is false (at the run's end, when there is no run left to stop: ``finish(_:exitCode:)``
     /// throws it instead).
-    func writeFailed(_ error: any Error, writing what: String, tell: Bool = true, tellAsynchronously: Bool = false) {
+    ///
+    /// A read that fails while the run goes on (a resumed group's recorded results) is handled as
+    /// one: the run stops, as going on would run again what was done (`reading: true`).
+    func writeFailed(_ error: any Error, writing what: String, reading: Bool = false, tell: Bool = true, tellAsynchronously: Bool = false) {
         // Measured now, before anything is freed: the room there was when the write failed.
         let free = RunJournalWriteFailure.freeBytes(at: RunJournalWriteFailure.folder(of: path))
         let (failed, handler) = failure.withLock { state -> (RunJournalWriteFailure?, (@Sendable (RunJournalWriteFailure) -> Void)?) in
             guard state.failure == nil else { return (nil, nil) }
-            let failed = RunJournalWriteFailure(path: path, reason: "cannot write \(what): \(Self.describe(error))", freeBytes: free)
+            let failed = RunJournalWriteFailure(path: path, reason: "cannot \(reading ? "read" : "write") \(what): \(Self.describe(error))", freeBytes: free)
             state.failure = failed
             hasFailed.store(true, ordering: .releasing)
             guard tell, let handler = state.handler else { return (failed, nil) }

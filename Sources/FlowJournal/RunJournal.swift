@@ -43,7 +43,8 @@ public final class RunJournal: FlowJournal, Sendable {
     public let info: RunJournalInfo
 
     private let database: DatabaseQueue
-    private let replay: [String: [Int: FlowJournalRecord]]
+    /// What earlier lives of the run recorded: read a page at a time when a step asks for it.
+    private let replay: Replay
     /// Per step, the highest element index earlier lives of the run said may have started.
     private let startedBefore: [String: Int]
     /// Per step and element, the latest checkpoint earlier lives of the run saved.
@@ -88,7 +89,20 @@ public final class RunJournal: FlowJournal, Sendable {
         var told = false
     }
 
-    init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: [String: [Int: FlowJournalRecord]],
+    /// The rows earlier lives of a run recorded, and the table they are in.
+    struct Replay {
+        /// Rows up to this `seq` were recorded before this life: the results it gives back.
+        var throughRow: Int64 = 0
+        /// How many results it gives back.
+        var count = 0
+        /// The table has the columns of format 2 and older (``ResultInsert``).
+        var legacyColumns = false
+    }
+
+    /// Results taken back a page at a time (``recordedPage(at:after:)``).
+    static let replayPage = 4_096
+
+    init(path: String, database: DatabaseQueue, info: RunJournalInfo, replay: Replay,
                  startedBefore: [String: Int] = [:], checkpointsBefore: [String: [Int: FlowValue]] = [:]) {
         self.path = path
         // Emptied: a new run has no notes, and a resumed one folded them into its table.
@@ -108,8 +122,35 @@ public final class RunJournal: FlowJournal, Sendable {
     // MARK: FlowJournal
 
     public func recordedResults(at step: FlowStepID) -> [FlowJournalRecord] {
-        guard let byElement = replay[step.path] else { return [] }
-        return byElement.keys.sorted().compactMap { byElement[$0] }
+        var records: [FlowJournalRecord] = []
+        var position: Int? = 0
+        while let after = position {
+            let page = recordedPage(at: step, after: after)
+            records += page.records
+            position = page.next
+        }
+        return records
+    }
+
+    public func recordedPage(at step: FlowStepID, after position: Int) -> (records: [FlowJournalRecord], next: Int?) {
+        guard replay.count > 0 else { return ([], nil) }
+        do {
+            return try database.read { db in
+                let rows = try Row.fetchCursor(db, sql: "SELECT seq, record FROM result WHERE step = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                                               arguments: [step.path, position, replay.throughRow, Self.replayPage])
+                var records: [FlowJournalRecord] = []
+                var last = position
+                while let row = try rows.next() {
+                    last = row["seq"]
+                    records.append(try JournalRecordCodec.decode(row["record"] as Data))
+                }
+                return (records, records.count == Self.replayPage ? last : nil)
+            }
+        } catch {
+            // Read once whole at the resume's start before this: a failure now is the disk's.
+            writeFailed(error, writing: "the results recorded at step \(step.path)", reading: true, tellAsynchronously: true)
+            return ([], nil)
+        }
     }
 
     public func groupStarted(at step: FlowStepID, total: Int) {
@@ -179,7 +220,7 @@ public final class RunJournal: FlowJournal, Sendable {
     }
 
     /// How many results were recorded by earlier lives of the run and are given back.
-    public var replayedCount: Int { replay.values.reduce(0) { $0 + $1.count } }
+    public var replayedCount: Int { replay.count }
 
     // MARK: Ending
 
@@ -286,7 +327,7 @@ public final class RunJournal: FlowJournal, Sendable {
                         try db.cachedStatement(sql: Self.checkpointUpsert).execute(arguments: [key.step, key.element, Data(writer.bytes)])
                     }
                 }
-                let insert = try ResultInsert(db)
+                let insert = try ResultInsert(db, legacy: replay.legacyColumns)
                 for index in start..<end {
                     // Copied out once: each of three reads of `results[index]` copied the whole
                     // pair, retaining each of its strings (callgrind: 60,000 copies and as many

@@ -284,8 +284,9 @@ extension ClusterIntegrationTests {
                             seq INTEGER PRIMARY KEY AUTOINCREMENT, step TEXT NOT NULL, element INTEGER, ok INTEGER NOT NULL,
                             worker TEXT, started_at REAL NOT NULL, finished_at REAL NOT NULL, record BLOB NOT NULL);
                         CREATE INDEX result_step ON result (step, element);
-                        INSERT INTO result SELECT * FROM result_new ORDER BY seq;
-                        DROP TABLE result_new;''')
+                        INSERT INTO result SELECT seq, step, element, ok, NULL, 0, 0, record FROM result_new ORDER BY seq;
+                        DROP TABLE result_new;
+                        PRAGMA user_version = 2;''')
                     """, label: "rewrite")
                 #expect(indexes == "0", "a new journal's result table has no index")
                 let resumed = try cluster.coordinator(["resume", journal, "--retry-failed", "--quiet", "--workers", "1"], label: "resume")
@@ -296,7 +297,8 @@ extension ClusterIntegrationTests {
                 let rows = try await Self.sqlite(cluster, journal, """
                     print(",".join("%s:%s" % row for row in db.execute("SELECT element, ok FROM result ORDER BY seq")))
                     """, label: "rows")
-                #expect(rows == "0:1,1:1,2:0,2:1,3:1")
+                // The failure the resume ran again is deleted: one row an element, as format 3 keeps.
+                #expect(rows == "0:1,1:1,2:1,3:1")
             }
         }
 

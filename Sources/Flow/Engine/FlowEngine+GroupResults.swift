@@ -46,7 +46,8 @@ extension FlowEngine {
         }
     }
 
-    /// Takes back the results an earlier life of this run recorded for the group.
+    /// Takes back the results an earlier life of this run recorded for the group, a page at a
+    /// time in the order they were recorded (``FlowJournal/recordedPage(at:after:)``).
     ///
     /// - Returns: which elements were taken back (empty when none were), and the group's end if
     ///   one of them ends it.
@@ -55,20 +56,28 @@ extension FlowEngine {
     func replayRecorded(at id: FlowStepID, count: Int?, operation: String?, location: FlowSourceLocation?,
                         accept: (FlowTaskResult, String?) -> Outcome?) async -> (replayed: FlowIndexBits, stop: Outcome?) {
         var replayed = FlowIndexBits()
-        guard let recorded = journal?.recordedResults(at: id), !recorded.isEmpty else { return (replayed, nil) }
-        for (offset, entry) in recorded.enumerated() {
-            // A resumed run may take back a million results: the thread is given back now and
-            // then. On a cluster it is the coordinator's I/O thread, whose heartbeats tell the
-            // workers it is alive (they reconnect after 3 s without).
-            if offset % Self.replayTurn == Self.replayTurn - 1 { await Task.yield() }
-            // A count not known yet (an input file): every index is taken; one past the file's end
-            // is never reached by the feed.
-            guard let index = entry.result.groupIndex, index >= 0, index < count ?? Int.max, !replayed.contains(index) else { continue }
-            if let operation, entry.result.operationName != operation {
-                return (replayed, refuseRecorded(entry.result.operationName, where: operation, location: location))
+        guard let journal else { return (replayed, nil) }
+        var position: Int? = 0
+        var taken = 0
+        while let after = position {
+            let (records, next) = journal.recordedPage(at: id, after: after)
+            position = next
+            for entry in records {
+                // A resumed run may take back millions of results: the thread is given back now
+                // and then. On a cluster it is the coordinator's I/O thread, whose heartbeats tell
+                // the workers it is alive (they reconnect after 3 s without).
+                taken += 1
+                if taken % Self.replayTurn == 0 { await Task.yield() }
+                // A count not known yet (an input file): every index is taken; one past the file's
+                // end is never reached by the feed. An element recorded twice (a journal of an
+                // earlier Flow) counts once.
+                guard let index = entry.result.groupIndex, index >= 0, index < count ?? Int.max, !replayed.contains(index) else { continue }
+                if let operation, entry.result.operationName != operation {
+                    return (replayed, refuseRecorded(entry.result.operationName, where: operation, location: location))
+                }
+                replayed.insert(index)
+                if let stop = accept(entry.result, entry.tag ?? FlowGroupTag.make()) { return (replayed, stop) }
             }
-            replayed.insert(index)
-            if let stop = accept(entry.result, entry.tag ?? FlowGroupTag.make()) { return (replayed, stop) }
         }
         return (replayed, nil)
     }

@@ -38,6 +38,13 @@ public protocol FlowJournal: AnyObject, Sendable {
     /// a group its finished elements (each with its `groupIndex`). Empty for a new run.
     func recordedResults(at step: FlowStepID) -> [FlowJournalRecord]
 
+    /// What an earlier life of the run accepted at a group's `step`, a page at a time, in the
+    /// order it was recorded: the page that follows `position` (`0` for the first) and the
+    /// position to ask for the next one, `nil` after the last. A resumed group of ten million
+    /// elements is taken back page by page, never held whole. The default gives
+    /// ``recordedResults(at:)`` as one page.
+    func recordedPage(at step: FlowStepID, after position: Int) -> (records: [FlowJournalRecord], next: Int?)
+
     /// A group at `step` starts with `total` elements.
     func groupStarted(at step: FlowStepID, total: Int)
 
@@ -74,6 +81,10 @@ public protocol FlowJournal: AnyObject, Sendable {
 }
 
 extension FlowJournal {
+    public func recordedPage(at step: FlowStepID, after position: Int) -> (records: [FlowJournalRecord], next: Int?) {
+        (position == 0 ? recordedResults(at: step) : [], nil)
+    }
+
     @discardableResult
     public func mayStart(at step: FlowStepID, through index: Int) -> Bool { true }
     public func startedThrough(at step: FlowStepID) -> Int? { nil }
