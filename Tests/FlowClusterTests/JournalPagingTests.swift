@@ -110,3 +110,24 @@ import Testing
         #expect(try RunJournal.read(at: path).done == count)
     }
 }
+
+/// `verify`'s objects on disk (``LatestByKey``): the latest value of each key, in the order the
+/// keys were first added, across the batches it writes in.
+@Suite struct LatestByKeyTests {
+    @Test func eachKeyKeepsItsLatestValueInTheFirstPlaceItWasAdded() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("flow-latest-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var latest: LatestByKey? = try LatestByKey(folder: folder.path)
+        // 10,000 keys, more than two batches; every tenth added again later with a new value.
+        for index in 0..<10_000 { try latest?.add("v\(index)", forKey: "k\(index)") }
+        for index in stride(from: 0, to: 10_000, by: 10).reversed() { try latest?.add("w\(index)", forKey: "k\(index)") }
+        #expect(try latest?.count() == 10_000)
+        var values: [String] = []
+        try latest?.forEach { values.append($0) }
+        #expect(values == (0..<10_000).map { $0 % 10 == 0 ? "w\($0)" : "v\($0)" })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).count == 1)
+        latest = nil
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "its file goes with it")
+    }
+}

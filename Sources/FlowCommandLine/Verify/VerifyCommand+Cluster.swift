@@ -5,19 +5,17 @@ import FlowStandardOps
 import Foundation
 import Logging
 
-/// The checks of `verify` as a flow of one group of `VerifyObjectOp` over the manifest entries,
-/// run on a cluster the way `run` starts one (``ClusterRunOptions``: local workers, `--bind` or
-/// `--pool`), with its progress line; no summary and no journal.
+/// The checks of `verify` as a flow of one group of `VerifyObjectOp` over the manifest entries in
+/// a file (``VerifyCommand/writeObjects(journal:endpointGiven:to:)``), its checks written to
+/// another, run on a cluster the way `run` starts one (``ClusterRunOptions``: local workers,
+/// `--bind` or `--pool`), with its progress line; no summary and no journal.
 struct VerifyRun {
-    /// What became of one entry.
-    enum Result: Sendable, Equatable {
-        /// The store answered.
-        case checked(ObjectCheck)
-        /// The check failed (a connection, a status other than 404, credentials), with why.
-        case failed(String)
-    }
-
-    let entries: [UploadManifestEntry]
+    /// The objects, one manifest entry a JSON line.
+    let objects: String
+    /// How many lines `objects` has.
+    let count: Int
+    /// Where the group writes each check as it comes (`output: {file:}`).
+    let checks: String
     let options: ClusterRunOptions
     /// The group's `with:`.
     let parameters: [String: FlowValue]
@@ -27,19 +25,17 @@ struct VerifyRun {
     /// without one goes to the workers in batches (`FlowEngine.runBatched`), and a check that
     /// failed is reported as such, for `verify` to be run again.
     var definition: FlowDefinition {
-        let step = FlowGroupStep(op: "VerifyObjectOp", input: "objects", output: "checks", maxConcurrent: maxConcurrent,
-                                 allowFailure: true, parameters: parameters)
-        var definition = FlowDefinition(name: "verify", steps: [.group(step)])
-        definition.bucket = ["objects": .array(entries.map { .string($0.json) })]
-        return definition
+        let step = FlowGroupStep(op: "VerifyObjectOp", input: "", output: "", maxConcurrent: maxConcurrent, allowFailure: true,
+                                 parameters: parameters, inputFile: FlowGroupInputFile(path: objects, format: .lines), outputFile: checks)
+        return FlowDefinition(name: "verify", steps: [.group(step)])
     }
 
-    /// Runs the checks and returns one result per entry, in the entries' order.
+    /// Runs the checks and returns what they found.
     ///
     /// - Throws: `ExitCode(2)` for options that do not make a cluster, `ExitCode(3)` when the
     ///   cluster cannot start or no worker comes.
-    func run() async throws -> [Result] {
-        guard !entries.isEmpty else { return [] }
+    func run() async throws -> VerifyReport {
+        guard count > 0 else { return VerifyReport(objects: 0) }
         let logger = CommandLineLogging.logger(label: "flow-coordinator", level: options.logLevel)
         let progress = ProgressReporter(quiet: options.quiet, pool: options.pool)
         var clusterOptions = options.cluster
@@ -64,9 +60,9 @@ struct VerifyRun {
 
     /// ``run()`` once the local workers are starting.
     private func run(clusterOptions: ClusterRun.Options, logger: Logger, progress: ProgressReporter,
-                     localStart: ClusterRun.LocalStart?) async throws -> [Result] {
+                     localStart: ClusterRun.LocalStart?) async throws -> VerifyReport {
         let run = ClusterRun(definition: definition, options: clusterOptions, logger: logger, localStart: localStart) { progress.report($0) }
-        // Only failed elements keep their lines and records: the checks are in the bucket.
+        // Only failed elements keep their lines and records: the checks are in their file.
         run.flow.setElementRetention(FlowElementRetention(groupsOver: 0, keepingFirst: 0))
         do {
             let endpoint = try await run.start()
@@ -86,7 +82,7 @@ struct VerifyRun {
             CommandLineLogging.printError(run.flow.error.map { String(describing: $0) } ?? "the cluster failed")
             throw ExitCode(3)
         }
-        return results(of: run.flow)
+        return try report(of: run.flow)
     }
 
     /// Waits for the workers as `run` does: local ones, a pool, `--min-workers`.
@@ -106,20 +102,33 @@ struct VerifyRun {
         }
     }
 
-    /// Each entry's result: its check from the group's output, else why its element failed.
-    private func results(of flow: Flow) -> [Result] {
-        var checks: [String: ObjectCheck] = [:]
-        for value in (flow.dataBucket["checks"] as? [Any]) ?? [] {
-            if let check = ObjectCheck(value) { checks[check.target] = check }
+    /// What the checks found: read from their file a line at a time; an object without a check
+    /// is reported with why its element failed, or as not checked.
+    private func report(of flow: Flow) throws -> VerifyReport {
+        var report = VerifyReport(objects: count)
+        var checked = [UInt64](repeating: 0, count: (count + 63) / 64)
+        try JSONLines.forEach(in: checks) { line in
+            guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
+                  let index = object["index"] as? Int, (0..<count).contains(index),
+                  let output = object["output"], let check = ObjectCheck(output) else { return }
+            checked[index >> 6] |= 1 << UInt64(index & 63)
+            report.add(check, at: index)
         }
         var failures: [Int: String] = [:]
         for record in flow.operationRecords where !record.state.isSuccess {
             guard let index = record.groupIndex else { continue }
             failures[index] = record.logLines.last?.text ?? "\(record.state)"
         }
-        return entries.enumerated().map { index, entry in
-            if let check = checks[entry.target] { return .checked(check) }
-            return .failed(failures[index] ?? (flow.isCancelled ? "not checked: the run was cancelled" : "not checked"))
+        let unchecked = (0..<count).lazy.filter { checked[$0 >> 6] & (1 << UInt64($0 & 63)) == 0 }
+        guard unchecked.first != nil else { return report }
+        // The targets of those that have no check, from the objects' file.
+        var index = 0
+        try JSONLines.forEach(in: objects) { line in
+            defer { index += 1 }
+            guard index < count, checked[index >> 6] & (1 << UInt64(index & 63)) == 0 else { return }
+            let target = (try? JSONDecoder().decode(UploadManifestEntry.self, from: line))?.target ?? "object \(index + 1)"
+            report.notChecked(target, at: index, why: failures[index] ?? (flow.isCancelled ? "not checked: the run was cancelled" : "not checked"))
         }
+        return report
     }
 }

@@ -5,51 +5,81 @@ import Foundation
 /// checked, then `verified N objects: N ok (A by checksum, B by ETag, C by size only), M missing,
 /// K changed` (and `, F not checked` when some could not be): what each object that is as
 /// recorded was compared by, zero counts left out.
+///
+/// Made as the checks are read (``add(_:at:)``, ``notChecked(_:at:why:)``): it counts the objects
+/// found as recorded and keeps only the others.
 struct VerifyReport {
-    let entries: [UploadManifestEntry]
-    let results: [VerifyRun.Result]
-
-    private func count(_ status: ObjectCheck.Status) -> Int {
-        results.filter { if case .checked(let check) = $0 { return check.status == status } else { return false } }.count
+    /// An object that is not as recorded, or could not be checked.
+    struct Problem {
+        /// Its place in the objects, for the order of the lines.
+        var index: Int
+        var target: String
+        /// `missing`, `changed`, or `notChecked`.
+        var status: String
+        var detail: String
     }
 
-    private var failed: Int {
-        results.filter { if case .failed = $0 { return true } else { return false } }.count
+    /// How many objects there are.
+    let objects: Int
+    private var okBy: [ObjectCheck.Basis?: Int] = [:]
+    private var problems: [Problem] = []
+
+    init(objects: Int) {
+        self.objects = objects
     }
 
-    /// The objects found as recorded by each basis, in ``ObjectCheck/Basis`` order.
-    private var okBy: [(basis: ObjectCheck.Basis, count: Int)] {
-        let bases = results.compactMap { result -> ObjectCheck.Basis? in
-            if case .checked(let check) = result, check.status == .ok { return check.basis }
-            return nil
+    /// Takes the check of the object at `index`.
+    mutating func add(_ check: ObjectCheck, at index: Int) {
+        if check.status == .ok {
+            okBy[check.basis, default: 0] += 1
+        } else {
+            problems.append(Problem(index: index, target: check.target, status: check.status.rawValue, detail: check.detail))
         }
-        return ObjectCheck.Basis.allCases.map { basis in (basis, bases.filter { $0 == basis }.count) }
+    }
+
+    /// The object at `index` could not be checked, for `why`.
+    mutating func notChecked(_ target: String, at index: Int, why: String) {
+        problems.append(Problem(index: index, target: target, status: "notChecked", detail: why))
+    }
+
+    private var ok: Int { okBy.values.reduce(0, +) }
+
+    private func count(_ status: String) -> Int {
+        problems.filter { $0.status == status }.count
+    }
+
+    /// The problems in the objects' order.
+    private var sortedProblems: [Problem] {
+        problems.sorted { $0.index < $1.index }
     }
 
     /// `(150 by checksum, 50 by size only)`, empty when no basis is known.
     private var okByText: String {
         let words: [ObjectCheck.Basis: String] = [.checksum: "by checksum", .etag: "by ETag", .size: "by size only"]
-        let said = okBy.filter { $0.count > 0 }.map { "\($0.count) \(words[$0.basis] ?? $0.basis.rawValue)" }
+        let said = ObjectCheck.Basis.allCases.compactMap { basis -> String? in
+            guard let count = okBy[basis], count > 0 else { return nil }
+            return "\(count) \(words[basis] ?? basis.rawValue)"
+        }
         return said.isEmpty ? "" : " (\(said.joined(separator: ", ")))"
     }
 
     /// Whether every object is as recorded.
-    var allMatch: Bool { count(.ok) == entries.count }
+    var allMatch: Bool { ok == objects }
 
     /// The lines: `TARGET: missing`, `TARGET: size 10 ≠ 12`, `TARGET: not checked: WHY`, then the totals.
     var text: String {
         var lines: [String] = []
-        for (entry, result) in zip(entries, results) {
-            switch result {
-            case .checked(let check) where check.status == .missing: lines.append("\(entry.target): missing")
-            case .checked(let check) where check.status == .changed: lines.append("\(entry.target): \(check.detail)")
-            case .checked: break
-            case .failed(let why): lines.append("\(entry.target): not checked: \(why)")
+        for problem in sortedProblems {
+            switch problem.status {
+            case ObjectCheck.Status.missing.rawValue: lines.append("\(problem.target): missing")
+            case ObjectCheck.Status.changed.rawValue: lines.append("\(problem.target): \(problem.detail)")
+            default: lines.append("\(problem.target): not checked: \(problem.detail)")
             }
         }
+        let failed = count("notChecked")
         let notChecked = failed > 0 ? ", \(failed) not checked" : ""
-        lines.append("verified \(entries.count) object\(entries.count == 1 ? "" : "s"): \(count(.ok)) ok\(okByText), \(count(.missing)) missing, "
-                     + "\(count(.changed)) changed\(notChecked)")
+        lines.append("verified \(objects) object\(objects == 1 ? "" : "s"): \(ok) ok\(okByText), \(count(ObjectCheck.Status.missing.rawValue)) missing, "
+                     + "\(count(ObjectCheck.Status.changed.rawValue)) changed\(notChecked)")
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -71,18 +101,10 @@ struct VerifyReport {
             var okBy: [String: Int]
             var problems: [Problem]
         }
-        var problems: [Problem] = []
-        for (entry, result) in zip(entries, results) {
-            switch result {
-            case .checked(let check) where check.status != .ok:
-                problems.append(Problem(target: entry.target, status: check.status.rawValue, detail: check.detail))
-            case .checked: break
-            case .failed(let why): problems.append(Problem(target: entry.target, status: "notChecked", detail: why))
-            }
-        }
-        let report = Report(run: run, objects: entries.count, ok: count(.ok), missing: count(.missing), changed: count(.changed),
-                            notChecked: failed,
-                            okBy: Dictionary(uniqueKeysWithValues: okBy.map { ($0.basis.rawValue, $0.count) }), problems: problems)
+        let report = Report(run: run, objects: objects, ok: ok, missing: count(ObjectCheck.Status.missing.rawValue),
+                            changed: count(ObjectCheck.Status.changed.rawValue), notChecked: count("notChecked"),
+                            okBy: Dictionary(uniqueKeysWithValues: ObjectCheck.Basis.allCases.map { ($0.rawValue, okBy[$0] ?? 0) }),
+                            problems: sortedProblems.map { Problem(target: $0.target, status: $0.status, detail: $0.detail) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         return try encoder.encode(report)

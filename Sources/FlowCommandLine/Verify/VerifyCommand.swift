@@ -8,8 +8,9 @@ import Foundation
 /// `flow-coordinator verify RUN`: checks every object a run uploaded against the store.
 ///
 /// The objects are the run's `manifest {…}` lines in its journal (``UploadManifestEntry``, the
-/// latest for each target), checked by a group of `VerifyObjectOp` on the same kind of workers a
-/// run uses (`--workers`, `--bind`, `--pool`). An S3 object is looked for at `--endpoint` and
+/// latest for each target), written to a file and checked by a group of `VerifyObjectOp` that
+/// reads it (`input: {file:}`, its checks to another file) on the same kind of workers a run uses
+/// (`--workers`, `--bind`, `--pool`): neither the objects nor their checks are held in memory. An S3 object is looked for at `--endpoint` and
 /// `--region` when given, else at the endpoint and region its entry recorded, else at those the
 /// run's flow (kept in the journal) gives its bucket's `UploadFileOp`, else at the environment's
 /// (`AWS_ENDPOINT_URL_S3`, `AWS_REGION`, …), with credentials from the machine that runs each
@@ -61,17 +62,25 @@ struct VerifyCommand: AsyncParsableCommand {
         ProcessSignals.clearInheritedMask()
         let folder = dir ?? RunJournal.defaultFolder()
         let path = RunsCommand.journalPath(for: run, folder: folder)
-        let entries: [UploadManifestEntry]
+        let scratch: String
         do {
-            entries = try Self.entries(journal: path, endpointGiven: endpoint != nil)
+            scratch = try Self.scratchFolder()
+        } catch {
+            CommandLineLogging.printError("cannot verify \(run): cannot make a temporary folder: \(error)")
+            throw ExitCode(2)
+        }
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let objects = scratch + "/objects.jsonl"
+        let count: Int
+        do {
+            count = try Self.writeObjects(journal: path, endpointGiven: endpoint != nil, to: objects)
         } catch {
             let looked = path == run ? "" : " (looked for \(path); --dir DIR says where the journals are)"
             CommandLineLogging.printError("cannot verify \(run): \(error)\(looked)")
             throw ExitCode(2)
         }
-        let checks = try await VerifyRun(entries: entries, options: options, parameters: operationParameters,
-                                         maxConcurrent: maxConcurrent).run()
-        let report = VerifyReport(entries: entries, results: checks)
+        let report = try await VerifyRun(objects: objects, count: count, checks: scratch + "/checks.jsonl", options: options,
+                                          parameters: operationParameters, maxConcurrent: maxConcurrent).run()
         print(report.text, terminator: "")
         fflush(nil)
         if let json = options.json {
@@ -92,18 +101,28 @@ struct VerifyCommand: AsyncParsableCommand {
         return parameters
     }
 
-    /// The objects a run's journal records: its manifest lines, the latest one for each target
-    /// (an element run again after a retry or a resume), in the order they were first recorded.
+    /// A private folder for the objects and their checks, removed when `verify` ends.
+    static func scratchFolder() throws -> String {
+        let folder = NSTemporaryDirectory() + "flow-verify-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return folder
+    }
+
+    /// Writes the objects a run's journal records to `file`, one JSON line each: its manifest
+    /// lines, the latest one for each target (an element run again after a retry or a resume), in
+    /// the order they were first recorded. The journal is read a record at a time and the targets
+    /// kept on disk (``LatestByKey``): a run of ten million uploads is checked in flat memory.
     ///
-    /// - Throws: ``RunJournalError`` for a file that is not a journal this version reads.
+    /// - Returns: how many objects it wrote.
+    /// - Throws: ``RunJournalError`` for a file that is not a journal this version reads; an
+    ///   error of the disk.
     /// - Parameter endpointGiven: whether `--endpoint` replaces every entry's endpoint; without it,
     ///   an entry whose endpoint the run's flow does not upload to is left out, with a warning.
-    static func entries(journal path: String, endpointGiven: Bool = false) throws -> [UploadManifestEntry] {
-        let (stored, records) = try RunJournal.readRecords(at: path)
+    static func writeObjects(journal path: String, endpointGiven: Bool = false, to file: String) throws -> Int {
+        let stored = try RunJournal.readStored(at: path)
         let settings = storeSettings(stored, file: path)
-        var entries: [UploadManifestEntry] = []
-        var positions: [String: Int] = [:]
-        for record in records {
+        let latest = try LatestByKey(folder: (file as NSString).deletingLastPathComponent)
+        try RunJournal.forEachRecord(at: path) { record in
             for event in record.result.events {
                 guard case .log(let line) = event.kind,
                       let recorded = UploadManifestEntry.recorded(by: record.result.operationName, line: line) else { continue }
@@ -112,14 +131,26 @@ struct VerifyCommand: AsyncParsableCommand {
                     CommandLineLogging.printDiagnostic("warning: \(refusal)")
                     continue
                 }
-                if let position = positions[entry.target] {
-                    entries[position] = entry
-                } else {
-                    positions[entry.target] = entries.count
-                    entries.append(entry)
-                }
+                try latest.add(entry.json, forKey: entry.target)
             }
         }
-        return entries
+        guard FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o600]),
+              let output = FileHandle(forWritingAtPath: file) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: file])
+        }
+        defer { try? output.close() }
+        var count = 0
+        var chunk = Data()
+        try latest.forEach { json in
+            chunk.append(contentsOf: json.utf8)
+            chunk.append(0x0A)
+            count += 1
+            if chunk.count >= 1 << 20 {
+                try output.write(contentsOf: chunk)
+                chunk.removeAll(keepingCapacity: true)
+            }
+        }
+        try output.write(contentsOf: chunk)
+        return count
     }
 }
