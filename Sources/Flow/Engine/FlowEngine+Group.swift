@@ -66,7 +66,8 @@ extension FlowEngine {
             // engine waiting for results of elements that will not come.
             run.stop()
         }
-        let elementsAt = FlowGroupElementsAt(id: id, tags: tags, accept: accept)
+        let elementsAt = FlowGroupElementsAt(id: id, tags: tags, keepsOutputs: !plan.outputKey.isEmpty || plan.outputFile != nil,
+                                             accept: accept)
         let stop = await run(feed, plan: plan, resolvedPlan: resolvedPlan, first: first, results: elementsAt)
         return finishGroup(plan, tally: tally, stop: stop, feed: feed)
     }

@@ -5,6 +5,9 @@ import Foundation
 struct FlowGroupElementsAt {
     let id: FlowStepID
     let tags: FlowGroupTags
+    /// Whether the group keeps its outputs (in the bucket or a file): when it does not, the
+    /// journal is not given them (a no-op element's record was 9 bytes longer with its output).
+    let keepsOutputs: Bool
     /// Takes one finished element; returns the group's end when it must stop.
     let accept: (FlowTaskResult, String?) -> FlowEngine.Outcome?
 }
@@ -88,7 +91,13 @@ extension FlowEngine {
     func settle(_ result: FlowTaskResult, at group: FlowGroupElementsAt) -> Outcome? {
         if case .cancelled = result.state { return .cancelled }
         let tag = group.tags.tag(for: result.groupIndex ?? 0)
-        journalAccepted(result, tag: tag, at: group.id)
+        if group.keepsOutputs || result.groupOutput == nil {
+            journalAccepted(result, tag: tag, at: group.id)
+        } else {
+            var journaled = result
+            journaled.groupOutput = nil
+            journalAccepted(journaled, tag: tag, at: group.id)
+        }
         return group.accept(result, tag)
     }
 }
