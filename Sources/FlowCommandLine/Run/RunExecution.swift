@@ -148,9 +148,9 @@ enum RunExecution {
     /// What the flow keeps and where its summary goes, before it starts.
     private static func prepareFlow(_ flow: Flow, options: ClusterRunOptions, summaryFile: SummaryFile?, firstLine: String?) {
         // Big groups stay out of memory: the terminal shows them condensed anyway, the whole
-        // summary is streamed to its file, and every element is in the journal. A JSON report
-        // lists every op, so it keeps them all.
-        if options.json == nil && options.manifest == nil { flow.setElementRetention(FlowElementRetention(groupsOver: condenseOver, keepingFirst: condensedShown)) }
+        // summary is streamed to its file, the manifest written as ops finish, and every element
+        // is in the journal. A JSON report lists every op, so it keeps them all.
+        if options.json == nil { flow.setElementRetention(FlowElementRetention(groupsOver: condenseOver, keepingFirst: condensedShown)) }
         if let summaryFile { flow.setSummaryStream { entry in summaryFile.write(entry) } }
         if let firstLine { flow.log(message: firstLine) }
     }

@@ -10,8 +10,11 @@ import Synchronization
 struct RunReports: Sendable {
     let timeline: TimelineRecorder?
     let coordinatorMetrics: CoordinatorMetrics?
+    /// The manifest and the count of uploads and skips, made as ops finish.
+    let manifest: ManifestRecorder
 
     init(options: ClusterRunOptions, flowName: String) {
+        manifest = ManifestRecorder(path: options.manifest)
         timeline = options.timeline.map { _ in TimelineRecorder(flow: flowName) }
         coordinatorMetrics = options.metrics.map { _ in CoordinatorMetrics(flow: flowName) }
     }
@@ -57,6 +60,7 @@ final class RunService: Service, Sendable {
             progress.report(event)
             reports.coordinatorMetrics?.record(event)
             reports.timeline?.record(event)
+            reports.manifest.record(event)
         }
         if let code = await waitForWorkers() { return code }
         let startedAt = Date()
@@ -117,7 +121,7 @@ final class RunService: Service, Sendable {
                 CommandLineLogging.printError("cannot write the JSON report to \(json): \(error.localizedDescription)")
             }
         }
-        RunExecution.writeManifest(of: flow, options: options)
+        RunExecution.writeManifest(reports.manifest)
         if outcome == .clusterError, let error = flow.error {
             CommandLineLogging.printError(String(describing: error))
             // The pool stopped taking this run (its key revoked): that is why no worker came.
