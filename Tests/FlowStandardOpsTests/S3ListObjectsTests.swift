@@ -157,3 +157,62 @@ struct S3ListPageTests {
         #expect(S3Listing.relative("a.jpg", to: "") == "a.jpg")
     }
 }
+
+extension S3ListObjectsTests {
+    /// Keys in the byte order a store lists them in.
+    static func storeOrder(_ keys: [String]) -> [String] {
+        keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+    }
+
+    /// Streamed (issue 49), a page at a time: every key once, in the same order each time (the
+    /// top level's keys sorted, then each folder's in the order of its name), from one paginator
+    /// and from four at once; with pages of one key, a folder lists far more pages ahead than a
+    /// queue holds (``S3PageQueue/capacity``), so its paginator waits for its turn.
+    @Test func aStreamedListingGivesEveryKeyOnceInAFixedOrder() async throws {
+        let s3 = try await Self.store(prefix: "archive/")
+        defer { s3.stop() }
+        var expected: [String] = Self.storeOrder(["archive/top & b.jpg", "archive/top a.txt"])
+        for folder in ["2024/", "2025/", "2026/", "logs/"] {
+            let inFolder: [String] = Self.keys.filter { $0.hasPrefix(folder) }.map { "archive/" + $0 }
+            expected += Self.storeOrder(inFolder)
+        }
+        let whole: [String] = Self.storeOrder(Self.keys.map { "archive/" + $0 })
+        for (concurrency, pageSize) in [(4, 1), (4, 5), (1, 5)] {
+            var pages: [[String]] = []
+            let parameters: [String: FlowValue] = ["concurrency": .integer(Int64(concurrency))]
+            let op = try Self.op(s3, url: "s3://\(s3.bucket)/archive/", parameters)
+            let result = try await op.stream(credentials: Self.credentials(s3), pageSize: pageSize) { page in
+                // Slower than the store: the folders listed ahead fill their queues.
+                if concurrency > 1, pages.count.isMultiple(of: 8) { try await Task.sleep(for: .milliseconds(20)) }
+                pages.append(page.map { $0.key })
+            }
+            let keys: [String] = pages.flatMap { $0 }
+            #expect(pages.allSatisfy { !$0.isEmpty && $0.count <= pageSize })
+            #expect(Set(keys).count == Self.keys.count && keys.count == Self.keys.count)
+            #expect(result.objects.isEmpty)
+            if concurrency > 1 {
+                #expect(keys == expected, "concurrency \(concurrency), pages of \(pageSize)")
+                #expect(result.prefixes == 5, "the top, then its four folders: \(result.prefixes)")
+            } else {
+                #expect(keys == whole)
+            }
+        }
+    }
+
+    /// A group that stops taking pages stops the listing: every paginator ends, none is left
+    /// waiting, and the error reaches the op.
+    @Test func aStreamedListingStopsWhenItsReaderDoes() async throws {
+        let s3 = try await Self.store()
+        defer { s3.stop() }
+        struct Enough: Error {}
+        var taken = 0
+        let op = try Self.op(s3, url: "s3://\(s3.bucket)", ["concurrency": 4])
+        await #expect(throws: Enough.self) {
+            _ = try await op.stream(credentials: Self.credentials(s3), pageSize: 1) { _ in
+                taken += 1
+                if taken == 12 { throw Enough() }
+            }
+        }
+        #expect(taken == 12)
+    }
+}

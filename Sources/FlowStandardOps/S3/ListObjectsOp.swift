@@ -21,6 +21,12 @@ import Foundation
 /// - `endpoint`, `region`, `pathStyle`, `caFile`: as `UploadFileOp` takes them for S3.
 /// - `timeout` (seconds, default 60): the most one page's request may take.
 ///
+/// Before a group that reads its output, the op runs with the group and gives it the objects a
+/// page of up to 1,000 at a time as they are listed (the group's first element starts after
+/// the first page; memory stays flat at any size), in a fixed order: with one paginator the
+/// store's, with several the objects of the top folder levels sorted, then each folder's in the
+/// order of the folders' names.
+///
 /// Output: one map per object, sorted by key: `{"key": "2026/01/a.jpg", "size": 1234, "etag":
 /// "9b2cf535f27731c974343645a3985328", "lastModified": "2026-11-29T09:30:00.000Z"}` (the whole
 /// key; the ETag without its quotes; the time as the store wrote it). An empty prefix gives an
@@ -91,6 +97,10 @@ public final class ListObjectsOp: FlowAsyncOperation, @unchecked Sendable {
         }
         do {
             let started = ContinuousClock.now
+            if hasPageReader(for: outputKey) {
+                try await listInPages(credentials: credentials, started: started)
+                return
+            }
             let result = try await list(credentials: credentials)
             log(message: Self.describe(result, url: url, took: ContinuousClock.now - started))
             set(outputKey, result.objects.map(\.element))
@@ -100,10 +110,40 @@ public final class ListObjectsOp: FlowAsyncOperation, @unchecked Sendable {
         }
     }
 
+    /// Lists the prefix a page at a time into the group that reads the output as it comes
+    /// (`FlowOperation.emit(_:to:)`): its first element starts after the first page. The order
+    /// is `S3Listing.stream`'s, the same every time, so
+    /// a resumed run's group finds each element where it was.
+    private func listInPages(credentials: S3Credentials, started: ContinuousClock.Instant) async throws {
+        var count = 0
+        var bytes: Int64 = 0
+        let result = try await stream(credentials: credentials) { page in
+            count += page.count
+            bytes += page.reduce(0) { $0 + $1.size }
+            try await emit(page.map(\.element), to: outputKey)
+        }
+        log(message: Self.describe(result, url: url, took: ContinuousClock.now - started, objects: (count, bytes)))
+        // Nothing emitted: the group reads an empty list from the bucket, as without pages.
+        if count == 0 { set(outputKey, [Any]()) }
+    }
+
+    /// Lists the prefix a page at a time, signing with `credentials` (`S3Listing.stream`).
+    func stream(credentials: S3Credentials, pageSize: Int = 1000,
+                deliver: ([S3ObjectEntry]) async throws -> Void) async throws -> S3Listing.Result {
+        try await listing(credentials: credentials, pageSize: pageSize).stream(prefix: target.keyPrefix, recursive: recursive,
+                                                                               concurrency: concurrency, deliver: deliver)
+    }
+
     /// Lists the prefix, signing with `credentials`.
     ///
     /// - Parameter pageSize: keys per page asked for (`max-keys`; S3's most is 1,000).
     func list(credentials: S3Credentials, pageSize: Int = 1000) async throws -> S3Listing.Result {
+        try await listing(credentials: credentials, pageSize: pageSize).list(prefix: target.keyPrefix, recursive: recursive,
+                                                                             concurrency: concurrency)
+    }
+
+    /// The listing of the prefix, signing with `credentials`.
+    private func listing(credentials: S3Credentials, pageSize: Int = 1000) throws -> S3Listing {
         let client = S3Client(target: target, signer: SigV4Signer(credentials: credentials, region: target.region), objectHeaders: [],
                               timeout: timeout.seconds, tls: try caFile.map(CertificateAuthorityFile.tlsConfiguration(path:)))
         let filter = self.filter
@@ -113,14 +153,17 @@ public final class ListObjectsOp: FlowAsyncOperation, @unchecked Sendable {
                 && filter.admits(size: object.size, modified: cutoff == nil ? Date() : S3Upload.date(object.lastModified) ?? .distantPast,
                                  cutoff: cutoff)
         }, skipsFolder: { filter.excludesAll(below: $0) })
-        return try await listing.list(prefix: target.keyPrefix, recursive: recursive, concurrency: concurrency)
+        return listing
     }
 
     /// `listed 1,204 objects (3.1 GiB) under s3://photos/2026/ in 2 requests, 0.4 s (…)`.
-    static func describe(_ result: S3Listing.Result, url: String, took: Duration) -> String {
-        let bytes = result.objects.reduce(Int64(0)) { $0 + $1.size }
+    ///
+    /// - Parameter objects: how many objects and bytes were listed, when they are not in `result`
+    ///   (a listing given to a group page by page).
+    static func describe(_ result: S3Listing.Result, url: String, took: Duration, objects: (count: Int, bytes: Int64)? = nil) -> String {
+        let bytes = objects?.bytes ?? result.objects.reduce(Int64(0)) { $0 + $1.size }
         let byteText = ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)
-        var line = "listed \(result.objects.count) objects (\(byteText)) under \(url) in \(result.requests) request"
+        var line = "listed \(objects?.count ?? result.objects.count) objects (\(byteText)) under \(url) in \(result.requests) request"
             + (result.requests == 1 ? "" : "s") + String(format: ", %.2f s", took.seconds)
         var notes: [String] = []
         if result.prefixes > 1 { notes.append("\(result.prefixes) prefixes") }

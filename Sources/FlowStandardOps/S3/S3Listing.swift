@@ -89,7 +89,7 @@ struct S3Listing: Sendable {
     /// found to `result`.
     ///
     /// - Returns: what each prefix's listing found (its subfolders, with a delimiter).
-    private func listEach(_ prefixes: [String], root: String, delimiter: String?, concurrency: Int, into result: inout Result)
+    func listEach(_ prefixes: [String], root: String, delimiter: String?, concurrency: Int, into result: inout Result)
         async throws -> [Folder] {
         var folders: [Folder] = []
         try await withThrowingTaskGroup(of: Folder.self) { group in
@@ -115,7 +115,7 @@ struct S3Listing: Sendable {
     }
 
     /// What listing one prefix, all its pages, found.
-    private struct Folder: Sendable {
+    struct Folder: Sendable {
         var objects: [S3ObjectEntry] = []
         var subfolders: [String] = []
         var requests = 0
@@ -123,7 +123,7 @@ struct S3Listing: Sendable {
     }
 
     /// Lists every page of `prefix`, with `delimiter` or without.
-    private func listAll(_ prefix: String, root: String, delimiter: String?) async throws -> Folder {
+    func listAll(_ prefix: String, root: String, delimiter: String?) async throws -> Folder {
         var folder = Folder()
         var token: String?
         repeat {
