@@ -129,14 +129,16 @@ public final class Flow: Sendable {
         return self
     }
 
-    /// Adds a group: one op from `operationCreator` per element of the dispatcher's input array.
+    /// Adds a group: one op from `operationCreator` per element of the dispatcher's input array
+    /// (or of its `AsyncSequence`, ``FlowArrayGroupDispatcher/init(elements:outputKey:maxConcurrentOperationCount:allowFailure:)``).
     @discardableResult
     public func addGrouped(operationCreator: any FlowOperationCreator.Type, dispatcher: FlowGroupDispatcher) -> Flow {
-        let plan = FlowGroupPlan(
+        var plan = FlowGroupPlan(
             source: .creator(operationCreator), inputKey: dispatcher.inputKey, outputKey: dispatcher.outputKey,
             maxConcurrent: dispatcher.maxConcurrentOperationCount, allowFailure: dispatcher.allowFailure, location: nil,
             policy: FlowTaskPolicy(retry: dispatcher.retry, timeout: dispatcher.timeout), maxFailures: dispatcher.maxFailures
         )
+        plan.elements = dispatcher.elements
         setup.withLock { $0.blueprint.add(.group(plan), flowCase: nil) }
         return self
     }

@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Fans the array at `inputKey` out to one op per element and collects their outputs, in input
-/// order, at `outputKey`.
+/// order, at `outputKey`; or, made with ``init(elements:outputKey:maxConcurrentOperationCount:allowFailure:)``,
+/// the elements an `AsyncSequence` yields, a page at a time as they come.
 ///
 /// Each op gets a temporary bucket holding only `[primaryInputParamKey: element]`; its value at
 /// `primaryOutputParamKey` is collected. A failed op's missing output is skipped, so with
@@ -41,6 +42,8 @@ public final class FlowArrayGroupDispatcher: Sendable {
     }
 
     private let settings = Mutex(Settings())
+    /// The sequence the elements come from instead of the bucket.
+    let elements: FlowGroupElementSequence?
 
     /// Creates a dispatcher.
     ///
@@ -54,6 +57,34 @@ public final class FlowArrayGroupDispatcher: Sendable {
         self.outputKey = outputKey
         self.maxConcurrentOperationCount = max(1, maxConcurrentOperationCount)
         self.allowFailure = allowFailure
+        elements = nil
+    }
+
+    /// Creates a dispatcher whose elements come from `elements` as it yields them, not from the
+    /// bucket: the group starts once the sequence has yielded two pages of up to 1,000 (or has
+    /// ended), runs while it goes on, and ends when it has ended and the last element is done.
+    /// Memory stays flat: the sequence waits while the group is 8 pages behind, and with
+    /// `outputKey` empty no output array is kept. A page is handed over full, or once its first
+    /// element has waited 20 ms when the next one comes, or at the sequence's end.
+    ///
+    /// If the sequence throws, the group fails with that error once the elements it had are
+    /// done; if the group fails or the run stops, the sequence is no longer read. A journal
+    /// (``Flow/setJournal(_:)``) takes back a resumed group's elements by index: give the same
+    /// elements in the same order to resume.
+    ///
+    /// - Parameters:
+    ///   - elements: the group's input, one op per element.
+    ///   - outputKey: the bucket key the outputs are collected at, in input order; empty (the
+    ///     default) keeps none.
+    ///   - maxConcurrentOperationCount: at most this many ops run at once (at least 1).
+    ///   - allowFailure: whether the flow goes on when some ops fail.
+    public init<Elements: AsyncSequence & Sendable>(elements: Elements, outputKey: String = "", maxConcurrentOperationCount: Int = 3,
+                                                    allowFailure: Bool = false) where Elements.Element: Sendable {
+        inputKey = ""
+        self.outputKey = outputKey
+        self.maxConcurrentOperationCount = max(1, maxConcurrentOperationCount)
+        self.allowFailure = allowFailure
+        self.elements = FlowGroupElementSequence(elements)
     }
 }
 

@@ -32,4 +32,31 @@ extension FlowEngine {
         let opEnd = await serialEnd
         return groupEnd ?? opEnd
     }
+
+    /// Runs a group over the elements of a Swift `AsyncSequence`, read a page at a time while
+    /// the group runs (``FlowGroupElementSequence``), as ``runFeeding(_:_:groupID:)`` runs one over
+    /// an op's pages. The sequence's failure fails the group once the elements it had are done.
+    func runGroup(_ group: FlowGroupPlan, id: FlowStepID, reading elements: FlowGroupElementSequence) async -> Outcome? {
+        let stream = FlowElementStream(key: group.inputKey)
+        async let fed: Result<Void, any Error> = {
+            defer { stream.finish() }
+            return await elements.feed(stream)
+        }()
+        guard await stream.secondPageOrEnd() else {
+            // Nothing came: the sequence was empty, or failed before its first element.
+            if case .failure(let error) = await fed { return .failed(error) }
+            run.log("[Group] no operation to run for group; the sequence of its elements yielded none")
+            return .failed(FlowError.emptyGroupInput(key: "the sequence of its elements"))
+        }
+        let groupEnd = await runGroup(group, id: id, stream: stream)
+        // Over: the sequence is no longer read (its task cancelled on the way out, should it
+        // be waiting for an element).
+        stream.close()
+        if let groupEnd { return groupEnd }
+        if case .failure(let error) = await fed, !(error is CancellationError) {
+            run.log("[Group] the sequence of its elements failed: \(error)")
+            return .failed(error)
+        }
+        return nil
+    }
 }

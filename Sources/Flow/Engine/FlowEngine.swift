@@ -35,7 +35,8 @@ struct FlowEngine: Sendable {
             let stop: Outcome?
             switch node {
             case .operation(let reference, let location, let policy):
-                if index + 1 < nodes.count, case .group(let group) = nodes[index + 1], group.inputFile == nil, !group.inputKey.isEmpty {
+                if index + 1 < nodes.count, case .group(let group) = nodes[index + 1], group.inputFile == nil, group.elements == nil,
+                   !group.inputKey.isEmpty {
                     // The op may emit the group's input a page at a time (FlowElementStream).
                     index += 1
                     stop = await runFeeding(SerialStep(reference: reference, location: location, policy: policy, id: id),
@@ -44,7 +45,11 @@ struct FlowEngine: Sendable {
                 }
                 stop = await runSerial(reference, location: location, policy: policy, id: id)
             case .group(let plan):
-                stop = await runGroup(plan, id: id)
+                if let elements = plan.elements {
+                    stop = await runGroup(plan, id: id, reading: elements)
+                } else {
+                    stop = await runGroup(plan, id: id)
+                }
             case .cases(let branches, let defaultSteps):
                 stop = await runCases(branches: branches, defaultSteps: defaultSteps, id: id)
             }

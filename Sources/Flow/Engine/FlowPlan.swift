@@ -31,6 +31,8 @@ struct FlowGroupPlan: Sendable {
     var inputFile: FlowGroupInputFile?
     /// Where each output goes instead of ``outputKey`` (a flow file's `output: {file:}`).
     var outputFile: String?
+    /// The sequence the elements come from instead of ``inputKey`` (a Swift blueprint's).
+    var elements: FlowGroupElementSequence?
     var maxConcurrent: Int
     var allowFailure: Bool
     var location: FlowSourceLocation?
