@@ -57,9 +57,11 @@ let package = Package(
         // Flow core: the seed API, the flow tree, the engine, flow files. Knows nothing of sockets.
         .target(
             name: "Flow",
-            dependencies: [.product(name: "Yams", package: "Yams")],
+            dependencies: ["CZlib", .product(name: "Yams", package: "Yams")],
             swiftSettings: strictSettings
         ),
+        // zlib, for group input files that are gzipped (an S3 Inventory's .csv.gz).
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // CRC-32C and CRC-64/NVME with the CPU's instructions where it has them (FlowStandardOps' upload checksums).
         .target(name: "CFlowChecksum"),
         // The stock operations every worker offers (the seed's demo ops, later real ones).

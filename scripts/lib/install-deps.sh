@@ -2,7 +2,7 @@
 need_packages=()
 
 ensure_system_packages() {
-  local wanted=(libzmq3-dev libsqlite3-dev pkg-config "$@")
+  local wanted=(libzmq3-dev libsqlite3-dev zlib1g-dev pkg-config "$@")
   need_packages=()
   for package in "${wanted[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || need_packages+=("$package")

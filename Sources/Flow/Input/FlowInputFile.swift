@@ -5,7 +5,9 @@ import Foundation
 ///
 /// The file is read in blocks of ``blockSize``; a page holds at most the elements asked for, and
 /// one record may be at most ``recordLimit`` long, so memory stays flat whatever the file's size.
-/// A record that cannot be read is an error naming the file and its line, never a crash.
+/// A record that cannot be read is an error naming the file and its line, never a crash. A
+/// gzip file (by its first bytes, whatever its name) is read decompressed as it goes
+/// (``FlowGzipReader``): an S3 Inventory list comes as `.csv.gz`.
 ///
 /// - `lines`: each line a string element; blank lines are skipped, a `\r` before the `\n` is
 ///   dropped.
@@ -14,7 +16,7 @@ import Foundation
 /// - `csv` (`.csv`): RFC 4180 records (quoted fields may hold commas, quotes doubled and line
 ///   breaks), each a map of column name to text; the names come from the first record
 ///   (`header: true`, the default without `columns`) or from `columns`.
-/// - `s3-inventory`: an S3 Inventory CSV list (uncompressed), its columns named by `columns` as
+/// - `s3-inventory`: an S3 Inventory CSV list (gzipped, as S3 writes it, or not), its columns named by `columns` as
 ///   the inventory's `manifest.json` `fileSchema` names them (`Bucket, Key, Size, LastModifiedDate,
 ///   ETag`, …): each record a map with those names in lower camel case (`bucket`, `key`, `size`,
 ///   `lastModified`, `etag`), the URL-encoded key decoded, the size an integer.
@@ -31,6 +33,8 @@ package struct FlowInputFile {
     package let path: String
     package let format: Format
     private let descriptor: Int32
+    /// Set for a gzip file: its bytes come through it.
+    private let gzip: FlowGzipReader?
     private var buffer: [UInt8] = []
     /// Where the unread bytes of ``buffer`` begin.
     private var start = 0
@@ -62,6 +66,12 @@ package struct FlowInputFile {
         descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw FlowInputFileError(path: path, line: nil, "cannot open it: \(String(cString: strerror(errno)))")
+        }
+        do {
+            gzip = FlowGzipReader.isGzip(descriptor: descriptor) ? try FlowGzipReader(descriptor: descriptor) : nil
+        } catch {
+            _ = Foundation.close(descriptor)
+            throw FlowInputFileError(path: path, line: nil, error.reason)
         }
     }
 
@@ -132,8 +142,20 @@ package struct FlowInputFile {
         }
         let old = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: Self.blockSize))
-        let got = buffer.withUnsafeMutableBytes { bytes in
-            read(descriptor, bytes.baseAddress! + old, Self.blockSize)
+        let got: Int
+        if let gzip {
+            do {
+                got = try buffer.withUnsafeMutableBytes { bytes in
+                    try gzip.read(into: bytes.baseAddress! + old, count: Self.blockSize)
+                }
+            } catch {
+                buffer.removeSubrange(old...)
+                throw FlowInputFileError(path: path, line: line, (error as? FlowGzipError)?.reason ?? String(describing: error))
+            }
+        } else {
+            got = buffer.withUnsafeMutableBytes { bytes in
+                read(descriptor, bytes.baseAddress! + old, Self.blockSize)
+            }
         }
         guard got >= 0 else {
             buffer.removeSubrange(old...)

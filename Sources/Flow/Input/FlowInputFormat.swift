@@ -9,15 +9,18 @@ public enum FlowInputFormat: Sendable, Hashable {
     /// RFC 4180 CSV (`format: csv`), each record a map of column name to text; the names come from
     /// `columns`, or from the file's first record when `columns` is `nil`.
     case csv(columns: [String]?)
-    /// An S3 Inventory CSV list, uncompressed (`format: s3-inventory`), its columns named as the
+    /// An S3 Inventory CSV list, gzipped or not (`format: s3-inventory`), its columns named as the
     /// inventory's `manifest.json` `fileSchema` names them (`Bucket, Key, Size, …`); each record a
     /// map with those names in lower camel case (`bucket`, `key`, `size`, …), the key decoded.
     case s3Inventory(columns: [String])
 
     /// The format a file's name suggests: `.jsonl` and `.ndjson` JSON lines, `.csv` CSV with a
-    /// header, anything else plain lines.
+    /// header, anything else plain lines; a `.gz` after them is looked through (`items.csv.gz`
+    /// is CSV, read decompressed).
     public static func guess(path: String) -> FlowInputFormat {
-        switch (path as NSString).pathExtension.lowercased() {
+        var name = path as NSString
+        if name.pathExtension.lowercased() == "gz" { name = name.deletingPathExtension as NSString }
+        switch name.pathExtension.lowercased() {
         case "jsonl", "ndjson": return .jsonLines
         case "csv": return .csv(columns: nil)
         default: return .lines
