@@ -22,11 +22,13 @@ import Testing
         }
     }
 
-    /// Counts elements as a sequence yields them, and those an op ran before the sequence ended.
+    /// Counts elements as a sequence yields them, and those an op ran before the sequence ended;
+    /// `ran` hears each op that runs.
     final class Watch: Sendable {
         let yielded = Atomic<Int>(0)
         let ended = Atomic<Bool>(false)
         let ranBeforeTheEnd = Atomic<Int>(0)
+        let (ran, ranContinuation) = AsyncStream<Void>.makeStream()
     }
 
     /// As ``TripleOp``, noting whether the sequence had ended when it ran.
@@ -38,14 +40,15 @@ import Testing
         override func mainLogic() {
             guard let item: Int = getData(name: "x") else { return }
             if !Self.watch.ended.load(ordering: .acquiring) { Self.watch.ranBeforeTheEnd.add(1, ordering: .relaxed) }
+            Self.watch.ranContinuation.yield()
             setData(name: "y", value: item * 3)
             finishSuccessfully()
         }
     }
 
-    /// 5,000 elements (five pages and more) yielded one at a time, with a pause after every
-    /// thousand: the outputs come in input order, and elements ran while the sequence was still
-    /// being read.
+    /// 5,000 elements (five pages) yielded one at a time: the outputs come in input order, and the
+    /// group starts while the sequence goes on (it yields no more past 3,000 until an op has run:
+    /// the group has had its two pages by then).
     @Test func aGroupRunsOverAnAsyncSequenceWhileItIsRead() async {
         let watch = Watch()
         WatchedOp.watch = watch
@@ -56,8 +59,10 @@ import Testing
                 watch.ended.store(true, ordering: .releasing)
                 return nil
             }
-            // Now and then a pause: the group catches up and runs before the end.
-            if index % 1_000 == 999 { try? await Task.sleep(for: .milliseconds(30)) }
+            if index == 3_000 {
+                var ran = watch.ran.makeAsyncIterator()
+                _ = await ran.next()
+            }
             return index
         })
         let run = Flow()

@@ -86,7 +86,7 @@ extension S3Listing {
     /// objects to `page` (a page the filters emptied is not given).
     ///
     /// - Returns: what it took and found besides the objects (its subfolders, with a delimiter).
-    private func listPages(_ prefix: String, root: String, delimiter: String?,
+    func listPages(_ prefix: String, root: String, delimiter: String?,
                            page body: ([S3ObjectEntry]) async throws -> Void) async throws -> Folder {
         var folder = Folder()
         var token: String?

@@ -122,24 +122,11 @@ struct S3Listing: Sendable {
         var filteredOut = 0
     }
 
-    /// Lists every page of `prefix`, with `delimiter` or without.
+    /// Lists every page of `prefix`, with `delimiter` or without, its kept objects collected.
     func listAll(_ prefix: String, root: String, delimiter: String?) async throws -> Folder {
-        var folder = Folder()
-        var token: String?
-        repeat {
-            try Task.checkCancellation()
-            let page = try await self.page(prefix, delimiter: delimiter, continuation: token)
-            folder.requests += 1
-            for object in page.objects {
-                if keeps(Self.relative(object.key, to: root), object) {
-                    folder.objects.append(object)
-                } else {
-                    folder.filteredOut += 1
-                }
-            }
-            folder.subfolders += page.commonPrefixes
-            token = page.nextContinuationToken
-        } while token != nil
+        var objects: [S3ObjectEntry] = []
+        var folder = try await listPages(prefix, root: root, delimiter: delimiter) { objects += $0 }
+        folder.objects = objects
         return folder
     }
 
