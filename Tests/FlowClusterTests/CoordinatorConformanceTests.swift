@@ -3,7 +3,7 @@ import FlowWire
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// A real `flow-coordinator` driven by hand-written workers into the corners of FLOW/02, each
     /// a place where it once did not do what docs/PROTOCOL.md says.
     @Suite struct CoordinatorKeepsTheSpec {

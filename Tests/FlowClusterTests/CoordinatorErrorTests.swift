@@ -2,7 +2,7 @@ import FlowTestSupport
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// Exit codes and messages for what cannot run: unknown ops, bad flow files, bad flags.
     @Suite struct CoordinatorRefusals {
         private static let unknownOpFlow = """

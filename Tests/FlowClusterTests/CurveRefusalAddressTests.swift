@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import ZeroMQ
 
-extension ClusterIntegrationTests.CurveSecurity {
+extension ClusterIntegrationTestsSecondLane.CurveSecurity {
     /// A refusal names the peer that was refused, not the coordinator: bad peers connect from
     /// other loopback addresses (libzmq's `tcp://SOURCE:0;DESTINATION` form) than the one the
     /// coordinator listens on, and each of them is logged.

@@ -2,7 +2,7 @@ import FlowTestSupport
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// CURVE: only workers whose keys the coordinator lists can join, and nothing crosses the wire
     /// in plaintext.
     @Suite struct CurveSecurity {

@@ -2,7 +2,7 @@ import FlowTestSupport
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// A journal that cannot be written (its disk is full) stops the run at once, as interrupted
     /// and with a non-zero exit, and a resume once there is room runs only what was not recorded.
     @Suite struct JournalOnAFullDisk {

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// Traffic that is not a worker's reaches the coordinator's port while it runs a flow.
     @Suite struct ForeignTrafficAtTheCoordinator {
         @Test func garbageFramesAndRawBytesAreDroppedWhileTheFlowCompletes() async throws {

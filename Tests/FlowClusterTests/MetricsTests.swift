@@ -2,7 +2,7 @@ import FlowTestSupport
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// `--metrics HOST:PORT`: both programs serve Prometheus metrics while they run, and the counts
     /// match the run.
     @Suite struct Metrics {

@@ -3,7 +3,7 @@ import FlowWire
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// What a peer says about itself reaches the coordinator's terminal escaped, and bounded.
     @Suite struct PeerSuppliedText {
         /// A flow that waits for two workers offering SleepOp, which the raw peers never are.

@@ -6,9 +6,9 @@ import Testing
 @Suite(.serialized) struct PoolCurveTests {
     @Test func aClientKeyRunsAFlowOnACurvePoolAndAWorkerKeyIsRefusedHello() async throws {
         try await withCluster { cluster in
-            let poolKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "pool.key")
-            let workerKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-worker", "w.key")
-            let clientKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "c.key")
+            let poolKey = try await ClusterIntegrationTestsSecondLane.CurveSecurity.keygen(cluster, "flow-coordinator", "pool.key")
+            let workerKey = try await ClusterIntegrationTestsSecondLane.CurveSecurity.keygen(cluster, "flow-worker", "w.key")
+            let clientKey = try await ClusterIntegrationTestsSecondLane.CurveSecurity.keygen(cluster, "flow-coordinator", "c.key")
             let workers = try cluster.write("workers", "\(workerKey) w1\n")
             let clients = try cluster.write("clients", "\(clientKey) c1\n")
             let pool = try cluster.coordinator(["pool", "--bind", "tcp://127.0.0.1:*", "--curve-key", cluster.path("pool.key"),
@@ -49,9 +49,9 @@ import Testing
     /// restart of the pool, and the refused run said why.
     @Test func aClientKeyAddedAndSighupRunsWithoutARestart() async throws {
         try await withCluster { cluster in
-            let poolKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "pool.key")
-            let workerKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-worker", "w.key")
-            let clientKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "late.key")
+            let poolKey = try await ClusterIntegrationTestsSecondLane.CurveSecurity.keygen(cluster, "flow-coordinator", "pool.key")
+            let workerKey = try await ClusterIntegrationTestsSecondLane.CurveSecurity.keygen(cluster, "flow-worker", "w.key")
+            let clientKey = try await ClusterIntegrationTestsSecondLane.CurveSecurity.keygen(cluster, "flow-coordinator", "late.key")
             let workers = try cluster.write("workers", "\(workerKey) w1\n")
             let clients = try cluster.write("clients", "# nobody yet\n")
             let pool = try cluster.coordinator(["pool", "--bind", "tcp://127.0.0.1:*", "--curve-key", cluster.path("pool.key"),

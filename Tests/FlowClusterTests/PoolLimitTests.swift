@@ -95,9 +95,9 @@ import Testing
 
     @Test func aClientWhoseKeyIsTakenOffMidRunSaysThePoolRefusedIt() async throws {
         try await withCluster { cluster in
-            let poolKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "pool.key")
-            let workerKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-worker", "w.key")
-            let clientKey = try await ClusterIntegrationTests.CurveSecurity.keygen(cluster, "flow-coordinator", "c.key")
+            let poolKey = try await ClusterIntegrationTestsSecondLane.CurveSecurity.keygen(cluster, "flow-coordinator", "pool.key")
+            let workerKey = try await ClusterIntegrationTestsSecondLane.CurveSecurity.keygen(cluster, "flow-worker", "w.key")
+            let clientKey = try await ClusterIntegrationTestsSecondLane.CurveSecurity.keygen(cluster, "flow-coordinator", "c.key")
             let workers = try cluster.write("workers", "\(workerKey) w1\n")
             let clients = try cluster.write("clients", "\(clientKey) c1\n")
             let (pool, endpoint) = try await PoolTests.startPool(cluster, extra: ["--curve-key", cluster.path("pool.key"),

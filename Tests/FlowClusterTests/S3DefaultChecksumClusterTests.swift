@@ -2,7 +2,7 @@ import FlowTestSupport
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// The default settings against a store that refuses trailing checksums (the checksum proxy in
     /// its `pacific` mode, in front of moto), from real coordinator and worker processes (issue 47
     /// items 1 and 5): every file arrives byte-identical, the manifest records what the store can

@@ -2,7 +2,7 @@ import FlowTestSupport
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// A big file's multipart upload, interrupted by a worker or a coordinator killed with
     /// SIGKILL, is continued where it stopped: real coordinator and worker processes, moto's S3
     /// server behind a proxy that counts each part `PUT`.

@@ -3,7 +3,7 @@ import FlowTestSupport
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// The default settings against each store the tests run: moto, and a real Ceph object
     /// gateway (radosgw 16.2 "Pacific"), which refuses the trailer form of a single `PUT`, keeps no
     /// checksum and answers `CompleteMultipartUpload` with an empty ETag. Real coordinator and

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// The seed's scenarios run by `flow-coordinator run` on embedded workers give the summary the
     /// same flow gives in one process.
     @Suite struct SeedScenariosOnTheCluster {

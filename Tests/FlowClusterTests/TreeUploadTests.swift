@@ -2,7 +2,7 @@ import FlowTestSupport
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// A folder tree listed with `ListFilesOp recursive: true` and uploaded by a real coordinator
     /// with embedded workers keeps its shape on the server: each file at its path relative to the
     /// listed folder, below the target's prefix.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// A step's `timeout` is enforced by the coordinator too (docs/PROTOCOL.md §8.9): a worker
     /// that takes tasks and only heartbeats held them for good, and a group stalled at `0/N done`
     /// beside an idle honest worker.

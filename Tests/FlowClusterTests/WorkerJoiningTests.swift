@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-extension ClusterIntegrationTests {
+extension ClusterIntegrationTestsSecondLane {
     /// Workers joining a bound coordinator: late, over ipc, and across a coordinator restart.
     @Suite struct WorkersJoiningBoundCoordinators {
         @Test func workerStartedAfterTheCoordinatorStillRunsTheFlow() async throws {
