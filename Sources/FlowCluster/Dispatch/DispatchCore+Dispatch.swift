@@ -73,9 +73,13 @@ extension DispatchCore {
         // Read in place, for the same reason as the workers (``DispatchTurn``).
         let (group, op, avoid, budget) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid, $0.budget) }
         if let group, pausedGroups.contains(group.id) { return .kept }
+        if budget >= 0, turn.heldBudgets.contains(budget) { return .kept }
         askOffers(op, in: &turn)
-        guard let position = bestPlace(group: group, avoid: avoid, in: turn),
-              budget < 0 || mayStart(budget: budget, now: now) else { return .kept }
+        guard let position = bestPlace(group: group, avoid: avoid, in: turn) else { return .kept }
+        guard budget < 0 || mayStart(budget: budget, now: now) else {
+            turn.heldBudgets.insert(budget)
+            return .kept
+        }
         let task = assign(taskID, at: slot, group: group, to: position, in: &turn, now: now)
         if turn.batches[position].isEmpty { turn.order.append(position) }
         turn.batches[position].append(prepared(task, for: turn.places[position].features))

@@ -21,6 +21,10 @@ extension DispatchCore {
         /// Which places offer `offersOp`: consecutive tasks of one op ask the workers once.
         var offersOp = ""
         var offeredBy: [Bool] = []
+        /// The budgets that said wait this turn: nothing starts or ends in a turn that would let
+        /// them start, so the rest of their tasks wait without a look (a group held to 500 a
+        /// second otherwise had each turn look for a place for every one of its waiting tasks).
+        var heldBudgets: Set<Int> = []
 
         /// How many more tasks the workers take this turn, slots and queues together: once it is
         /// 0 the rest of the queue waits without a look. A group of 100,000 on 2 workers of 4
