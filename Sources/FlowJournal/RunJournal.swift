@@ -277,11 +277,6 @@ public final class RunJournal: FlowJournal, Sendable {
                     for group in groups {
                         try db.execute(sql: "INSERT OR REPLACE INTO step (id, total) VALUES (?, ?)", arguments: [group.step, group.total])
                     }
-                    for (key, value) in checkpoints {
-                        writer.removeAll()
-                        writer.writeValue(value)
-                        try db.cachedStatement(sql: Self.checkpointUpsert).execute(arguments: [key.step, key.element, Data(writer.bytes)])
-                    }
                 }
                 let insert = try ResultInsert(db, legacy: replay.legacyColumns)
                 for index in start..<end {
@@ -292,6 +287,16 @@ public final class RunJournal: FlowJournal, Sendable {
                     writer.removeAll()
                     JournalRecordCodec.encode(record, into: &writer)
                     try insert.insert(db, step: step, result: record.result, encoded: writer.bytes)
+                }
+                // The checkpoints with the batch's last results, never before them: a listing's
+                // checkpoint says that every element before its page succeeded
+                // (FlowListingPositions), which must not be on disk while those results are not.
+                if end == results.count {
+                    for (key, value) in checkpoints {
+                        writer.removeAll()
+                        writer.writeValue(value)
+                        try db.cachedStatement(sql: Self.checkpointUpsert).execute(arguments: [key.step, key.element, Data(writer.bytes)])
+                    }
                 }
             }
             start = end

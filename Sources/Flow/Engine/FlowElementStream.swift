@@ -35,6 +35,15 @@ final class FlowElementStream: Sendable {
         var writers: [CheckedContinuation<Bool, Never>] = []
         /// Called when a page arrives or the stream ends: the group's drive, to look again.
         var onChange: (@Sendable () -> Void)?
+        /// The index of the first element emitted: 0, or in a resumed run whose op goes on from
+        /// its listing's checkpoint (``resumedPosition()``), that page's first element.
+        var base = 0
+        /// Whether ``base`` is settled: by the op asking for its position, or by its first page.
+        var baseSettled = false
+        /// The position the op was told to go on from, once it asked.
+        var resumedFrom: FlowValue?
+        /// The positions the op gave with its pages, and the checkpoint kept from them.
+        var positions = FlowListingPositions()
 
         /// Bumps the version and hands back the readers to wake, and the change callback.
         mutating func changed() -> (readers: [CheckedContinuation<Void, Never>], onChange: (@Sendable () -> Void)?) {
@@ -45,10 +54,50 @@ final class FlowElementStream: Sendable {
     }
 
     private let state: FlowLocked<State>
+    /// The run's journal and the serial step, where the listing's checkpoint is kept.
+    private let journal: (any FlowJournal)?
+    private let step: FlowStepID?
+    /// The checkpoint an earlier life of the run kept (``FlowListingPositions``).
+    private let resumable: (index: Int, position: FlowValue)?
 
-    init(key: String) {
+    /// A stream for the group reading `key`; with a journal, its listing's checkpoints are kept as
+    /// `step`'s (the serial op's, whose result is not journaled: a resume runs it again).
+    init(key: String, journal: (any FlowJournal)? = nil, step: FlowStepID? = nil) {
         self.key = key
+        self.journal = journal
+        self.step = step
+        resumable = step.flatMap { FlowListingPositions.decode(journal?.checkpoints(at: $0)[0]) }
         state = .make(State())
+    }
+
+    /// Where the op goes on listing in a resumed run (``FlowOperation/resumedPosition(for:)``):
+    /// the position of the page an earlier life's checkpoint names, whose first element the
+    /// op's next page then starts at; `nil` to list from the beginning. Settled by the first
+    /// call or the first page, whichever comes first: asked after the first page, it answers
+    /// as it did then (`nil` if it was not asked).
+    func resumedPosition() -> FlowValue? {
+        state.withLock { state in
+            if !state.baseSettled, let resumable {
+                state.base = resumable.index
+                state.resumedFrom = resumable.position
+            }
+            state.baseSettled = true
+            return state.resumedFrom
+        }
+    }
+
+    /// The index of the first element emitted (``resumedPosition()``); settled once the op has
+    /// emitted its first page, which the group waits for.
+    var startIndex: Int { state.withLock { $0.base } }
+
+    /// Every element before `mark` succeeded: keeps the listing's checkpoint if the page to go
+    /// on from moved, and returns the mark at which to call again (``FlowSuccessMark``).
+    func reached(_ mark: Int) -> Int {
+        let (save, next) = state.withLock { state in
+            state.positions.reached(mark, end: state.base + state.elementsEmitted)
+        }
+        if let save, let step { journal?.checkpointed(save, at: step, element: 0) }
+        return next
     }
 
     /// The stream bound around the running op, if any.
@@ -58,7 +107,7 @@ final class FlowElementStream: Sendable {
     ///
     /// - Throws: `CancellationError` when the group is over (it failed, or the run stopped): the
     ///   op should stop making pages.
-    func emit(_ page: [Any]) async throws {
+    func emit(_ page: [Any], from position: FlowValue? = nil) async throws {
         guard !page.isEmpty else { return }
         while true {
             let room: Bool? = state.withLock { state in
@@ -79,6 +128,8 @@ final class FlowElementStream: Sendable {
             if !goOn { throw CancellationError() }
         }
         let (readers, onChange) = state.withLock { state in
+            state.baseSettled = true
+            if let position { state.positions.emitted(start: state.base + state.elementsEmitted, position: position) }
             state.pages.append(page)
             state.used = true
             state.pagesEmitted += 1
@@ -169,5 +220,5 @@ final class FlowElementStream: Sendable {
     }
 
     /// How many elements the op emitted, once it has finished; `nil` while it runs.
-    var finishedCount: Int? { state.withLock { $0.finished ? $0.elementsEmitted : nil } }
+    var finishedCount: Int? { state.withLock { $0.finished ? $0.base + $0.elementsEmitted : nil } }
 }

@@ -15,7 +15,7 @@ extension FlowEngine {
     /// The op's failure ends the pair as it ends a serial step, once the group has run the
     /// elements it had; the group's failure stops the op (its next emit throws).
     func runFeeding(_ serial: SerialStep, _ group: FlowGroupPlan, groupID: FlowStepID) async -> Outcome? {
-        let stream = FlowElementStream(key: group.inputKey)
+        let stream = FlowElementStream(key: group.inputKey, journal: journal, step: serial.id)
         async let serialEnd: Outcome? = {
             defer { stream.finish() }
             return await runSerial(serial.reference, location: serial.location, policy: serial.policy, id: serial.id, stream: stream)

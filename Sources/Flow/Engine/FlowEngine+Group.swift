@@ -35,12 +35,7 @@ extension FlowEngine {
             run.progress(.groupStarted(operation: operationName, total: count, maxConcurrent: plan.maxConcurrent))
         }
         let tally: FlowGroupTally
-        do {
-            tally = FlowGroupTally(listing: listing, collecting: !plan.outputKey.isEmpty,
-                                   outputFile: try plan.outputFile.map(FlowGroupOutputFile.init(path:)))
-        } catch {
-            return .failed(error)
-        }
+        do { tally = try Self.tally(plan, listing: listing, stream: stream) } catch { return .failed(error) }
         defer { run.progress(.groupFinished(operation: operationName, done: tally.done, failed: tally.failures.count, total: listing.total)) }
 
         let resolvedPlan: FlowGroupPlan
@@ -72,6 +67,14 @@ extension FlowEngine {
         return finishGroup(plan, tally: tally, stop: stop, feed: feed)
     }
 
+    /// What the group counts and collects: its outputs in an array (with an `output:` key), or in
+    /// its output file; for a group fed by a listing, how far every element has succeeded.
+    private static func tally(_ plan: FlowGroupPlan, listing: FlowGroupListing, stream: FlowElementStream?) throws -> FlowGroupTally {
+        FlowGroupTally(listing: listing, collecting: !plan.outputKey.isEmpty,
+                       outputFile: try plan.outputFile.map(FlowGroupOutputFile.init(path:)),
+                       successMark: stream.map(FlowSuccessMark.init(stream:)))
+    }
+
     /// Runs the feed's elements in the drive chosen for the group (``FlowGroupDrive``).
     private func run(_ feed: FlowGroupFeed, plan: FlowGroupPlan, resolvedPlan: FlowGroupPlan, first: Any,
                      results: FlowGroupElementsAt) async -> Outcome? {
@@ -90,10 +93,10 @@ extension FlowEngine {
     /// (logged) when there is none: the input is empty, or its first page could not be read.
     private func firstElement(of source: inout FlowGroupSource, plan: FlowGroupPlan, stream: FlowElementStream?) async
         -> FlowGroupSource.Lookup {
-        var lookup = source.lookup(0)
+        var lookup = source.lookup(source.startIndex)
         while case .notYet(let version) = lookup, let stream {
             await stream.waitForChange(after: version)
-            lookup = source.lookup(0)
+            lookup = source.lookup(source.startIndex)
         }
         guard case .element = lookup else {
             if let failure = source.failure {

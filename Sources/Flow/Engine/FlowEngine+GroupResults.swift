@@ -36,6 +36,9 @@ extension FlowEngine {
                 tally.retriedElements += 1
             }
             if !result.state.isSuccess { tally.failures.append((result, tag)) }
+            if let mark = tally.successMark, let index = result.groupIndex {
+                if result.state.isSuccess { mark.succeeded(index) } else { mark.failed(index) }
+            }
             if let progress { progress(.groupElementFinished(record, done: tally.done, failed: tally.failures.count, total: tally.listing.total)) }
             // The seed's rule (PROTOCOL.md §7.3): only a successful element's output is collected.
             if result.state.isSuccess, let index = result.groupIndex, let output = result.groupOutput { tally.collect(output, at: index) }

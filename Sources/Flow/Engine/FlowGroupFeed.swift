@@ -65,6 +65,7 @@ final class FlowGroupFeed: Sendable {
         self.replayed = replayed
         stream = source.elementStream
         var first = State(source: source)
+        first.next = source.startIndex
         Self.advance(&first, past: replayed)
         state = .make(first)
         self.journal = journal

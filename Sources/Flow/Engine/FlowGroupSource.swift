@@ -19,6 +19,8 @@ struct FlowGroupSource {
     private var pageStart = 0
     /// How many elements are known: all of an array's, those read so far of a file's.
     private(set) var listed: Int
+    /// The first element's index: 0, or where a resumed listing goes on (``FlowElementStream/startIndex``).
+    private(set) var startIndex = 0
     /// Whether every element is known (an array's always are).
     private(set) var isComplete: Bool
     /// Why the file could not be read further: the group fails with it once its elements in
@@ -52,7 +54,10 @@ struct FlowGroupSource {
     init(stream: FlowElementStream, onPage: @escaping (Int, Bool) -> Void) {
         array = nil
         self.stream = stream
-        listed = 0
+        // A resumed listing's pages start where its checkpoint's page did.
+        pageStart = stream.startIndex
+        startIndex = pageStart
+        listed = pageStart
         isComplete = false
         self.onPage = onPage
     }

@@ -11,6 +11,8 @@ final class FlowGroupTally {
     private let collecting: Bool
     /// Where outputs are written instead, as they come (`output: {file:}`).
     let outputFile: FlowGroupOutputFile?
+    /// How far every element has succeeded, for a group fed by a listing that gives positions.
+    let successMark: FlowSuccessMark?
     // @exclusivity(unchecked): callgrind, flow-bench 2000 (30,000 in-process elements), all of the module's @exclusivity(unchecked) off: 456 M -> 522 M instructions; this class's checks (collect and the group's
     // acceptor) were 11.1 M (370 an element).
     @exclusivity(unchecked) var done = 0
@@ -28,8 +30,10 @@ final class FlowGroupTally {
     ///     outputs at once.
     ///   - collecting: whether outputs are collected into an array.
     ///   - outputFile: where outputs are written instead, as they come.
-    init(listing: FlowGroupListing, collecting: Bool = true, outputFile: FlowGroupOutputFile? = nil) {
+    ///   - successMark: how far every element has succeeded, for a group fed by a listing.
+    init(listing: FlowGroupListing, collecting: Bool = true, outputFile: FlowGroupOutputFile? = nil, successMark: FlowSuccessMark? = nil) {
         self.listing = listing
+        self.successMark = successMark
         self.collecting = collecting
         self.outputFile = outputFile
         let size = collecting ? listing.total ?? 0 : 0

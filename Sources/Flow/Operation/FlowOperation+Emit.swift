@@ -40,3 +40,35 @@ extension FlowOperation {
         return stream?.key == key ? stream : nil
     }
 }
+
+extension FlowOperation {
+    /// Puts out one page as ``emit(_:to:)`` does, with where the listing stood before it
+    /// (`position`: the continuation token that fetched the page, a folder and a token, an
+    /// offset in a file; any small value the op can go on from).
+    ///
+    /// The engine keeps, in the run's journal, the position of the last page before which every
+    /// element of the group has succeeded. A run resumed after it was cut off
+    /// (`flow-coordinator resume`) then hands that position back (``resumedPosition(for:)``),
+    /// and the op goes on listing from it instead of listing again what the journal holds. The
+    /// listing must give the same pages in the same order each time for the same store: the
+    /// group finds its elements again by their index. An op that emits with positions keeps no
+    /// checkpoint of its own (``saveCheckpoint(_:)``): the listing's is kept in its place.
+    ///
+    /// - Throws: as ``emit(_:to:)``.
+    public func emit(_ page: [Any], to key: String, from position: FlowValue) async throws {
+        if let stream = pageReader(for: key) {
+            try await stream.emit(page, from: position)
+            return
+        }
+        try await emit(page, to: key)
+    }
+
+    /// Where to go on listing for `key` in a resumed run: the position given with the page to go
+    /// on from (``emit(_:to:from:)``), whose elements the op's next page then stands for; `nil`
+    /// to list from the beginning (a first run, a run whose listing kept no position yet, an op
+    /// whose pages go to no group). Ask before emitting the first page: asked later, it answers
+    /// as it did then, or `nil`.
+    public func resumedPosition(for key: String) -> FlowValue? {
+        pageReader(for: key)?.resumedPosition()
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Flow
+
+/// A listing that gives each page with its position (``FlowOperation/emit(_:to:from:)``) is not
+/// listed again from the start by a resumed run (issue 49): the journal keeps the position of the
+/// last page before which every element succeeded, the resumed op goes on from it, and the group
+/// runs exactly what the first life left undone.
+@Suite struct ResumedListingTests {
+    /// A journal in memory; the next life's reads what an earlier one's accepted and checkpointed.
+    final class Journal: FlowJournal, @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [String: [FlowJournalRecord]] = [:]
+        private var saved: [String: [Int: FlowValue]] = [:]
+        private let earlierResults: [String: [FlowJournalRecord]]
+        private let earlierCheckpoints: [String: [Int: FlowValue]]
+
+        init(after earlier: Journal? = nil) {
+            earlierResults = earlier?.allResults ?? [:]
+            earlierCheckpoints = earlier?.checkpoints ?? [:]
+        }
+
+        /// Every result this life and the earlier ones accepted.
+        var allResults: [String: [FlowJournalRecord]] {
+            lock.withLock { earlierResults.merging(results) { $0 + $1 } }
+        }
+        /// The checkpoints, the latest of each element, this life's over the earlier ones'.
+        var checkpoints: [String: [Int: FlowValue]] {
+            lock.withLock { earlierCheckpoints.merging(saved) { $0.merging($1) { $1 } } }
+        }
+        /// The group elements this life ran to a result.
+        func indices(at step: String) -> [Int] {
+            lock.withLock { (results[step] ?? []).compactMap(\.result.groupIndex).sorted() }
+        }
+
+        func recordedResults(at step: FlowStepID) -> [FlowJournalRecord] { earlierResults[step.path] ?? [] }
+        func groupStarted(at step: FlowStepID, total: Int) {}
+        func accepted(_ record: FlowJournalRecord, at step: FlowStepID) {
+            lock.withLock { results[step.path, default: []].append(record) }
+        }
+        func checkpointed(_ value: FlowValue, at step: FlowStepID, element index: Int) {
+            lock.withLock { saved[step.path, default: [:]][index] = value }
+        }
+        func checkpoints(at step: FlowStepID) -> [Int: FlowValue] { earlierCheckpoints[step.path] ?? [:] }
+    }
+
+    /// Where each life's listing began.
+    final class Starts: Sendable {
+        let value = Mutex<[Int]>([])
+    }
+
+    /// `ListOp` lists `i0` … `i1999` in pages of 100, each with the index of its first element as
+    /// its position, going on from ``FlowOperation/resumedPosition(for:)``; `starts` records
+    /// where each life's listing began. `EchoOp` (``probeRegistry(_:sleepMilliseconds:)``) holds
+    /// the elements from `holdFrom` on until the run is cancelled.
+    static func flow(_ probe: ConcurrencyProbe, starts: Starts, holdFrom: Int?, journal: Journal) -> Flow {
+        var registry = probeRegistry(probe) { item in
+            guard let holdFrom, let index = Int(item.dropFirst()), index >= holdFrom else { return 0 }
+            return 600_000
+        }
+        registry.register("ListOp") { _ in
+            FlowClosureOperation(name: "ListOp") { op in
+                var start = 0
+                if case .integer(let resumed)? = op.resumedPosition(for: "items") { start = Int(resumed) }
+                starts.value.withLock { $0.append(start) }
+                for page in stride(from: start, to: 2_000, by: 100) {
+                    try await op.emit((page..<page + 100).map { "i\($0)" }, to: "items", from: .integer(Int64(page)))
+                }
+            }
+        }
+        return Flow(definition: FlowDefinition(name: "listing", bucket: [:], steps: [
+            .operation(FlowOperationStep(op: "ListOp")),
+            .group(FlowGroupStep(op: "EchoOp", input: "items", output: "results", maxConcurrent: 4)),
+        ]), registry: registry).setJournal(journal)
+    }
+
+    @Test func aResumedRunGoesOnListingFromTheLastPageBeforeWhichEveryElementSucceeded() async {
+        // The first life: cancelled (as a killed coordinator stops) once elements 0 … 1049 are
+        // done and 1050 … 1053 are running.
+        let starts = Starts()
+        let first = Journal()
+        let firstProbe = ConcurrencyProbe()
+        let (done, doneSignal) = AsyncStream<Void>.makeStream()
+        let cut = Self.flow(firstProbe, starts: starts, holdFrom: 1_050, journal: first).setProgressHandler { event in
+            if case .groupElementFinished(_, let count, _, _) = event, count == 1_050 { doneSignal.yield() }
+        }
+        let running = Task { await cut.run() }
+        var iterator = done.makeAsyncIterator()
+        _ = await iterator.next()
+        cut.cancel()
+        await running.value
+        #expect(cut.isCancelled)
+        #expect(first.indices(at: "1") == Array(0..<1_050), "the first life's results: \(first.indices(at: "1").count)")
+        let checkpoint = FlowListingPositions.decode(first.checkpoints["0"]?[0])
+        #expect(checkpoint?.index == 1_000 && checkpoint?.position == .integer(1_000),
+                "the page of element 1,000 is the last before which all succeeded: \(String(describing: checkpoint))")
+
+        // The second life lists from element 1,000 on and runs exactly what the first left undone.
+        let second = Journal(after: first)
+        let probe = ConcurrencyProbe()
+        let resumed = Self.flow(probe, starts: starts, holdFrom: nil, journal: second)
+        await resumed.run()
+        #expect(resumed.isSuccess, "\(resumed.generateSummary().suffix(2_000))")
+        #expect(starts.value.withLock { $0 } == [0, 1_000], "where each life's listing began")
+        #expect(second.indices(at: "1") == Array(1_050..<2_000), "the second life ran \(second.indices(at: "1").count)")
+        #expect(Set(probe.startedNames).count == 950 && !probe.startedNames.contains("i1049"))
+        #expect((resumed.dataBucket["results"] as? [Any])?.compactMap { $0 as? String } == (0..<2_000).map { "out_i\($0)" },
+                "every element's output, in order: the first life's from the journal")
+    }
+
+    @Test func theMarkStopsAtAFailedElementSoThatARetryFindsItAgain() async {
+        // Element 250 fails: every later page's elements succeed, but the checkpoint stays at
+        // the page of element 200, so that `--retry-failed` finds element 250 in the listing.
+        let journal = Journal()
+        var registry = probeRegistry(ConcurrencyProbe()) { _ in 0 }
+        registry.register("ListOp") { _ in
+            FlowClosureOperation(name: "ListOp") { op in
+                for page in stride(from: 0, to: 1_000, by: 100) {
+                    let items: [Any] = (page..<page + 100).map { $0 == 250 ? "fail250" : "i\($0)" }
+                    try await op.emit(items, to: "items", from: .integer(Int64(page)))
+                }
+            }
+        }
+        let flow = Flow(definition: FlowDefinition(name: "listing", bucket: [:], steps: [
+            .operation(FlowOperationStep(op: "ListOp")),
+            .group(FlowGroupStep(op: "EchoOp", input: "items", output: "results", maxConcurrent: 4, allowFailure: true)),
+        ]), registry: registry).setJournal(journal)
+        await flow.run()
+        #expect(flow.isSuccess)
+        #expect(FlowListingPositions.decode(journal.checkpoints["0"]?[0])?.index == 200)
+    }
+
+    /// The positions kept: the last page at or before the mark, saved once per page, and asked
+    /// for again at the next page's first element.
+    @Test func thePositionsKeepTheLastPageAtOrBeforeTheMark() {
+        var positions = FlowListingPositions()
+        positions.emitted(start: 0, position: "a")
+        positions.emitted(start: 10, position: "b")
+        var step = positions.reached(0, end: 20)
+        #expect(FlowListingPositions.decode(step.save)?.position == "a" && step.next == 10)
+        step = positions.reached(5, end: 20)
+        #expect(step.save == nil && step.next == 10, "the same page is not saved twice")
+        step = positions.reached(15, end: 20)
+        #expect(FlowListingPositions.decode(step.save)?.index == 10 && step.next == 20)
+        positions.emitted(start: 20, position: "c")
+        step = positions.reached(20, end: 30)
+        #expect(FlowListingPositions.decode(step.save)?.position == "c" && step.next == 30)
+        #expect(FlowListingPositions.decode(.map(["listingIndex": -1, "listingPosition": "x"])) == nil)
+        #expect(FlowListingPositions.decode("not one") == nil)
+    }
+}
