@@ -126,6 +126,7 @@ extension FlowOperationRegistry {
         .init("output", "the bucket key the list goes under (objects)", kind: .text),
         .init("recursive", "every key below the prefix (true); false: one folder's", kind: .bool),
         .init("concurrency", "listing requests in flight, 1 to 256 (16); 1 is one paginator", kind: .integer),
+        .init("pageSize", "keys asked for in one request, 1 to 1000 (1000)", kind: .integer),
         .init("include", "globs a key's path below the prefix must match; ** crosses folders", kind: .list),
         .init("exclude", "globs of paths below the prefix left out; exclude wins over include", kind: .list),
         .init("minSize", "leaves out smaller objects (bytes, or with KiB, MiB, GiB)", kind: .size),

@@ -45,6 +45,9 @@ public struct FlowStandardOpError: Error, CustomStringConvertible, Sendable, Equ
         /// An upload's object name would leave its target's prefix (`..`, `.`, an empty segment, a
         /// leading `/`); the message names it.
         public static let invalidName = Code("invalidName")
+        /// A resumed run's op cannot go on from where its earlier life left it (a listing whose
+        /// parameters changed since); the message says what to do.
+        public static let cannotResume = Code("cannotResume")
 
         public var description: String { name }
     }

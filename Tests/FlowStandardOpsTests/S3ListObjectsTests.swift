@@ -181,7 +181,7 @@ extension S3ListObjectsTests {
             var pages: [[String]] = []
             let parameters: [String: FlowValue] = ["concurrency": .integer(Int64(concurrency))]
             let op = try Self.op(s3, url: "s3://\(s3.bucket)/archive/", parameters)
-            let result = try await op.stream(credentials: Self.credentials(s3), pageSize: pageSize) { page in
+            let result = try await op.stream(credentials: Self.credentials(s3), pageSize: pageSize) { page, _ in
                 pages.append(page.map { $0.key })
             }
             let keys: [String] = pages.flatMap { $0 }
@@ -197,6 +197,34 @@ extension S3ListObjectsTests {
         }
     }
 
+    /// A resumed run goes on listing from a page's position (issue 49): from any page, with one
+    /// paginator or several, the listing gives exactly the keys the whole listing gave from that
+    /// page on, in the same order, and each page again with the position it had.
+    @Test func aStreamedListingGoesOnFromAnyPagesPosition() async throws {
+        let s3 = try await Self.store(prefix: "archive/")
+        defer { s3.stop() }
+        for (concurrency, pageSize) in [(4, 2), (1, 3)] {
+            let op = try Self.op(s3, url: "s3://\(s3.bucket)/archive/", ["concurrency": .integer(Int64(concurrency))])
+            var whole: [(keys: [String], position: S3ListingPosition)] = []
+            _ = try await op.stream(credentials: Self.credentials(s3), pageSize: pageSize) { page, position in
+                whole.append((page.map(\.key), position))
+            }
+            #expect(whole.count > 4)
+            // Each kind of position: the first page, the top folders' pages, each folder's first
+            // and later pages, the last.
+            for start in whole.indices {
+                let position = whole[start].position
+                #expect(S3ListingPosition(position.value) == position, "\(position) survives its checkpoint")
+                var rest: [(keys: [String], position: S3ListingPosition)] = []
+                _ = try await op.stream(credentials: Self.credentials(s3), pageSize: pageSize, from: position) { page, position in
+                    rest.append((page.map(\.key), position))
+                }
+                #expect(rest.map(\.keys) == whole[start...].map(\.keys), "concurrency \(concurrency), from page \(start): \(position)")
+                #expect(rest.map(\.position) == whole[start...].map(\.position))
+            }
+        }
+    }
+
     /// A group that stops taking pages stops the listing: every paginator ends, none is left
     /// waiting, and the error reaches the op.
     @Test func aStreamedListingStopsWhenItsReaderDoes() async throws {
@@ -206,7 +234,7 @@ extension S3ListObjectsTests {
         var taken = 0
         let op = try Self.op(s3, url: "s3://\(s3.bucket)", ["concurrency": 4])
         await #expect(throws: Enough.self) {
-            _ = try await op.stream(credentials: Self.credentials(s3), pageSize: 1) { _ in
+            _ = try await op.stream(credentials: Self.credentials(s3), pageSize: 1) { _, _ in
                 taken += 1
                 if taken == 12 { throw Enough() }
             }

@@ -15,6 +15,9 @@ import Foundation
 ///   prefix is split into its folders (the common prefixes of the delimiter `/`, level by level
 ///   until there are that many) and each folder is paged through by a paginator of its own, that
 ///   many at once; 1 lists with one paginator, page after page, as `aws s3 ls --recursive` does.
+/// - `pageSize` (integer 1–1000, default 1000): keys asked for in one request (`max-keys`); each
+///   page goes to the group as it comes. S3 answers at most 1,000; a store that is slow to
+///   answer a large page may do better with fewer.
 /// - `include`, `exclude`, `minSize`, `maxSize`, `newerThan`: as ``ListFilesOp`` takes them,
 ///   matched against each key's path below the prefix, its size and its `LastModified`; a folder
 ///   an `exclude` ending in `/**` leaves out whole is not listed.
@@ -48,6 +51,8 @@ public final class ListObjectsOp: FlowAsyncOperation, @unchecked Sendable {
     public let recursive: Bool
     /// Listing requests in flight.
     public let concurrency: Int
+    /// Keys asked for in one request.
+    public let pageSize: Int
     /// The most one page's request may take.
     public let timeout: Duration
     /// A PEM file of certificate authorities trusted besides the machine's own.
@@ -78,6 +83,8 @@ public final class ListObjectsOp: FlowAsyncOperation, @unchecked Sendable {
         guard (1...Self.maximumConcurrency).contains(concurrency) else {
             throw parameters.error("concurrency", "must be 1 to \(Self.maximumConcurrency), not \(concurrency)")
         }
+        pageSize = try parameters.integer("pageSize", default: 1000)
+        guard (1...1000).contains(pageSize) else { throw parameters.error("pageSize", "must be 1 to 1000, not \(pageSize)") }
         timeout = try parameters.seconds("timeout", default: 60)
         caFile = try parameters.optionalString("caFile")
         target = try S3Target(parameters: parameters)
@@ -114,31 +121,61 @@ public final class ListObjectsOp: FlowAsyncOperation, @unchecked Sendable {
     /// (`FlowOperation.emit(_:to:)`): its first element starts after the first page. The order
     /// is `S3Listing.stream`'s, the same every time, so
     /// a resumed run's group finds each element where it was.
+    ///
+    /// Each page goes with where the listing stood before it (`S3ListingPosition`): a run resumed
+    /// after it was cut off goes on from the page its journal names instead of listing the
+    /// prefix again.
     private func listInPages(credentials: S3Credentials, started: ContinuousClock.Instant) async throws {
         var count = 0
         var bytes: Int64 = 0
-        let result = try await stream(credentials: credentials) { page in
+        let resumed = try resumedPosition()
+        if let resumed { log(message: "listing \(url) goes on where the run's earlier life left it (\(Self.describe(resumed)))") }
+        let result = try await stream(credentials: credentials, from: resumed) { page, position in
             count += page.count
             bytes += page.reduce(0) { $0 + $1.size }
-            try await emit(page.map(\.element), to: outputKey)
+            try await emit(page.map(\.element), to: outputKey, from: position.value)
         }
         log(message: Self.describe(result, url: url, took: ContinuousClock.now - started, objects: (count, bytes)))
         // Nothing emitted: the group reads an empty list from the bucket, as without pages.
         if count == 0 { set(outputKey, [Any]()) }
     }
 
-    /// Lists the prefix a page at a time, signing with `credentials` (`S3Listing.stream`).
-    func stream(credentials: S3Credentials, pageSize: Int = 1000,
-                deliver: ([S3ObjectEntry]) async throws -> Void) async throws -> S3Listing.Result {
-        try await listing(credentials: credentials, pageSize: pageSize).stream(prefix: target.keyPrefix, recursive: recursive,
-                                                                               concurrency: concurrency, deliver: deliver)
+    /// The position a resumed run's listing goes on from, `nil` to list from the beginning.
+    ///
+    /// - Throws: ``FlowStandardOpError`` when the journal's position was made by a listing of
+    ///   the other kind (one paginator against several: `concurrency` changed between the lives).
+    private func resumedPosition() throws -> S3ListingPosition? {
+        guard let value = resumedPosition(for: outputKey) else { return nil }
+        guard let position = S3ListingPosition(value), position.fits(parallel: recursive && concurrency > 1) else {
+            throw FlowStandardOpError(.cannotResume, "listing \(url) cannot go on from where the run's earlier life left it "
+                                      + "(\(value)): its concurrency or recursive parameter changed since; resume with the ones it had, "
+                                      + "or start a new run")
+        }
+        return position
+    }
+
+    /// Where a resumed listing goes on from, in words.
+    static func describe(_ position: S3ListingPosition) -> String {
+        switch position {
+        case .page(let token): token == nil ? "from its first page" : "from the continuation token its journal kept"
+        case .top(let offset): "from object \(offset + 1) of the top folders"
+        case .folder(let folder, let token): "from folder \(folder)" + (token == nil ? "" : ", past its pages the journal holds")
+        }
+    }
+
+    /// Lists the prefix a page at a time, signing with `credentials` (`S3Listing.stream`), from
+    /// `position` when a resumed run goes on.
+    func stream(credentials: S3Credentials, pageSize: Int? = nil, from position: S3ListingPosition? = nil,
+                deliver: ([S3ObjectEntry], S3ListingPosition) async throws -> Void) async throws -> S3Listing.Result {
+        try await listing(credentials: credentials, pageSize: pageSize ?? self.pageSize).stream(prefix: target.keyPrefix, recursive: recursive,
+                                                                               concurrency: concurrency, from: position, deliver: deliver)
     }
 
     /// Lists the prefix, signing with `credentials`.
     ///
     /// - Parameter pageSize: keys per page asked for (`max-keys`; S3's most is 1,000).
-    func list(credentials: S3Credentials, pageSize: Int = 1000) async throws -> S3Listing.Result {
-        try await listing(credentials: credentials, pageSize: pageSize).list(prefix: target.keyPrefix, recursive: recursive,
+    func list(credentials: S3Credentials, pageSize: Int? = nil) async throws -> S3Listing.Result {
+        try await listing(credentials: credentials, pageSize: pageSize ?? self.pageSize).list(prefix: target.keyPrefix, recursive: recursive,
                                                                              concurrency: concurrency)
     }
 

@@ -13,12 +13,16 @@ extension S3Listing {
     ///
     /// - Returns: the counts (requests, prefixes, objects left out); `objects` stays empty.
     /// - Throws: as ``list(prefix:recursive:concurrency:)`` does; what `deliver` throws.
-    func stream(prefix: String, recursive: Bool, concurrency: Int,
-                deliver: ([S3ObjectEntry]) async throws -> Void) async throws -> Result {
+    func stream(prefix: String, recursive: Bool, concurrency: Int, from position: S3ListingPosition? = nil,
+                deliver: ([S3ObjectEntry], S3ListingPosition) async throws -> Void) async throws -> Result {
         var result = Result()
         guard recursive && concurrency > 1 else {
             result.prefixes = 1
-            let folder = try await listPages(prefix, root: prefix, delimiter: recursive ? nil : "/", page: deliver)
+            var start: String?
+            if case .page(let token)? = position { start = token }
+            let folder = try await listPages(prefix, root: prefix, delimiter: recursive ? nil : "/", from: start) { page in
+                try await deliver(page.objects, .page(token: page.token))
+            }
             result.requests = folder.requests
             result.filteredOut = folder.filteredOut
             return result
@@ -30,20 +34,39 @@ extension S3Listing {
             frontier = folders.flatMap(\.subfolders).filter { !skipsFolder(Self.relative(String($0.dropLast()), to: prefix)) }
             level += 1
         }
-        // The objects of the top levels, sorted, before the folders below them.
+        // The objects of the top levels, sorted, before the folders below them; a resumed
+        // listing skips what came before its position.
         let held = result.objects.sorted { $0.key < $1.key }
         result.objects = []
-        for start in stride(from: 0, to: held.count, by: pageSize) {
-            try await deliver(Array(held[start..<min(held.count, start + pageSize)]))
+        var folders = frontier.sorted()
+        var firstToken: String?
+        switch position {
+        case .top(let offset)?:
+            try await deliverHeld(held, from: offset, deliver: deliver)
+        case .folder(let folder, let token)?:
+            folders.removeAll { $0 < folder }
+            if folders.first == folder { firstToken = token }
+        case .page?, nil:
+            try await deliverHeld(held, from: 0, deliver: deliver)
         }
-        try await streamFolders(frontier.sorted(), root: prefix, concurrency: concurrency, into: &result, deliver: deliver)
+        try await streamFolders(folders, root: prefix, concurrency: concurrency, firstToken: firstToken, into: &result, deliver: deliver)
         return result
+    }
+
+    /// The objects of the top folder levels from `offset` on, a page at a time.
+    private func deliverHeld(_ held: [S3ObjectEntry], from offset: Int,
+                             deliver: ([S3ObjectEntry], S3ListingPosition) async throws -> Void) async throws {
+        for start in stride(from: offset, to: held.count, by: pageSize) {
+            try await deliver(Array(held[start..<min(held.count, start + pageSize)]), .top(offset: start))
+        }
     }
 
     /// Lists `folders` without a delimiter, `concurrency` at once, and delivers their pages
     /// folder after folder in the order given.
-    private func streamFolders(_ folders: [String], root: String, concurrency: Int, into result: inout Result,
-                               deliver: ([S3ObjectEntry]) async throws -> Void) async throws {
+    ///
+    /// - Parameter firstToken: where the first folder's listing goes on (a resumed listing).
+    private func streamFolders(_ folders: [String], root: String, concurrency: Int, firstToken: String?, into result: inout Result,
+                               deliver: ([S3ObjectEntry], S3ListingPosition) async throws -> Void) async throws {
         guard !folders.isEmpty else { return }
         try await withThrowingTaskGroup(of: Void.self) { group in
             var queues: [S3PageQueue?] = []
@@ -54,11 +77,12 @@ extension S3Listing {
                     while started < folders.count, started < delivered + concurrency {
                         let queue = S3PageQueue()
                         let folder = folders[started]
+                        let token = started == 0 ? firstToken : nil
                         queues.append(queue)
                         started += 1
                         group.addTask {
                             do {
-                                let listed = try await listPages(folder, root: root, delimiter: nil) { try await queue.put($0) }
+                                let listed = try await listPages(folder, root: root, delimiter: nil, from: token) { try await queue.put($0) }
                                 queue.finish(.success((listed.requests, listed.filteredOut)))
                             } catch {
                                 queue.finish(.failure(error))
@@ -66,7 +90,9 @@ extension S3Listing {
                         }
                     }
                     guard let queue = queues[delivered] else { break }
-                    while let page = try await queue.next() { try await deliver(page) }
+                    while let page = try await queue.next() {
+                        try await deliver(page.objects, .folder(folders[delivered], token: page.token))
+                    }
                     let totals = queue.totals
                     result.prefixes += 1
                     result.requests += totals.requests
@@ -86,10 +112,13 @@ extension S3Listing {
     /// objects to `page` (a page the filters emptied is not given).
     ///
     /// - Returns: what it took and found besides the objects (its subfolders, with a delimiter).
-    func listPages(_ prefix: String, root: String, delimiter: String?,
-                           page body: ([S3ObjectEntry]) async throws -> Void) async throws -> Folder {
+    ///
+    /// - Parameter start: the continuation token to start from (a resumed listing), `nil` for the
+    ///   first page.
+    func listPages(_ prefix: String, root: String, delimiter: String?, from start: String? = nil,
+                   page body: (S3ListedPage) async throws -> Void) async throws -> Folder {
         var folder = Folder()
-        var token: String?
+        var token = start
         repeat {
             try Task.checkCancellation()
             let page = try await self.page(prefix, delimiter: delimiter, continuation: token)
@@ -104,7 +133,7 @@ extension S3Listing {
                 }
             }
             folder.subfolders += page.commonPrefixes
-            if !kept.isEmpty { try await body(kept) }
+            if !kept.isEmpty { try await body(S3ListedPage(objects: kept, token: token)) }
             token = page.nextContinuationToken
         } while token != nil
         return folder

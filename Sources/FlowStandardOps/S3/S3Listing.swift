@@ -125,7 +125,7 @@ struct S3Listing: Sendable {
     /// Lists every page of `prefix`, with `delimiter` or without, its kept objects collected.
     func listAll(_ prefix: String, root: String, delimiter: String?) async throws -> Folder {
         var objects: [S3ObjectEntry] = []
-        var folder = try await listPages(prefix, root: root, delimiter: delimiter) { objects += $0 }
+        var folder = try await listPages(prefix, root: root, delimiter: delimiter) { objects += $0.objects }
         folder.objects = objects
         return folder
     }

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The pages one folder's paginator has listed and its reader has not taken yet: at most
-/// ``capacity``, after which the paginator waits. ``S3Listing/stream(prefix:recursive:concurrency:deliver:)``
+/// ``capacity``, after which the paginator waits. ``S3Listing/stream(prefix:recursive:concurrency:from:deliver:)``
 /// gives one to each folder it lists at once, and reads them in the folders' order: the folder
 /// being read streams, the next ones list ahead by a few pages each, and memory stays bounded.
 final class S3PageQueue: Sendable {
@@ -9,10 +9,10 @@ final class S3PageQueue: Sendable {
     static let capacity = 8
 
     private struct State {
-        var pages: [[S3ObjectEntry]] = []
+        var pages: [S3ListedPage] = []
         /// Set when the paginator is done: its failure, or `nil` for the end.
         var end: Result<Void, any Error>?
-        var reader: CheckedContinuation<[S3ObjectEntry]?, any Error>?
+        var reader: CheckedContinuation<S3ListedPage?, any Error>?
         var writer: CheckedContinuation<Void, Never>?
         /// The reader stopped: pages are no longer wanted.
         var abandoned = false
@@ -26,7 +26,7 @@ final class S3PageQueue: Sendable {
     /// Adds a page, waiting while ``capacity`` pages wait to be read.
     ///
     /// - Throws: `CancellationError` once the reader has stopped.
-    func put(_ page: [S3ObjectEntry]) async throws {
+    func put(_ page: S3ListedPage) async throws {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let step = state.withLock { state -> PutStep in
                 if state.abandoned { return .goOn }
@@ -52,7 +52,7 @@ final class S3PageQueue: Sendable {
     }
 
     private enum PutStep {
-        case hand(CheckedContinuation<[S3ObjectEntry]?, any Error>)
+        case hand(CheckedContinuation<S3ListedPage?, any Error>)
         case goOn
         case wait
     }
@@ -64,7 +64,7 @@ final class S3PageQueue: Sendable {
 
     /// The paginator is done (`.success`, with what it took), or failed.
     func finish(_ end: Result<(requests: Int, filteredOut: Int), any Error>) {
-        let reader = state.withLock { state -> CheckedContinuation<[S3ObjectEntry]?, any Error>? in
+        let reader = state.withLock { state -> CheckedContinuation<S3ListedPage?, any Error>? in
             switch end {
             case .success(let totals):
                 state.end = .success(())
@@ -84,9 +84,9 @@ final class S3PageQueue: Sendable {
     /// The next page, `nil` after the last.
     ///
     /// - Throws: the paginator's failure.
-    func next() async throws -> [S3ObjectEntry]? {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[S3ObjectEntry]?, any Error>) in
-            let (answer, writer) = state.withLock { state -> (Result<[S3ObjectEntry]?, any Error>?, CheckedContinuation<Void, Never>?) in
+    func next() async throws -> S3ListedPage? {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<S3ListedPage?, any Error>) in
+            let (answer, writer) = state.withLock { state -> (Result<S3ListedPage?, any Error>?, CheckedContinuation<Void, Never>?) in
                 if !state.pages.isEmpty {
                     let page = state.pages.removeFirst()
                     defer { state.writer = nil }

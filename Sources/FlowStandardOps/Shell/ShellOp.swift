@@ -5,7 +5,8 @@ import Foundation
 ///
 /// - Primary input `input`: when present (a string, number, or array of them), appended as the
 ///   last argument(s), so a group of `ShellOp` runs the program once per array element. With
-///   `shell: true` it becomes `$1` (and on) of the script.
+///   `shell: true` it becomes `$1` (and on) of the script. A map (an element of `ListObjectsOp`'s
+///   or `ListFilesOp`'s list) is passed as its JSON text, keys sorted: `jq -r .key <<<"$1"`.
 /// - Primary output `output`: the program's standard output, less one trailing newline.
 ///
 /// Parameters:
@@ -140,10 +141,14 @@ public final class ShellOp: FlowAsyncOperation, @unchecked Sendable {
             case let number as Int: return String(number)
             case let number as Double: return String(number)
             case let flag as Bool: return String(flag)
+            case let map as [String: Any] where JSONSerialization.isValidJSONObject(map):
+                // A listing's element (ListObjectsOp's, ListFilesOp's): its JSON text, for `jq`.
+                let data = try JSONSerialization.data(withJSONObject: map, options: [.sortedKeys, .withoutEscapingSlashes])
+                return String(decoding: data, as: UTF8.self)
             default:
                 throw FlowDataError.mismatchInputDataType(
                     "<\(primaryInputParamKey)> in data bucket is <\(input)> with type <\(type(of: input))>, "
-                        + "but NOT a string, a number, or an array of them")
+                        + "but NOT a string, a number, a map of JSON values, or an array of them")
             }
         }
     }
