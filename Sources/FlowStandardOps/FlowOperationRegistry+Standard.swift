@@ -160,5 +160,6 @@ extension FlowOperationRegistry {
         .init("maxSize", "leaves out bigger files (bytes, or with KiB, MiB, GiB)", kind: .size),
         .init("newerThan", "keeps files changed within this duration (24h) or since this date", kind: .text),
         .init("followLinks", "follows symbolic links to folders and files (false)", kind: .bool),
+        .init("pageSize", "files handed to a group that reads the list at a time, 1 to 1000 (1000)", kind: .integer),
     ]
 }

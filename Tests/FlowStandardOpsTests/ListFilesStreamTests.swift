@@ -58,6 +58,41 @@ import Testing
         #expect(flow.generateSummary().contains("listed 12000 files in \(root) and its 12 subfolders"))
     }
 
+    /// A resumed run's walk goes on from a file (issue 49): from any file of a tree whose names
+    /// sort differently by path than by walk (`a/…` before `a.txt`, hidden files, deep folders),
+    /// it gives exactly the files the whole walk gave from that one on; from a file whose folder is
+    /// gone, it goes on after where that folder was.
+    @Test func aWalkGoesOnFromAnyFileAsTheWholeWalkWouldHave() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("flow-skip-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let files = ["a.txt", "a/x", "a/b/y", "a/b/z", "a/c", ".hidden", "b", "b-c/d", "é/f", "zz/1/2/3/deep"]
+        for file in files {
+            let path = root + "/" + file
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: path, contents: nil)
+        }
+        var options = FolderListing.Options()
+        options.recursive = true
+        func walk(from start: String?) throws -> [String] {
+            var listing = try FolderListing(walking: root, options: options)
+            if let start { try listing.skip(to: start) }
+            var walked: [String] = []
+            while case let page = try listing.nextPage(limit: 3), !page.isEmpty { walked += page.map(\.relativePath) }
+            return walked
+        }
+        let whole = try walk(from: nil)
+        #expect(Set(whole) == Set(files) && whole.count == files.count)
+        #expect(whole.firstIndex(of: "a/x")! < whole.firstIndex(of: "a.txt")!, "the walk's order, not the paths' bytes")
+        for (index, file) in whole.enumerated() {
+            #expect(try walk(from: file) == Array(whole[index...]), "from \(file)")
+        }
+        // Gone since: a folder on the way, a file in a folder that is there.
+        #expect(try walk(from: "a/bb/gone") == Array(whole[whole.firstIndex(of: "a/c")!...]))
+        #expect(try walk(from: "a/b/yy") == Array(whole[whole.firstIndex(of: "a/b/z")!...]))
+        #expect(try walk(from: "zzz/none") == ["é/f"], "é sorts after z by its bytes")
+        #expect(try walk(from: "é/g").isEmpty)
+    }
+
     @Test func aFolderThatCannotBeListedFailsTheStepAndTheGroupDoesNotRun() async {
         let flow = Flow(definition: FlowDefinition(name: "tree", bucket: [:], steps: [
             .operation(FlowOperationStep(op: "ListFilesOp", parameters: ["path": "/nonexistent/flow-stream", "recursive": true])),

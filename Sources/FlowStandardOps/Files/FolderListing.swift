@@ -123,6 +123,30 @@ struct FolderListing {
         return page
     }
 
+    /// Goes on from the file at `relativePath` (where a resumed run's listing stood): the walk
+    /// starts at the first name not before it, in walk order, without reading the folders before
+    /// it. Each folder on the way is entered as the walk would enter it; one that is gone (or no
+    /// longer a folder) is passed, and the walk goes on after it.
+    mutating func skip(to relativePath: String) throws {
+        let components = relativePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        for (depth, component) in components.enumerated() {
+            guard let top = stack.indices.last else { return }
+            let names = stack[top].names
+            var low = 0, high = names.count
+            while low < high {
+                let middle = (low + high) / 2
+                if Self.precedes(names[middle].name, component) { low = middle + 1 } else { high = middle }
+            }
+            stack[top].next = low
+            guard depth < components.count - 1, low < names.count, names[low].name == component else { return }
+            // A folder on the way to the file: entered now, as the walk enters it.
+            stack[top].next = low + 1
+            let depthBefore = stack.count
+            try visit(names[low], in: stack[top])
+            guard stack.count > depthBefore else { return }
+        }
+    }
+
     /// Walks `path` next: its names read and sorted, on the stack.
     private mutating func push(_ path: String, relative: String, id: FileID?) throws {
         guard let names = try names(in: path, relative: relative) else {

@@ -43,10 +43,15 @@ import Foundation
 /// (`cannot list folder /abs/photos/private: Permission denied; listed the rest`) and the rest is
 /// listed.
 ///
+/// - `pageSize` (integer 1–1000, default 1000): files handed to the group that reads the list at a
+///   time (below).
+///
 /// Followed by a group whose `input` is its `output` key, in the coordinator's process, it lists a
-/// page of 1,000 files at a time into that group (`FlowOperation.emit(_:to:)`), which starts on
+/// page of `pageSize` files at a time into that group (`FlowOperation.emit(_:to:)`), which starts on
 /// the second page: the order is then the walk's (folders depth first, each sorted), and the list
-/// never sits whole in the bucket.
+/// never sits whole in the bucket. Each page goes with its first file's path: a run resumed after
+/// it was cut off goes on walking from the page its journal names, passing the folders before it
+/// unread.
 ///
 /// An empty folder gives an empty list. A missing or unreadable folder (`path` itself) fails the
 /// op with an error naming the folder.
@@ -66,6 +71,8 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
     /// Whether symbolic links are followed, `nil` for the default (true without `recursive`,
     /// false with it).
     public let followLinks: Bool?
+    /// Files handed to the group that reads the list at a time (1,000).
+    public let pageSize: Int
     /// The filter parameters as given (`include`, `exclude`, `minSize`, `maxSize`, `newerThan`).
     private let filterParameters: [String: FlowValue]
     /// The filter they make.
@@ -83,17 +90,19 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
         self.outputKey = outputKey
         recursive = false
         followLinks = nil
+        pageSize = Self.pageSize
         filterParameters = [:]
         filter = FileFilter()
     }
 
-    private init(path: String, glob: String?, outputKey: String, recursive: Bool, followLinks: Bool?,
+    private init(path: String, glob: String?, outputKey: String, recursive: Bool, followLinks: Bool?, pageSize: Int,
                  filterParameters: [String: FlowValue], filter: FileFilter) {
         self.path = path
         self.glob = glob
         self.outputKey = outputKey
         self.recursive = recursive
         self.followLinks = followLinks
+        self.pageSize = pageSize
         self.filterParameters = filterParameters
         self.filter = filter
     }
@@ -108,8 +117,11 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
         let followLinks = try parameters["followLinks"].map { _ in try parameters.bool("followLinks") }
         var given: [String: FlowValue] = [:]
         for name in FileFilter.parameterNames { given[name] = parameters[name] }
+        let pageSize = try parameters.integer("pageSize", default: Self.pageSize)
+        guard (1...Self.pageSize).contains(pageSize) else { throw parameters.error("pageSize", "must be 1 to \(Self.pageSize), not \(pageSize)") }
         self.init(path: try parameters.string("path"), glob: try parameters.optionalString("glob"), outputKey: output,
-                  recursive: try parameters.bool("recursive", default: false), followLinks: followLinks, filterParameters: given,
+                  recursive: try parameters.bool("recursive", default: false), followLinks: followLinks, pageSize: pageSize,
+                  filterParameters: given,
                   filter: try FileFilter(parameters: parameters))
     }
 
@@ -147,18 +159,28 @@ public final class ListFilesOp: FlowOperation, @unchecked Sendable {
         let folder = Self.absolute(path)
         do {
             var listing = try FolderListing(walking: folder, options: options)
+            if case .map(let fields)? = resumedPosition(for: outputKey), case .string(let from)? = fields["path"] {
+                log(message: "listing \(folder) goes on where the run's earlier life left it (from \(from))")
+                listing = try await BlockingWork.run { [listing] in
+                    var listing = listing
+                    try listing.skip(to: from)
+                    return listing
+                }
+            }
             var count = 0
             while true {
                 // The walk is blocking file-system work: off the cooperative threads.
-                let (next, walked) = try await BlockingWork.run { [listing] in
+                let (next, walked) = try await BlockingWork.run { [listing, pageSize] in
                     var listing = listing
-                    return (try listing.nextPage(limit: Self.pageSize), listing)
+                    return (try listing.nextPage(limit: pageSize), listing)
                 }
                 listing = walked
                 if next.isEmpty { break }
                 count += next.count
                 let page: [Any] = recursive ? next.map { ["name": $0.relativePath, "path": $0.path] } : next.map(\.path)
-                try await emit(page, to: outputKey)
+                // Where the listing stood before the page: its first file, which a resumed
+                // run's walk goes on from (FolderListing.skip(to:)).
+                try await emit(page, to: outputKey, from: .map(["path": .string(next[0].relativePath)]))
             }
             logProblems(of: listing)
             log(message: summaryLine(of: listing, folder: folder, count: count))
