@@ -34,15 +34,7 @@ extension ClusterIntegrationTestsSecondLane {
                           with: {shell: true, command: "echo \\"$1\\" >> '\(log)'; echo x >> '\(starts.path)'; sleep 0.02"}
                     """)
                 let killed = try cluster.coordinator(["run", flowFile, "--workers", "1"], label: "killed")
-                let runID = try #require(await killed.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ?
-                    killed.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil,
-                    "\(killed.transcript)")
-                let enough = await starts.waitForMore(than: 21, before: ContinuousClock.now + .seconds(60))
-                #expect(enough, "22 elements never started within 60 s (\(starts.started) did)\n\(killed.transcript)")
-                let workers = ProcessTable.children(of: killed.processIdentifier, named: "flow-worker")
-                killed.send(SIGKILL)
-                #expect(await killed.waitForExit(timeout: 10) == .signal(SIGKILL))
-                #expect(await ProcessTable.waitUntilGone(workers, timeout: 10).isEmpty)
+                let runID = try await killed.killAfterStarts(starts, count: 22)
                 let before = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count
                 #expect(before < 50, "the run finished before the kill")
 

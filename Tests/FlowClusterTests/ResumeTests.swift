@@ -184,17 +184,7 @@ extension ClusterIntegrationTests {
                       with: {shell: true, command: "echo \(line) >> '\(log)'; echo \(line) >> '\(starts.path)'; sleep 0.01"}
                 """)
             let coordinator = try cluster.coordinator(["run", flowFile, "--quiet", "--workers", "1", "--concurrency", "4"], label: "killed")
-            let runID = try #require(await coordinator.waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ?
-                coordinator.stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil)
-            let enough = await starts.waitForMore(than: killAfter - 1, before: ContinuousClock.now + .seconds(60))
-            #expect(enough, "\(killAfter) elements never ran within 60 s (\(starts.started) did)\n\(coordinator.transcript)")
-            let workers = ProcessTable.children(of: coordinator.processIdentifier, named: "flow-worker")
-            coordinator.send(SIGKILL)
-            #expect(await coordinator.waitForExit(timeout: 10) == .signal(SIGKILL))
-            // What the killed run's journal and log hold is final once its local workers are gone.
-            let survivors = await ProcessTable.waitUntilGone(workers, timeout: 10)
-            #expect(survivors.isEmpty, "local workers outlived their killed coordinator: \(survivors)")
-            return runID
+            return try await coordinator.killAfterStarts(starts, count: killAfter)
         }
 
         /// Elements that had started when the run was killed and left no result run again with

@@ -1,6 +1,7 @@
 import FlowTestSupport
 import Foundation
 import Synchronization
+import Testing
 
 /// A FIFO the elements of an ``PoolTests/echoFlow(_:count:sleep:maxConcurrent:announcingTo:gatedBy:)`` write to
 /// as they start on a worker, read on a thread of its own: each start is an event a test waits
@@ -49,5 +50,23 @@ final class ElementStarts: Sendable {
     /// running (a test that failed early) never blocks on opening it.
     func close() {
         _ = "end of test\n".withCString { write(descriptor, $0, strlen($0)) }
+    }
+}
+
+extension ChildProcess {
+    /// Kills this coordinator with SIGKILL once more than `count - 1` of its run's elements have
+    /// announced their start on `starts`, and returns its run's id (from its first lines) once it
+    /// and the local workers it started are gone: what its journal holds is then final.
+    func killAfterStarts(_ starts: ElementStarts, count: Int) async throws -> String {
+        let runID = try #require(await waitForOutput(timeout: 30) { _, stderr in stderr.contains("journal ") } ?
+            stderr.firstMatch(of: /run ([0-9]{8}-[0-9]{6}-[0-9a-f]{6}); journal/)?.1.description : nil, "\(transcript)")
+        let enough = await starts.waitForMore(than: count - 1, before: ContinuousClock.now + .seconds(60))
+        #expect(enough, "\(count) elements never ran within 60 s (\(starts.started) did)\n\(transcript)")
+        let workers = ProcessTable.children(of: processIdentifier, named: "flow-worker")
+        send(SIGKILL)
+        #expect(await waitForExit(timeout: 10) == .signal(SIGKILL))
+        let survivors = await ProcessTable.waitUntilGone(workers, timeout: 10)
+        #expect(survivors.isEmpty, "local workers outlived their killed coordinator: \(survivors)")
+        return runID
     }
 }
