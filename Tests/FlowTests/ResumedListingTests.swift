@@ -131,6 +131,36 @@ import Testing
         #expect(FlowListingPositions.decode(journal.checkpoints["0"]?[0])?.index == 200)
     }
 
+    /// The mark over results that come out of order (as they do from many workers), across
+    /// the 64-element words its bits are kept in: the checkpoint follows the first element not
+    /// yet succeeded, page by page, and stops for good at a failure.
+    @Test func theMarkFollowsTheFirstElementNotYetSucceededWhateverTheOrder() async throws {
+        let journal = Journal()
+        let step = FlowStepID(path: "0")
+        let stream = FlowElementStream(key: "items", journal: journal, step: step)
+        for page in stride(from: 0, to: 1_000, by: 100) {
+            try await stream.emit((page..<page + 100).map { $0 }, from: .integer(Int64(page)))
+            _ = stream.take()
+        }
+        let mark = FlowSuccessMark(stream: stream)
+        func checkpoint() -> Int? { FlowListingPositions.decode(journal.checkpoints["0"]?[0])?.index }
+        // 0 … 449 in blocks of 150, each block backwards: the mark moves only at a block's end.
+        for block in stride(from: 0, to: 450, by: 150) {
+            for index in (block..<block + 150).reversed() { mark.succeeded(index) }
+            #expect(checkpoint() == (block + 150) / 100 * 100, "after \(block + 150) elements")
+        }
+        // 451 … 599 first, then 450: the mark jumps to 600.
+        for index in 451..<600 { mark.succeeded(index) }
+        #expect(checkpoint() == 400, "450 has not succeeded")
+        mark.succeeded(450)
+        #expect(checkpoint() == 600)
+        // 750 fails before 600 … 749 are done: the mark goes as far as 750 and no further,
+        // though everything else succeeds.
+        mark.failed(750)
+        for index in (600..<1_000).reversed() where index != 750 { mark.succeeded(index) }
+        #expect(checkpoint() == 700)
+    }
+
     /// The positions kept: the last page at or before the mark, saved once per page, and asked
     /// for again at the next page's first element.
     @Test func thePositionsKeepTheLastPageAtOrBeforeTheMark() {

@@ -55,10 +55,10 @@ struct FlowListingPositions {
 /// have (the mark), for ``FlowListingPositions``: only the engine's task touches it, once per
 /// accepted result (replayed ones too).
 ///
-/// The mark stops for good at an element that failed: a resumed run that retries failed
-/// elements (`--retry-failed`) must find them again in the listing. Successes beyond the mark
-/// are kept as bits from the mark on, so a slow element holds an eighth of a byte per element
-/// that finished after it.
+/// The mark goes no further than the first element that failed: a resumed run that retries
+/// failed elements (`--retry-failed`) must find them again in the listing. Successes beyond the
+/// mark are kept as bits from the mark on, so a slow element holds an eighth of a byte per
+/// element that finished after it.
 final class FlowSuccessMark {
     private let stream: FlowElementStream
     private var mark: Int
@@ -67,7 +67,9 @@ final class FlowSuccessMark {
     private var wordBase: Int
     /// The mark at which the stream is asked again.
     private var threshold: Int
-    /// An element failed at the mark or after it: the mark stays.
+    /// The first element that failed: the mark stops there.
+    private var failedAt = Int.max
+    /// Nothing more to follow: the listing gives no positions.
     private var stopped = false
 
     init(stream: FlowElementStream) {
@@ -79,14 +81,16 @@ final class FlowSuccessMark {
 
     /// Element `index` failed (finally, for this life of the run).
     func failed(_ index: Int) {
-        guard index >= mark else { return }
-        stopped = true
-        bits = []
+        guard index >= mark, index < failedAt else { return }
+        failedAt = index
+        // Successes past it no longer count.
+        let keep = max(0, index / 64 - wordBase + 1)
+        if keep < bits.count { bits.removeLast(bits.count - keep) }
     }
 
     /// Element `index` succeeded.
     func succeeded(_ index: Int) {
-        guard !stopped, index >= mark else { return }
+        guard !stopped, index >= mark, index < failedAt else { return }
         guard index == mark else {
             let (word, bit) = index.quotientAndRemainder(dividingBy: 64)
             let position = word - wordBase
@@ -95,7 +99,7 @@ final class FlowSuccessMark {
             return
         }
         mark += 1
-        while isSet(mark) { mark += 1 }
+        while mark < failedAt, isSet(mark) { mark += 1 }
         let passed = mark / 64 - wordBase
         if passed > 0 {
             bits.removeFirst(min(passed, bits.count))
