@@ -34,7 +34,9 @@ extension RunJournal {
         """
 
     /// The latest checkpoint of each element whose op saved one (``FlowOperation/saveCheckpoint(_:)``),
-    /// its value in the wire's value layout. Added to format 2 without a new version: an older
+    /// its value in the wire's value layout. A listing that feeds a group keeps where it had got
+    /// to as its serial step's element 0 (``FlowOperation/emit(_:to:from:)``), and a group's input
+    /// file as the group step's element -1. Added to format 2 without a new version: an older
     /// Flow ignores the table, and this one makes it in a journal that lacks it.
     static let checkpointTable = """
         CREATE TABLE IF NOT EXISTS checkpoint (

@@ -75,7 +75,10 @@ import Testing
         ]), registry: registry).setJournal(journal)
     }
 
-    @Test func aResumedRunGoesOnListingFromTheLastPageBeforeWhichEveryElementSucceeded() async {
+    // Within a minute: the first life waits for its 1,050th result, which a broken mark could
+    // hold back for ever.
+    @Test(.timeLimit(.minutes(1)))
+    func aResumedRunGoesOnListingFromTheLastPageBeforeWhichEveryElementSucceeded() async {
         // The first life: cancelled (as a killed coordinator stops) once elements 0 … 1049 are
         // done and 1050 … 1053 are running.
         let starts = Starts()
@@ -129,6 +132,77 @@ import Testing
         await flow.run()
         #expect(flow.isSuccess)
         #expect(FlowListingPositions.decode(journal.checkpoints["0"]?[0])?.index == 200)
+    }
+
+    /// A group reading a file (`input: {file:}`), cut at element 1,050 of 2,500 and resumed: the
+    /// file is read on from the page of element 1,000 (its byte and line), for plain lines, a CSV
+    /// file with a header, and a gzipped one; and from its start when it changed in between.
+    @Test(.timeLimit(.minutes(1)), arguments: ["lines", "csv", "gzip", "changed"])
+    func aResumedGroupReadsItsFileOnFromTheCheckpointsPage(_ kind: String) async throws {
+        var path = try GroupInputFileTests.inputFile(lines: 2_500, named: kind == "csv" ? "items.csv" : "items.txt")
+        if kind == "csv" {
+            let rows = (0..<2_500).map { "i\($0),x" }
+            try (["item,other"] + rows).joined(separator: "\n").appending("\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        if kind == "gzip" {
+            let gzip = Process()
+            gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+            gzip.arguments = ["-f", path]
+            try gzip.run()
+            gzip.waitUntilExit()
+            path += ".gz"
+        }
+        func flow(_ probe: ConcurrencyProbe, holdFrom: Int?, journal: Journal, events: GroupInputFileTests.Events) -> Flow {
+            let holds: @Sendable (String) -> Bool = { item in
+                guard let holdFrom, let index = Int(item.dropFirst()) else { return false }
+                return index >= holdFrom
+            }
+            var registry = probeRegistry(probe) { holds($0) ? 600_000 : 0 }
+            // A CSV row is a map: `RowOp` echoes its `item`.
+            registry.register("RowOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { _ in
+                FlowClosureOperation(name: "RowOp", primaryInputParamKey: "item", primaryOutputParamKey: "result") { op in
+                    let row: [String: Any] = try op.value("item")
+                    let item = row["item"] as? String ?? "?"
+                    probe.enter(item)
+                    defer { probe.leave() }
+                    if holds(item) { try await Task.sleep(for: .seconds(600)) }
+                    op.set("result", "out_" + item)
+                }
+            }
+            let step = FlowGroupStep(op: kind == "csv" ? "RowOp" : "EchoOp", input: "", output: "results", maxConcurrent: 4,
+                                     inputFile: FlowGroupInputFile(path: path, format: nil))
+            return Flow(definition: FlowDefinition(name: "from-file", bucket: [:], steps: [.group(step)]), registry: registry)
+                .setJournal(journal).setProgressHandler { events.record($0) }
+        }
+        let first = Journal()
+        let (done, doneSignal) = AsyncStream<Void>.makeStream()
+        let cut = flow(ConcurrencyProbe(), holdFrom: 1_050, journal: first, events: GroupInputFileTests.Events())
+        _ = cut.setProgressHandler { event in
+            if case .groupElementFinished(_, let count, _, _) = event, count == 1_050 { doneSignal.yield() }
+        }
+        let running = Task { await cut.run() }
+        var iterator = done.makeAsyncIterator()
+        _ = await iterator.next()
+        cut.cancel()
+        await running.value
+        #expect(FlowListingPositions.decode(first.checkpoints["0"]?[FlowFileListing.checkpointElement])?.index == 1_000)
+
+        if kind == "changed" {
+            // Another version of the file: its checkpoint is not taken.
+            try (0..<2_500).map { "i\($0)" }.joined(separator: "\n").appending("\n\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        let second = Journal(after: first)
+        let probe = ConcurrencyProbe()
+        let events = GroupInputFileTests.Events()
+        let resumed = flow(probe, holdFrom: nil, journal: second, events: events)
+        await resumed.run()
+        #expect(resumed.isSuccess, "\(resumed.generateSummary().suffix(2_000))")
+        #expect(second.indices(at: "0") == Array(1_050..<2_500), "the second life ran \(second.indices(at: "0").count)")
+        #expect(!probe.startedNames.contains("i1049"))
+        let listed = events.all.filter { $0.hasPrefix("listed") }
+        // Read on from element 1,000: the first page read ends at 2,000; from the start, at 1,000.
+        #expect(listed.first == (kind == "changed" ? "listed 1000" : "listed 2000"), "\(listed)")
+        #expect((resumed.dataBucket["results"] as? [Any])?.compactMap { $0 as? String } == (0..<2_500).map { "out_i\($0)" })
     }
 
     /// The mark over results that come out of order (as they do from many workers), across

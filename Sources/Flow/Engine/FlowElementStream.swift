@@ -11,7 +11,7 @@ import Foundation
 ///
 /// At most ``window`` pages wait untaken: an op that lists faster than the group runs waits in
 /// ``emit(_:)``, so memory stays flat.
-final class FlowElementStream: Sendable {
+final class FlowElementStream: FlowListingProgress {
     /// Pages that may wait before ``emit(_:)`` holds the op back.
     static let window = 8
 

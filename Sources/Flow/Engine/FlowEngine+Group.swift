@@ -35,7 +35,7 @@ extension FlowEngine {
             run.progress(.groupStarted(operation: operationName, total: count, maxConcurrent: plan.maxConcurrent))
         }
         let tally: FlowGroupTally
-        do { tally = try Self.tally(plan, listing: listing, stream: stream) } catch { return .failed(error) }
+        do { tally = try Self.tally(plan, listing: listing, progress: source.listingProgress) } catch { return .failed(error) }
         defer { run.progress(.groupFinished(operation: operationName, done: tally.done, failed: tally.failures.count, total: listing.total)) }
 
         let resolvedPlan: FlowGroupPlan
@@ -69,10 +69,11 @@ extension FlowEngine {
 
     /// What the group counts and collects: its outputs in an array (with an `output:` key), or in
     /// its output file; for a group fed by a listing, how far every element has succeeded.
-    private static func tally(_ plan: FlowGroupPlan, listing: FlowGroupListing, stream: FlowElementStream?) throws -> FlowGroupTally {
+    private static func tally(_ plan: FlowGroupPlan, listing: FlowGroupListing, progress: (any FlowListingProgress)?) throws
+        -> FlowGroupTally {
         FlowGroupTally(listing: listing, collecting: !plan.outputKey.isEmpty,
                        outputFile: try plan.outputFile.map(FlowGroupOutputFile.init(path:)),
-                       successMark: stream.map(FlowSuccessMark.init(stream:)))
+                       successMark: progress.map(FlowSuccessMark.init(stream:)))
     }
 
     /// Runs the feed's elements in the drive chosen for the group (``FlowGroupDrive``).
@@ -145,7 +146,9 @@ extension FlowEngine {
         }
         let listing = FlowGroupListing(count: nil)
         do {
-            let source = try FlowGroupSource(file: input) { listed, complete in
+            // With a journal, where each page began: a resumed run reads on from its checkpoint.
+            let fileListing = journal.map { FlowFileListing(journal: $0, step: id) }
+            let source = try FlowGroupSource(file: input, fileListing: fileListing) { listed, complete in
                 listing.update(listed: listed, isComplete: complete)
                 journal?.groupStarted(at: id, total: listed)
                 progress?(.groupListed(operation: operation, listed: listed, complete: complete))

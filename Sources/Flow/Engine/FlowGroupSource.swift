@@ -14,6 +14,8 @@ struct FlowGroupSource {
     private let array: FlowGroupElements?
     private var file: FlowInputFile?
     private let stream: FlowElementStream?
+    /// Where each page of the file began, for a resumed run.
+    private var fileListing: FlowFileListing?
     private var page: [Any] = []
     /// The index of the page's first element.
     private var pageStart = 0
@@ -41,11 +43,28 @@ struct FlowGroupSource {
     /// The elements of `input`, opened now and read as they are taken.
     ///
     /// - Throws: ``FlowInputFileError`` when the file cannot be opened.
-    init(file input: FlowGroupInputFile, onPage: @escaping (Int, Bool) -> Void) throws {
+    /// - Parameter fileListing: where each page began, kept for a resumed run; when an earlier
+    ///   life's checkpoint names a page of this same file, reading goes on from it.
+    init(file input: FlowGroupInputFile, fileListing: FlowFileListing? = nil, onPage: @escaping (Int, Bool) -> Void) throws {
         array = nil
         stream = nil
-        file = try FlowInputFile(path: input.path, format: input.format)
+        self.fileListing = fileListing
+        var reader = try FlowInputFile(path: input.path, format: input.format)
         listed = 0
+        if let fileListing, let resumable = fileListing.resumable {
+            do {
+                if try reader.skip(to: resumable.place) {
+                    fileListing.wentOn(from: resumable.index)
+                    pageStart = resumable.index
+                    startIndex = resumable.index
+                    listed = resumable.index
+                }
+            } catch {
+                reader.close()
+                throw error
+            }
+        }
+        file = reader
         isComplete = false
         self.onPage = onPage
     }
@@ -104,10 +123,12 @@ struct FlowGroupSource {
         guard !isComplete, failure == nil, var reader = file else { return .end }
         file = nil  // the reader's buffer stays unique while it reads
         do {
+            let place = reader.place
             let values = try reader.nextPage(limit: Self.pageSize)
             pageStart += page.count
             page = values.map(\.anyValue)
             listed += page.count
+            if !page.isEmpty { fileListing?.read(start: pageStart, count: page.count, from: place) }
             if page.isEmpty {
                 isComplete = true
                 reader.close()
@@ -146,6 +167,9 @@ struct FlowGroupSource {
 
     /// The stream the elements come from, if they come from one.
     var elementStream: FlowElementStream? { stream }
+
+    /// Where the elements' pages began, for a resumed run: the stream's, or the file's.
+    var listingProgress: (any FlowListingProgress)? { stream ?? fileListing }
 
     /// Closes the file, if one is open: the group ended before reading it all.
     mutating func close() {

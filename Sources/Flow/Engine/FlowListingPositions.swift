@@ -51,6 +51,17 @@ struct FlowListingPositions {
     }
 }
 
+/// Where a group's elements come from a page at a time with positions to go on from: the pages
+/// an op emits (``FlowElementStream``), or an input file (``FlowFileListing``).
+protocol FlowListingProgress: AnyObject, Sendable {
+    /// The index of the first element of this life of the run: 0, or where a resumed listing
+    /// went on.
+    var startIndex: Int { get }
+    /// Every element before `mark` succeeded: keeps the checkpoint if the page to go on from
+    /// moved, and returns the mark at which to call again.
+    func reached(_ mark: Int) -> Int
+}
+
 /// Which elements of a group fed by a listing have succeeded, as the first index not known to
 /// have (the mark), for ``FlowListingPositions``: only the engine's task touches it, once per
 /// accepted result (replayed ones too).
@@ -60,7 +71,7 @@ struct FlowListingPositions {
 /// mark are kept as bits from the mark on, so a slow element holds an eighth of a byte per
 /// element that finished after it.
 final class FlowSuccessMark {
-    private let stream: FlowElementStream
+    private let stream: any FlowListingProgress
     private var mark: Int
     /// Successes at and after `wordBase * 64`, one bit each.
     private var bits: [UInt64] = []
@@ -72,7 +83,7 @@ final class FlowSuccessMark {
     /// Nothing more to follow: the listing gives no positions.
     private var stopped = false
 
-    init(stream: FlowElementStream) {
+    init(stream: any FlowListingProgress) {
         self.stream = stream
         mark = stream.startIndex
         wordBase = mark / 64

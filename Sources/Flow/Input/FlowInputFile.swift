@@ -38,6 +38,10 @@ package struct FlowInputFile {
     private var buffer: [UInt8] = []
     /// Where the unread bytes of ``buffer`` begin.
     private var start = 0
+    /// Bytes of the file (decompressed) before ``buffer``'s first.
+    private var dropped: Int64 = 0
+    /// The file's size and modification time when it was opened, in nanoseconds.
+    private let identity: (size: Int64, modified: Int64)
     private var atEnd = false
     private var columns: [String]?
     /// The line the next record begins on (1-based).
@@ -67,6 +71,9 @@ package struct FlowInputFile {
         guard descriptor >= 0 else {
             throw FlowInputFileError(path: path, line: nil, "cannot open it: \(String(cString: strerror(errno)))")
         }
+        var status = stat()
+        identity = fstat(descriptor, &status) == 0
+            ? (Int64(status.st_size), Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)) : (-1, -1)
         do {
             gzip = FlowGzipReader.isGzip(descriptor: descriptor) ? try FlowGzipReader(descriptor: descriptor) : nil
         } catch {
@@ -94,6 +101,79 @@ package struct FlowInputFile {
         }
         count += page.count
         return page
+    }
+
+    // MARK: Places
+
+    /// Where the next record begins: its byte (in the decompressed text of a gzipped file) and
+    /// its line, with the file's size and modification time, so that a place is taken only in
+    /// the file it was of.
+    package struct Place: Equatable, Sendable {
+        package var offset: Int64
+        package var line: Int
+        package var size: Int64
+        package var modified: Int64
+
+        /// As a checkpoint keeps it.
+        package var value: FlowValue {
+            .map(["offset": .integer(offset), "line": .integer(Int64(line)), "size": .integer(size), "modified": .integer(modified)])
+        }
+
+        /// The place a checkpoint holds, `nil` for a value that is none.
+        package init?(_ value: FlowValue?) {
+            guard case .map(let fields)? = value, case .integer(let offset)? = fields["offset"], case .integer(let line)? = fields["line"],
+                  case .integer(let size)? = fields["size"], case .integer(let modified)? = fields["modified"], offset >= 0, line >= 1
+            else { return nil }
+            self.init(offset: offset, line: Int(line), size: size, modified: modified)
+        }
+
+        package init(offset: Int64, line: Int, size: Int64, modified: Int64) {
+            self.offset = offset
+            self.line = line
+            self.size = size
+            self.modified = modified
+        }
+    }
+
+    /// Where the next record begins.
+    package var place: Place {
+        Place(offset: dropped + Int64(start), line: line, size: identity.size, modified: identity.modified)
+    }
+
+    /// Goes on reading at `place` (where an earlier life of a run had got to), after reading a
+    /// CSV header first when the file has one; `false`, reading nothing, when `place` is of
+    /// another file or another version of this one (its size or modification time differs):
+    /// the file is then read from its start.
+    ///
+    /// - Throws: ``FlowInputFileError`` when the file cannot be read up to `place`.
+    package mutating func skip(to place: Place) throws -> Bool {
+        guard place.size == identity.size, place.modified == identity.modified, place.size >= 0, place.offset <= place.size || gzip != nil
+        else { return false }
+        if case .csv(columns: nil) = format {
+            // The header, for the names of the columns.
+            while columns == nil, let record = try nextRecord() { _ = try element(record.fields, text: record.text, line: record.line) }
+        }
+        if gzip == nil {
+            guard lseek(descriptor, off_t(place.offset), SEEK_SET) == off_t(place.offset) else {
+                throw FlowInputFileError(path: path, line: nil, "cannot go to byte \(place.offset): \(String(cString: strerror(errno)))")
+            }
+            buffer = []
+            start = 0
+            dropped = place.offset
+            atEnd = false
+        } else {
+            // A gzip stream cannot be sought in: read and let go up to the place.
+            while self.place.offset < place.offset {
+                let wanted = Int(min(Int64(buffer.count - start), place.offset - self.place.offset))
+                start += wanted
+                if self.place.offset < place.offset {
+                    if atEnd { throw FlowInputFileError(path: path, line: nil, "it ends before byte \(place.offset)") }
+                    try fill()
+                }
+            }
+        }
+        line = place.line
+        return true
     }
 
     // MARK: Records
@@ -135,6 +215,7 @@ package struct FlowInputFile {
     private mutating func fill() throws {
         if start > 0 {
             buffer.removeSubrange(0..<start)
+            dropped += Int64(start)
             start = 0
         }
         guard buffer.count <= Self.recordLimit else {
