@@ -75,6 +75,20 @@ import Testing
         ]), registry: registry).setJournal(journal)
     }
 
+    /// Runs `flow` until `count` of its group's elements are done, then cancels it, as a killed
+    /// coordinator stops: what it had not recorded is gone.
+    static func cancel(_ flow: Flow, once count: Int) async {
+        let (done, signal) = AsyncStream<Void>.makeStream()
+        _ = flow.setProgressHandler { event in
+            if case .groupElementFinished(_, let finished, _, _) = event, finished == count { signal.yield() }
+        }
+        let running = Task { await flow.run() }
+        var iterator = done.makeAsyncIterator()
+        _ = await iterator.next()
+        flow.cancel()
+        await running.value
+    }
+
     // Within a minute: the first life waits for its 1,050th result, which a broken mark could
     // hold back for ever.
     @Test(.timeLimit(.minutes(1)))
@@ -84,15 +98,8 @@ import Testing
         let starts = Starts()
         let first = Journal()
         let firstProbe = ConcurrencyProbe()
-        let (done, doneSignal) = AsyncStream<Void>.makeStream()
-        let cut = Self.flow(firstProbe, starts: starts, holdFrom: 1_050, journal: first).setProgressHandler { event in
-            if case .groupElementFinished(_, let count, _, _) = event, count == 1_050 { doneSignal.yield() }
-        }
-        let running = Task { await cut.run() }
-        var iterator = done.makeAsyncIterator()
-        _ = await iterator.next()
-        cut.cancel()
-        await running.value
+        let cut = Self.flow(firstProbe, starts: starts, holdFrom: 1_050, journal: first)
+        await Self.cancel(cut, once: 1_050)
         #expect(cut.isCancelled)
         #expect(first.indices(at: "1") == Array(0..<1_050), "the first life's results: \(first.indices(at: "1").count)")
         let checkpoint = FlowListingPositions.decode(first.checkpoints["0"]?[0])
@@ -175,16 +182,7 @@ import Testing
                 .setJournal(journal).setProgressHandler { events.record($0) }
         }
         let first = Journal()
-        let (done, doneSignal) = AsyncStream<Void>.makeStream()
-        let cut = flow(ConcurrencyProbe(), holdFrom: 1_050, journal: first, events: GroupInputFileTests.Events())
-        _ = cut.setProgressHandler { event in
-            if case .groupElementFinished(_, let count, _, _) = event, count == 1_050 { doneSignal.yield() }
-        }
-        let running = Task { await cut.run() }
-        var iterator = done.makeAsyncIterator()
-        _ = await iterator.next()
-        cut.cancel()
-        await running.value
+        await Self.cancel(flow(ConcurrencyProbe(), holdFrom: 1_050, journal: first, events: GroupInputFileTests.Events()), once: 1_050)
         #expect(FlowListingPositions.decode(first.checkpoints["0"]?[FlowFileListing.checkpointElement])?.index == 1_000)
 
         if kind == "changed" {
