@@ -143,11 +143,14 @@ import Testing
 
     /// A group reading a file (`input: {file:}`), cut at element 1,050 of 2,500 and resumed: the
     /// file is read on from the page of element 1,000 (its byte and line), for plain lines, a CSV
-    /// file with a header, and a gzipped one; and from its start when it changed in between.
-    @Test(.timeLimit(.minutes(1)), arguments: ["lines", "csv", "gzip", "changed"])
+    /// file with a header, and a gzipped one; and from its start when it changed in between. Cut
+    /// in its first page (at 500), a CSV file is read on after its header, which is no row.
+    @Test(.timeLimit(.minutes(1)), arguments: ["lines", "csv", "gzip", "changed", "csv-first-page"])
     func aResumedGroupReadsItsFileOnFromTheCheckpointsPage(_ kind: String) async throws {
-        var path = try GroupInputFileTests.inputFile(lines: 2_500, named: kind == "csv" ? "items.csv" : "items.txt")
-        if kind == "csv" {
+        let cutAt = kind == "csv-first-page" ? 500 : 1_050
+        let isCSV = kind.hasPrefix("csv")
+        var path = try GroupInputFileTests.inputFile(lines: 2_500, named: isCSV ? "items.csv" : "items.txt")
+        if isCSV {
             let rows = (0..<2_500).map { "i\($0),x" }
             try (["item,other"] + rows).joined(separator: "\n").appending("\n").write(toFile: path, atomically: true, encoding: .utf8)
         }
@@ -176,14 +179,14 @@ import Testing
                     op.set("result", "out_" + item)
                 }
             }
-            let step = FlowGroupStep(op: kind == "csv" ? "RowOp" : "EchoOp", input: "", output: "results", maxConcurrent: 4,
+            let step = FlowGroupStep(op: isCSV ? "RowOp" : "EchoOp", input: "", output: "results", maxConcurrent: 4,
                                      inputFile: FlowGroupInputFile(path: path, format: nil))
             return Flow(definition: FlowDefinition(name: "from-file", bucket: [:], steps: [.group(step)]), registry: registry)
                 .setJournal(journal).setProgressHandler { events.record($0) }
         }
         let first = Journal()
-        await Self.cancel(flow(ConcurrencyProbe(), holdFrom: 1_050, journal: first, events: GroupInputFileTests.Events()), once: 1_050)
-        #expect(FlowListingPositions.decode(first.checkpoints["0"]?[FlowFileListing.checkpointElement])?.index == 1_000)
+        await Self.cancel(flow(ConcurrencyProbe(), holdFrom: cutAt, journal: first, events: GroupInputFileTests.Events()), once: cutAt)
+        #expect(FlowListingPositions.decode(first.checkpoints["0"]?[FlowFileListing.checkpointElement])?.index == cutAt / 1_000 * 1_000)
 
         if kind == "changed" {
             // Another version of the file: its checkpoint is not taken.
@@ -195,11 +198,11 @@ import Testing
         let resumed = flow(probe, holdFrom: nil, journal: second, events: events)
         await resumed.run()
         #expect(resumed.isSuccess, "\(resumed.generateSummary().suffix(2_000))")
-        #expect(second.indices(at: "0") == Array(1_050..<2_500), "the second life ran \(second.indices(at: "0").count)")
-        #expect(!probe.startedNames.contains("i1049"))
+        #expect(second.indices(at: "0") == Array(cutAt..<2_500), "the second life ran \(second.indices(at: "0").count)")
+        #expect(!probe.startedNames.contains("i\(cutAt - 1)"))
         let listed = events.all.filter { $0.hasPrefix("listed") }
         // Read on from element 1,000: the first page read ends at 2,000; from the start, at 1,000.
-        #expect(listed.first == (kind == "changed" ? "listed 1000" : "listed 2000"), "\(listed)")
+        #expect(listed.first == (cutAt < 1_000 || kind == "changed" ? "listed 1000" : "listed 2000"), "\(listed)")
         #expect((resumed.dataBucket["results"] as? [Any])?.compactMap { $0 as? String } == (0..<2_500).map { "out_i\($0)" })
     }
 

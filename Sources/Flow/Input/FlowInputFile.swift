@@ -152,6 +152,9 @@ package struct FlowInputFile {
         if case .csv(columns: nil) = format {
             // The header, for the names of the columns.
             while columns == nil, let record = try nextRecord() { _ = try element(record.fields, text: record.text, line: record.line) }
+            // A place before the header's end is the file's start: read on after the header, as
+            // from the start (gone back to, the header would be read again as a row).
+            if place.offset <= self.place.offset { return true }
         }
         if gzip == nil {
             guard lseek(descriptor, off_t(place.offset), SEEK_SET) == off_t(place.offset) else {
