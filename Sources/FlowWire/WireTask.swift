@@ -26,6 +26,11 @@ package struct WireTask: Sendable, Hashable {
 
     private var storage: _FlowCopyOnWriteBox<Fields>
 
+    /// How many bytes the task took in the message it was read from, 0 for a task made here. A
+    /// pool counts a client's queued bytes with it without encoding the task again; it is no
+    /// field of the task, and equality ignores it.
+    package private(set) var receivedSize = 0
+
     @inline(__always)
     private mutating func change<Result>(_ body: (inout Fields) -> Result) -> Result {
         storage.change(body)
@@ -203,6 +208,7 @@ extension WireTask {
     /// it when their bytes are the same (``WireReader/readValueMap(_:reusing:)``).
     package init(reading reader: inout WireReader, parameters lastParameters: inout WireReader.ReadMap?,
                 bucket lastBucket: inout WireReader.ReadMap?) throws(WireDecodingError) {
+        let start = reader.offset
         let taskID = try reader.readUInt64("task id")
         let attempt = try reader.readUInt32("attempt")
         let op = try reader.readString("op name")
@@ -242,5 +248,6 @@ extension WireTask {
                                  bucket: bucket, groupElement: groupElement, elementIndex: elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry,
                                  budget: budget, checkpoint: checkpoint))
+        receivedSize = reader.offset - start
     }
 }

@@ -79,6 +79,18 @@ import Testing
         #expect(pool.clients[heavy]?.queuedBytes == 0)
     }
 
+    @Test func aSubmitReadOffTheWireCountsEachTaskAtTheBytesItTook() throws {
+        let size = PoolStateMachine.encodedSize(of: capsTask(1, payload: 1_000))
+        var pool = pool { $0.maxQueuedBytes = 2 * size }
+        let heavy = client(1)
+        _ = pool.receive(capsHello("heavy"), from: heavy, now: capsAt(0))
+        // As the pool's shell hands it over: decoded from its frames, each task with its size.
+        let submit = try WireCodec.decode(WireCodec.encode(capsSubmit(1...3, payload: 1_000)))
+        _ = pool.receive(submit, from: heavy, now: capsAt(0.1))
+        #expect(pool.clients[heavy]?.queuedBytes == 2 * size)
+        #expect(doneResults(to: heavy, in: pool.dispatch(now: capsAt(0.2))).map(\.taskID) == [3])
+    }
+
     @Test func oneTaskLargerThanTheCapIsTakenWhenNothingWaits() throws {
         var pool = pool { $0.maxQueuedBytes = 100 }
         _ = pool.receive(capsHello("big"), from: client(1), now: capsAt(0))

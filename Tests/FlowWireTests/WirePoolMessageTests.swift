@@ -112,6 +112,27 @@ struct WirePoolMessageTests {
         #expect(try roundTrip(message) == message)
     }
 
+    @Test("each task read from a SUBMIT knows the bytes it took there, repeated maps and all")
+    func receivedSizes() throws {
+        let shared: [String: FlowValue] = ["ms": .integer(0), "name": .string("ü-photos")]
+        let tasks = [sampleTask(), WireTask(taskID: 43, op: "echo", parameters: shared, groupElement: .string("a"), elementIndex: 0),
+                     WireTask(taskID: 44, op: "echo", parameters: shared, groupElement: .string(String(repeating: "b", count: 300)),
+                              elementIndex: 1)]
+        guard case .submit(let decoded) = try WireCodec.decode(WireCodec.encode(.submit(tasks))) else {
+            Issue.record("not a SUBMIT")
+            return
+        }
+        let sizes = tasks.map { task in
+            var writer = WireWriter(capacity: 0)
+            task.write(to: &writer)
+            return writer.count
+        }
+        #expect(decoded.map(\.receivedSize) == sizes)
+        #expect(tasks.allSatisfy { $0.receivedSize == 0 })
+        // It is no field of the task: a task read is equal to the one written.
+        #expect(decoded == tasks)
+    }
+
     @Test("HELLO and WELCOME keep extreme and unicode fields")
     func extremeHelloAndWelcome() throws {
         let long = String(repeating: "é", count: 127) + "x"  // 255 bytes: the most allowed

@@ -21,6 +21,14 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
         var held = false
         var count: Int { waiting.count - head }
 
+        /// The sequence of its first waiting task, its running count and its share, when it may
+        /// take a turn now and that task `fits`.
+        @inline(__always)
+        func headIfReady(_ fits: (Entry) -> Bool) -> (sequence: UInt64, running: Int, share: Int)? {
+            guard head < waiting.count, !held, fits(waiting[head].entry) else { return nil }
+            return (waiting[head].sequence, running, share)
+        }
+
         mutating func popFirst() -> Entry? {
             guard head < waiting.count else { return nil }
             let entry = waiting[head].entry
@@ -62,9 +70,10 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
 
     /// A task of `run` waits for a slot.
     mutating func append(_ entry: Entry, to run: Data) {
-        guard runs[run] != nil else { return }
+        guard let index = runs.index(forKey: run) else { return }
         sequence &+= 1
-        runs[run]!.waiting.append((sequence, entry))
+        // In place, by index: one hash of the run's key, and no copy of its queue.
+        runs.values[index].waiting.append((sequence, entry))
         waitingCount += 1
     }
 
@@ -86,22 +95,25 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
     /// The next task to give a free slot: the head of the run with the least running per share,
     /// among the runs whose head `fits` (a worker with room offers its op).
     mutating func next(where fits: (Entry) -> Bool = { _ in true }) -> (run: Data, entry: Entry)? {
-        var best: (run: Data, load: Double, sequence: UInt64)?
-        for (run, state) in runs where state.count > 0 && !state.held && fits(state.waiting[state.head].entry) {
-            let load = Double(state.running) / Double(state.share)
-            let first = state.waiting[state.head].sequence
+        var best: (index: Dictionary<Data, Run>.Index, load: Double, sequence: UInt64)?
+        var index = runs.startIndex
+        while index != runs.endIndex {
+            defer { index = runs.index(after: index) }
+            let candidate = runs.values[index].headIfReady(fits)
+            guard let (first, running, share) = candidate else { continue }
+            let load = Double(running) / Double(share)
             if let current = best, current.load < load || (current.load == load && current.sequence < first) { continue }
-            best = (run, load, first)
+            best = (index, load, first)
         }
-        guard let run = best?.run, let entry = runs[run]?.popFirst() else { return nil }
-        runs[run]!.running += 1
+        guard let index = best?.index, let entry = runs.values[index].popFirst() else { return nil }
+        runs.values[index].running += 1
         waitingCount -= 1
-        return (run, entry)
+        return (runs.keys[index], entry)
     }
 
     /// A task of `run` that left here is over (its result went back, or it was withdrawn).
     mutating func finished(_ run: Data) {
-        guard let running = runs[run]?.running, running > 0 else { return }
-        runs[run]!.running = running - 1
+        guard let index = runs.index(forKey: run), runs.values[index].running > 0 else { return }
+        runs.values[index].running -= 1
     }
 }

@@ -29,7 +29,7 @@ extension PoolStateMachine {
             var free = core.freeSlots()
             while free.room > 0, let (_, pending) = fair.next(where: { free.admits($0.task.op) }) {
                 free.take(pending.task.op)
-                clients[pending.ticket.client]?.queuedBytes -= pending.size
+                if let index = clients.index(forKey: pending.ticket.client) { withClient(at: index) { $0.queuedBytes -= pending.size } }
                 core.submit(pending.task, waiter: pending.ticket, budget: pending.task.budget.map { Int($0) } ?? -1)
             }
         }
@@ -76,9 +76,15 @@ extension PoolStateMachine {
 
     mutating func deliver(_ result: WirePoolResult, for ticket: Ticket) {
         fair.finished(ticket.client)
-        guard clients[ticket.client]?.tasks[ticket.taskID] == ticket.poolTaskID else { return }
-        clients[ticket.client]?.tasks[ticket.taskID] = nil
-        clients[ticket.client]?.done += 1
+        // Looked up once and changed in place (see ``submit(_:from:)``).
+        guard let index = clients.index(forKey: ticket.client) else { return }
+        let answered = withClient(at: index) { client in
+            guard client.tasks[ticket.taskID] == ticket.poolTaskID else { return false }
+            client.tasks[ticket.taskID] = nil
+            client.done += 1
+            return true
+        }
+        guard answered else { return }
         outbox[ticket.client, default: []].append(result)
     }
 
