@@ -231,6 +231,9 @@ public final class ClusterRun: Sendable {
     /// The cluster now, for progress output.
     public var status: FlowCoordinator.Status? { coordinator?.status }
 
+    /// The workers connected now, by name, with their labels.
+    public var connectedWorkers: [FlowCoordinator.ConnectedWorker] { coordinator?.connectedWorkers ?? [] }
+
     /// Runs the flow to its end and stops the cluster.
     ///
     /// - Parameters:

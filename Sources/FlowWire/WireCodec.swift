@@ -70,6 +70,9 @@ package enum WireCodec {
         case .rate(let rates):
             writer.writeVarint(UInt64(rates.count))
             for rate in rates { rate.write(to: &writer) }
+        case .labels(let labels):
+            writer.writeVarint(UInt64(labels.count))
+            for label in labels { label.write(to: &writer) }
         case .returned(let tasks):
             writer.writeVarint(UInt64(tasks.count))
             for task in tasks {
@@ -177,6 +180,8 @@ package enum WireCodec {
             })
         case .progress, .checkpoint, .rate:
             return try decodeEntries(command, &reader)
+        case .labels:
+            return .labels(try WireLabel.readList(&reader))
         case .returned:
             return .returned(try readBatch(minimumElementSize: WireTaskReference.encodedSize, "returned count", &reader) { reader throws(WireDecodingError) in
                 let id = try reader.readUInt64("task id")
@@ -261,6 +266,7 @@ package enum WireCodec {
         case .progress(let entries): return 10 + entries.count * 24
         case .rate(let rates): return 10 + rates.count * 20
         case .checkpoint(let entries): return 10 + entries.count * 64
+        case .labels(let labels): return 2 + labels.reduce(0) { $0 + 4 + $1.key.utf8.count + $1.value.utf8.count }
         }
     }
 }

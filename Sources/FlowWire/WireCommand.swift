@@ -26,6 +26,9 @@ package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
     /// What tasks' ops saved to continue from (§7.9). Worker to coordinator (and pool to client),
     /// for tasks whose TASK carried a checkpoint (flags bit 4).
     case checkpoint = 0x0B
+    /// A worker's labels (§7.10). Coordinator to a worker that announced
+    /// ``WireReady/Feature/labels``, always empty: the question; that worker's answer, its labels.
+    case labels = 0x0C
     /// A client registers its run with a pool (§14). Client to pool; its first message.
     case hello = 0x10
     /// The pool accepts a client: its credit and heartbeat interval. Pool to client.
@@ -55,6 +58,7 @@ package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
         case .progress: return "PROGRESS"
         case .rate: return "RATE"
         case .checkpoint: return "CHECKPOINT"
+        case .labels: return "LABELS"
         case .hello: return "HELLO"
         case .welcome: return "WELCOME"
         case .submit: return "SUBMIT"
@@ -81,6 +85,7 @@ package enum WireCommand: UInt8, Sendable, Hashable, CaseIterable, CustomStringC
         case .returned: return role == .worker || role == .coordinator
         case .task, .recall, .cancel, .rate, .welcome, .statusReply, .done: return role == .coordinator
         case .hello, .submit, .withdraw: return role == .client
+        case .labels: return role == .worker || role == .coordinator
         case .heartbeat, .disconnect, .status: return true
         }
     }

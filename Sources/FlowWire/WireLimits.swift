@@ -51,4 +51,13 @@ package enum WireLimits {
         let operations = 2 + maximumReadyOperations * (2 + maximumOperationNameBytes)
         return name + 4 + 4 + operations + name + 4 + 4
     }()
+
+    /// The most labels one LABELS may carry: 64 (§7.10). A decoder refuses more at the count.
+    package static let maximumLabels = 64
+
+    /// The most bytes one label's key may have: 63, as a Kubernetes label's name.
+    package static let maximumLabelKeyBytes = 63
+
+    /// The most bytes (UTF-8) one label's value may have: 255, a host name's limit.
+    package static let maximumLabelValueBytes = 255
 }

@@ -28,6 +28,9 @@ package enum WireMessage: Sendable, Hashable {
     /// What tasks' ops saved to continue from, the latest per task. Worker to coordinator, for
     /// tasks whose TASK carried a checkpoint (flags bit 4); never an empty list.
     case checkpoint([WireCheckpoint])
+    /// A worker's labels (§7.10): from a coordinator, always empty, the question to a worker that
+    /// announced ``WireReady/Feature/labels``; from that worker, the answer, its labels (maybe none).
+    case labels([WireLabel])
     /// A client registers its run. Client to pool; the first message a client sends.
     case hello(WireHello)
     /// The pool accepts a client. Pool to client.
@@ -57,6 +60,7 @@ package enum WireMessage: Sendable, Hashable {
         case .progress: return .progress
         case .rate: return .rate
         case .checkpoint: return .checkpoint
+        case .labels: return .labels
         case .hello: return .hello
         case .welcome: return .welcome
         case .submit: return .submit
@@ -83,6 +87,7 @@ extension WireMessage: CustomStringConvertible {
         case .cancel(let ids): return "CANCEL ×\(ids.count)"
         case .progress(let entries): return "PROGRESS ×\(entries.count)"
         case .checkpoint(let entries): return "CHECKPOINT ×\(entries.count)"
+        case .labels(let labels): return "LABELS ×\(labels.count)"
         case .rate(let rates): return "RATE ×\(rates.count)"
         case .hello(let hello): return "HELLO \(hello.clientName) run=\(hello.runID) share=\(hello.share)"
         case .welcome(let welcome): return "WELCOME \(welcome.poolName) slots=\(welcome.slotCount)"

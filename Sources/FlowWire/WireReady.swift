@@ -57,6 +57,8 @@ extension WireReady {
         /// Bit 6: the worker reads a TASK's checkpoint (flags bit 4), gives it to the op, and
         /// sends what the op saves as CHECKPOINT (§7.9).
         package static let checkpoint: UInt32 = 1 << 6
+        /// Bit 7: the worker has labels (`flow-worker --label`) and answers a LABELS (§7.10).
+        package static let labels: UInt32 = 1 << 7
     }
 
     /// Appends the body fields in spec order.

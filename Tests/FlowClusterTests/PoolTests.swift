@@ -199,18 +199,25 @@ import Testing
     @Test func statusPrintsThePoolsWorkersAndRunsAsTables() async throws {
         try await withCluster { cluster in
             let (pool, endpoint) = try await Self.startPool(cluster)
-            _ = try cluster.worker(connect: endpoint, name: "table-worker", concurrency: 3)
+            _ = try cluster.worker(connect: endpoint, name: "table-worker", concurrency: 3,
+                                   extra: ["--label", "role=recorder", "--label", "zone=b"])
             let run = try Self.run(cluster, try cluster.write("t.yaml", Self.echoFlow("t", count: 100, sleep: 0.3)), pool: endpoint, label: "t")
             // 10 s of work: a run of 2 s ended once before a loaded machine's status query saw it.
-            // Asked once the pool has logged both the worker and the run: it knows them then.
+            // Asked once the pool has logged the worker's labels and the run: it knows them then.
             let known = await pool.waitForOutput(timeout: 20) { _, stderr in
-                stderr.contains("worker table-worker joined") && stderr.contains(" of flow t ")
+                stderr.contains("worker table-worker has labels role=recorder zone=b") && stderr.contains(" of flow t ")
             }
             try #require(known, "the pool never logged the worker and the run joining\n\(pool.transcript)\n\(run.transcript)")
             let query = try cluster.coordinator(["status", "--pool", endpoint], label: "status")
             _ = await query.waitForExit(timeout: 10)
             let text = query.stdout
             #expect(text.contains("WORKER") && text.contains("table-worker") && text.contains("3 "), "\(text)")
+            #expect(text.contains("LABELS") && text.split(separator: "\n").contains { $0.contains("table-worker") && $0.contains("role=recorder,zone=b") },
+                    "the worker's row shows its labels\n\(text)")
+            let json = try cluster.coordinator(["status", "--pool", endpoint, "--json"], label: "status-json")
+            _ = await json.waitForExit(timeout: 10)
+            let status = try PoolStatus(json: json.stdout)
+            #expect(status.workers.first { $0.name == "table-worker" }?.labels == ["role": "recorder", "zone": "b"], "\(json.stdout)")
             #expect(text.contains("RUN") && text.contains("SHARE") && text.contains("IN FLIGHT"), "\(text)")
             #expect(text.split(separator: "\n").contains { $0.contains(" t ") && $0.contains("@") }, "the run's row names its flow and origin\n\(text)")
             #expect(await run.waitForExit(timeout: 60) == .exit(0))

@@ -50,7 +50,7 @@ struct WireFramingRejectionTests {
         expectRejection([Data("FLOW02".utf8), Data([0x04, 0x00])], .invalidCommandFrame)
     }
 
-    @Test("unknown command bytes are rejected, naming the byte", arguments: [0x00, 0x0C, 0x0F, 0x17, 0x7F, 0xFF] as [UInt8])
+    @Test("unknown command bytes are rejected, naming the byte", arguments: [0x00, 0x0D, 0x0F, 0x17, 0x7F, 0xFF] as [UInt8])
     func unknownCommand(command: UInt8) {
         expectRejection(frames(command, body: validBody), .unknownCommand)
         do {

@@ -15,7 +15,7 @@ struct WireGoldenBytesTests {
     @Test("frame 0 is FLOW02 and frame 1 the command byte")
     func framesMatchSpec() {
         #expect(hexString(WireCodec.protocolFrame) == "464c4f573032")
-        #expect(WireCommand.allCases.map(\.rawValue) == Array(0x01...0x0B) + Array(0x10...0x16))
+        #expect(WireCommand.allCases.map(\.rawValue) == Array(0x01...0x0C) + Array(0x10...0x16))
         #expect(WireValueTag.allCases.map(\.rawValue) == Array(0x00...0x09))
     }
 

@@ -216,7 +216,7 @@ struct WirePoolMessageTests {
             (.heartbeat, ["coordinator", "worker", "client"]), (.disconnect, ["coordinator", "worker", "client"]),
             (.ready, ["worker"]), (.result, ["worker"]), (.returned, ["worker", "coordinator"]),
             (.task, ["coordinator"]), (.recall, ["coordinator"]),
-            (.progress, ["worker"]), (.rate, ["coordinator"]), (.checkpoint, ["worker"]),
+            (.progress, ["worker"]), (.rate, ["coordinator"]), (.checkpoint, ["worker"]), (.labels, ["worker", "coordinator"]),
         ]
         #expect(Set(allowed.map(\.0)) == Set(WireCommand.allCases), "every command is listed")
         for (command, senders) in allowed {

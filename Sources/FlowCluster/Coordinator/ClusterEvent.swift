@@ -19,6 +19,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     }
 
     case workerJoined(name: String, host: String, slots: Int, ops: Int)
+    /// A worker said its labels (LABELS, §7.10), as `KEY=VALUE` pairs, sorted.
+    case workerLabels(name: String, labels: String)
     /// A serial op's task went to a worker (group elements are not reported one by one).
     case dispatched(op: String, worker: String)
     /// A worker died: it went silent, or a send to it failed.
@@ -80,6 +82,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .workerJoined(let name, let host, let slots, let ops):
             return "worker \(name) joined from \(host) (\(slots) slots, \(ops) ops)"
+        case .workerLabels(let name, let labels):
+            return "worker \(name) has labels \(labels.isEmpty ? "(none)" : labels)"
         case .dispatched(let op, let worker):
             return "\(op) -> \(worker)"
         case .workerLost(let name, let reason, let requeued):
@@ -157,7 +161,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
         case .dispatched, .discardedResult, .taskReturned, .taskLost, .unknownPeer: return .debug
         case .malformedMessage, .otherVersion, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed, .taskUnanswered, .workerQuarantined:
             return .warning
-        case .workerJoined, .workerLeft, .clientJoined, .clientLeft: return .info
+        case .workerJoined, .workerLabels, .workerLeft, .clientJoined, .clientLeft: return .info
         case .roleRefused: return .warning
         case .throttled, .unthrottled: return .info
         // The run says so itself, when it is steered ("[run] paused from another terminal").
@@ -173,7 +177,7 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
 
     private var rawMetadata: Logger.Metadata {
         switch self {
-        case .workerJoined(let name, _, _, _), .workerLost(let name, _, _), .workerLeft(let name, _, _), .workerQuarantined(let name, _, _):
+        case .workerJoined(let name, _, _, _), .workerLabels(let name, _), .workerLost(let name, _, _), .workerLeft(let name, _, _), .workerQuarantined(let name, _, _):
             return ["worker.name": "\(name)"]
         case .dispatched(let op, let worker):
             return ["worker.name": "\(worker)", "task.op": "\(op)"]

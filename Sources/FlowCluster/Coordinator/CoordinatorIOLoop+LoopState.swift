@@ -8,6 +8,8 @@ extension CoordinatorIOLoop {
         var machine: Machine
         var sockets: RouterSockets
         var malformed: MalformedTraffic
+        /// The worker table's generation last shown in ``CoordinatorMailbox/connectedWorkers``.
+        var shownWorkers: UInt64 = .max
 
         init(router: ZMQSocket, monitor: ZMQSocket?, wakeup: ZMQWakeup, configuration: FlowCoordinator.Configuration,
              now: ContinuousClock.Instant) {

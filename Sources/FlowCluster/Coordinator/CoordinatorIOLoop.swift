@@ -114,15 +114,24 @@ struct CoordinatorIOLoop {
         let dispatched = loop.machine.dispatch(now: now)
         // The status next: performing the actions resumes the engine's waiters, and a run
         // that ends then must not see the tasks it just got back as still running.
-        publishStatus(of: loop.machine)
+        publishStatus(of: &loop)
         perform(dispatched, on: loop.sockets.router, link: link, machine: &loop.machine)
         perform(consume actions, on: loop.sockets.router, link: link, machine: &loop.machine)
         perform(loop.machine.dispatch(now: now), on: loop.sockets.router, link: link, machine: &loop.machine)
-        publishStatus(of: loop.machine)
+        publishStatus(of: &loop)
     }
 
-    private func publishStatus(of run: Machine) {
-        let machine = run.core
+    private func publishStatus(of loop: inout LoopState) {
+        let machine = loop.machine.core
+        // The list of workers only when it changed: a status asks for it now and then, a turn
+        // comes every few microseconds.
+        if loop.shownWorkers != machine.workers.generation {
+            loop.shownWorkers = machine.workers.generation
+            mailbox.connectedWorkers = machine.workers.values.map {
+                FlowCoordinator.ConnectedWorker(name: $0.name, host: $0.host.escapingControlCharacters, slots: $0.slots,
+                                                labels: $0.labels.mapValues(\.escapingControlCharacters))
+            }.sorted { $0.name < $1.name }
+        }
         mailbox.status = FlowCoordinator.Status(
             workers: machine.workerCount, slots: machine.workers.values.reduce(0) { $0 + $1.slots },
             running: machine.runningCount, queued: machine.queue.count + machine.queuedOnWorkers)

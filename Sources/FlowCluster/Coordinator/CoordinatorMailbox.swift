@@ -47,6 +47,13 @@ final class CoordinatorMailbox: Sendable {
     }
 
     private let state = Mutex(State())
+    private let workerList = Mutex<[FlowCoordinator.ConnectedWorker]>([])
+
+    /// The workers connected now, by name, as the I/O thread last showed them.
+    var connectedWorkers: [FlowCoordinator.ConnectedWorker] {
+        get { workerList.withLock { $0 } }
+        set { workerList.withLock { $0 = newValue } }
+    }
     /// Group budgets: apart from ``state``, so that a run without any pays nothing for them.
     let budgets = GroupBudgetTable()
 

@@ -82,6 +82,16 @@ extension FlowCoordinator {
         }
     }
 
+    /// A worker connected to the coordinator, as `flow-coordinator status RUN` lists it.
+    public struct ConnectedWorker: Sendable, Equatable, Codable {
+        public var name: String
+        /// Its host name, from its READY.
+        public var host: String
+        public var slots: Int
+        /// The labels it gave (`flow-worker --label`), beside `host` and `name` which every worker has.
+        public var labels: [String: String]
+    }
+
     /// A snapshot of the cluster, for progress output.
     public struct Status: Sendable {
         /// Connected workers.

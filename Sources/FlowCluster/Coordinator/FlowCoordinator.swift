@@ -67,6 +67,9 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
     /// The cluster now.
     public var status: Status { mailbox.status }
 
+    /// The workers connected now, by name, with their labels.
+    public var connectedWorkers: [ConnectedWorker] { mailbox.connectedWorkers }
+
     /// Binds the endpoint and starts the I/O thread; returns once the socket is bound, without
     /// blocking a thread meanwhile.
     ///

@@ -32,6 +32,20 @@ extension DispatchCore {
         /// (its workers' ops change as they come and go), keeps the time limits itself, and takes
         /// WITHDRAW for tasks the engine no longer wants.
         var isPool = false
+        /// Its host name, from READY: its `host` label unless its labels say otherwise.
+        var host = ""
+        /// The labels it gave in LABELS (§7.10), by key.
+        var labels: [String: String] = [:]
+        /// Whether its labels are known: `false` from a READY that set feature bit 7 until its
+        /// LABELS comes, and meanwhile no step placed by labels (`on:`) goes to it.
+        var labelsKnown = true
+        /// Every label it has: `host` (its host name) and `name` (its name), then the ones it gave,
+        /// which win over those two.
+        var allLabels: [String: String] {
+            var all = ["host": host, "name": name]
+            all.merge(labels) { $1 }
+            return all
+        }
         var free: Int { slots - inFlight.count }
         /// Whether dispatch may send it tasks: neither stopping nor quarantined.
         var takesTasks: Bool { !stopping && !quarantined }

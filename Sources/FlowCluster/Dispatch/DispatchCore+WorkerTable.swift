@@ -1,3 +1,4 @@
+import FlowWire
 import Foundation
 
 extension DispatchCore {
@@ -14,6 +15,9 @@ extension DispatchCore {
         private(set) var lost: [(name: String, ops: Set<String>, reason: String)] = []
         /// What ``offers()`` keeps of the workers' ops while they stay the same.
         private var offerIndex = OfferIndex()
+        /// Counts the changes of who is registered and of their labels: a status shows the list
+        /// of workers again only when it moved.
+        private(set) var generation: UInt64 = 0
         static var lostKept: Int { 16 }
 
         // MARK: Reading
@@ -46,12 +50,28 @@ extension DispatchCore {
         /// Registers `worker` as `peer`, in place of any worker registered so before.
         mutating func register(_ worker: Worker, as peer: Data) {
             byPeer[peer] = worker
+            generation &+= 1
+        }
+
+        /// Gives the worker registered as `peer` the labels of its LABELS (§7.10); `false` when
+        /// it did not announce feature bit 7, and then nothing changes.
+        mutating func setLabels(_ labels: [String: String], of peer: Data) -> Bool {
+            let set = withWorker(peer) { worker -> Bool in
+                guard worker.features & WireReady.Feature.labels != 0 else { return false }
+                worker.labels = labels
+                worker.labelsKnown = true
+                return true
+            } ?? false
+            if set { generation &+= 1 }
+            return set
         }
 
         /// Forgets the worker registered as `peer`; a lost one (`lostFor` its reason) is kept in
         /// ``lost`` with its ops.
         mutating func remove(_ peer: Data, lostFor reason: String? = nil) {
-            guard let worker = byPeer.removeValue(forKey: peer), let reason else { return }
+            guard let worker = byPeer.removeValue(forKey: peer) else { return }
+            generation &+= 1
+            guard let reason else { return }
             lost.append((worker.name, worker.ops, reason))
             if lost.count > Self.lostKept { lost.removeFirst() }
         }
@@ -59,6 +79,7 @@ extension DispatchCore {
         /// Forgets every worker (the machine shuts down); the lost ones stay listed.
         mutating func removeAll() {
             byPeer = [:]
+            generation &+= 1
         }
 
         /// Changes the worker registered as `peer` in place; `nil` when there is none.

@@ -73,6 +73,8 @@ extension DispatchCore {
             keep(entries, from: peer, into: &actions)
         case .heartbeat:
             break
+        case .labels(let labels):
+            actions += take(labels, from: peer, name: workerName)
         case .disconnect(let reason):
             actions += remove(peer, reason: .left(reason), now: now)
         case .task, .recall, .cancel, .rate, .hello, .welcome, .submit, .withdraw, .status, .statusReply, .done:
@@ -108,12 +110,25 @@ extension DispatchCore {
         // The name as it is printed everywhere (summary lines, events, errors): a peer's newline
         // or terminal escape must not reach a terminal as one.
         let name = ready.workerName.escapingControlCharacters
-        workers.register(Worker(name: name, ops: Set(ready.ops), slots: Int(ready.slotCount),
-                               lastReceived: now, lastSent: now,
-                               heartbeatInterval: .milliseconds(max(1, ready.heartbeatIntervalMilliseconds)),
-                               features: ready.features), as: peer)
+        var worker = Worker(name: name, ops: Set(ready.ops), slots: Int(ready.slotCount), lastReceived: now, lastSent: now,
+                            heartbeatInterval: .milliseconds(max(1, ready.heartbeatIntervalMilliseconds)), features: ready.features)
+        worker.host = ready.hostname
+        // A worker with labels is asked for them (§7.10); until they come, no step placed by
+        // labels goes to it.
+        let hasLabels = ready.features & WireReady.Feature.labels != 0
+        worker.labelsKnown = !hasLabels
+        workers.register(worker, as: peer)
         return [.report(.workerJoined(name: name, host: ready.hostname.escapingControlCharacters, slots: Int(ready.slotCount),
                                       ops: ready.ops.count))]
+            + (hasLabels ? [.send(to: peer, .labels([]))] : [])
+    }
+
+    /// A worker's LABELS (§7.10): from one that announced feature bit 7, its labels from now on;
+    /// from any other, unexpected (§9.2).
+    mutating func take(_ labels: [WireLabel], from peer: Data, name: String) -> [Action] {
+        let byKey = Dictionary(labels.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+        guard workers.setLabels(byKey, of: peer) else { return [.report(.unexpectedMessage(worker: name, command: WireCommand.labels.description))] }
+        return [.report(.workerLabels(name: name, labels: labels.sorted().map { "\($0.key)=\($0.value)" }.joined(separator: " ")))]
     }
 
     /// Ends a worker's registration (§8.6): its running tasks go elsewhere (``takeAway(from:reason:now:)``).

@@ -16,7 +16,6 @@ extension PoolStateMachine {
             actions.append(.send(to: peer, .heartbeat))
         }
         let machineActions = core.tick(now: now)
-        pruneWorkerHosts()
         return actions + perform(machineActions)
     }
 
@@ -108,9 +107,6 @@ extension PoolStateMachine {
     }
 
 
-    mutating func pruneWorkerHosts() {
-        if workerHosts.count > core.workers.count { workerHosts = workerHosts.filter { core.workers[$0.key] != nil } }
-    }
 
     /// STATUS-REPLY's body (§14.6): the workers and the runs, never a run's data.
     func statusJSON() -> String {
@@ -121,8 +117,9 @@ extension PoolStateMachine {
     var status: PoolStatus {
         let workers = core.workers.peers.sorted { $0.lexicographicallyPrecedes($1) }.compactMap { peer -> PoolStatus.Worker? in
             guard let worker = core.workers[peer] else { return nil }
-            return PoolStatus.Worker(name: worker.name, host: workerHosts[peer] ?? "", slots: worker.slots,
-                                     busy: min(worker.slots, worker.inFlight.count), ops: worker.ops.sorted())
+            return PoolStatus.Worker(name: worker.name, host: worker.host.escapingControlCharacters, slots: worker.slots,
+                                     busy: min(worker.slots, worker.inFlight.count), ops: worker.ops.sorted(),
+                                     labels: worker.labels.mapValues(\.escapingControlCharacters))
         }
         let runs = clients.sorted { $0.value.since < $1.value.since }.map { peer, client -> PoolStatus.Run in
             let run = fair.runs[peer]

@@ -107,8 +107,6 @@ struct PoolStateMachine: Sendable {
     var core: Core
     var fair = PoolFairShare<Pending>()
     var clients: [Data: Client] = [:]
-    /// Worker hosts (READY), for STATUS; the machine keeps the rest.
-    var workerHosts: [Data: String] = [:]
     var nextTaskID: UInt64 = 0
     /// The order of the next registration.
     var nextOrder: UInt64 = 0
@@ -147,7 +145,6 @@ struct PoolStateMachine: Sendable {
         switch message {
         case .ready(let ready):
             guard roles.contains(.worker) else { return refuse(peer, command: message.command, key: key) }
-            workerHosts[peer] = ready.hostname.escapingControlCharacters
             return receiveFromWorker(message, from: peer, now: now)
         case .hello(let hello):
             guard roles.contains(.client) else { return refuse(peer, command: message.command, key: key) }
@@ -194,7 +191,6 @@ struct PoolStateMachine: Sendable {
         default:
             var actions: [Core.Action] = []
             core.receive(message, from: peer, now: now, into: &actions)
-            if core.workers[peer] == nil { workerHosts[peer] = nil }
             return perform(actions)
         }
     }
@@ -263,7 +259,6 @@ struct PoolStateMachine: Sendable {
         }
         guard core.workers[peer] != nil else { return [] }
         let actions = core.remove(peer, reason: .revoked, now: now)
-        workerHosts[peer] = nil
         return perform(actions) + [.send(to: peer, .disconnect(reason: "this worker's key is no longer authorised"))]
     }
 
@@ -272,7 +267,6 @@ struct PoolStateMachine: Sendable {
         if clients[peer] != nil { return removeClient(peer, reason: "unreachable: \(reason)") }
         guard core.workers[peer] != nil else { return [] }
         let actions = core.sendFailed(to: peer, reason: reason, now: now)
-        workerHosts[peer] = nil
         return perform(actions)
     }
 

@@ -11,6 +11,9 @@ public struct PoolStatus: Codable, Sendable, Equatable {
         /// Slots running a task now.
         public var busy: Int
         public var ops: [String]
+        /// The labels it gave (`flow-worker --label`, §7.10), beside `host` and `name` which every
+        /// worker has; `nil` from a pool of an earlier release, which does not say.
+        public var labels: [String: String]?
     }
 
     /// A run registered by a client.

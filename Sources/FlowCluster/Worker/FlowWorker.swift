@@ -43,6 +43,12 @@ public final class FlowWorker: Service, Sendable {
         public var curve: CurveClient?
         /// Counts the tasks it runs and its busy slots (``WorkerMetrics``); `nil` counts nothing.
         public var metrics: WorkerMetrics?
+        /// Its labels (`--label KEY=VALUE`), which a step's `on:` matches. Every worker also has
+        /// `host` (its host name) and `name` (its name); a label given here with one of those keys
+        /// wins over it (a pod's `host` set to its node's name). At most 64; a key is 1 to 63
+        /// letters, digits and `. _ - /` starting with a letter or digit, a value at most 255
+        /// bytes without control characters (``Labels/problem(with:)``).
+        public var labels: [String: String] = [:]
 
         /// Creates a configuration.
         public init(endpoint: String, name: String? = nil, concurrency: Int = ProcessInfo.processInfo.activeProcessorCount) {
@@ -99,6 +105,7 @@ public final class FlowWorker: Service, Sendable {
             throw ClusterError.invalidWorker("the op name '\(long.prefix(40))…' is \(long.utf8.count) bytes long; "
                                              + "a coordinator takes at most \(WireLimits.maximumOperationNameBytes): register it under a shorter name")
         }
+        if let problem = Labels.problem(with: configuration.labels) { throw ClusterError.invalidWorker(problem) }
         self.configuration = configuration
         self.registry = registry
         self.logger = logger

@@ -38,7 +38,9 @@ struct WorkerIOLoop {
 
     /// The READY a worker of `configuration` offering `registry`'s ops says on every connection.
     static func ready(for configuration: FlowWorker.Configuration, registry: FlowOperationRegistry) -> WireReady {
-        WireReady(workerName: configuration.name, features: features, slotCount: UInt32(configuration.concurrency), ops: registry.names,
+        // Bit 7 only with labels to say: a worker without any saves the coordinator its question.
+        let labels = configuration.labels.isEmpty ? 0 : WireReady.Feature.labels
+        return WireReady(workerName: configuration.name, features: features | labels, slotCount: UInt32(configuration.concurrency), ops: registry.names,
                   hostname: ProcessInfo.processInfo.hostName, processID: UInt32(ProcessInfo.processInfo.processIdentifier),
                   heartbeatIntervalMilliseconds: UInt32(max(1, (configuration.heartbeatInterval.seconds * 1000).rounded())))
     }
@@ -179,7 +181,8 @@ struct WorkerIOLoop {
             + (configuration.curve == nil ? ", and does it use CURVE (then give --curve-key and --coordinator-key)?"
                                           : ", and is --coordinator-key right?")
         return WorkerStateMachine(
-            configuration: .init(ready: ready, slots: configuration.concurrency, heartbeatInterval: configuration.heartbeatInterval,
+            configuration: .init(ready: ready, labels: configuration.labels.map { WireLabel(key: $0.key, value: $0.value) }.sorted(),
+                                 slots: configuration.concurrency, heartbeatInterval: configuration.heartbeatInterval,
                                  liveness: configuration.liveness, noAnswerHint: noAnswerHint,
                                  silentAgainHint: "no answer from \(endpoint), which answered this worker before: "
                                      + "the network between them or the coordinator is down",

@@ -24,6 +24,9 @@ struct WorkerStateMachine: Sendable {
     struct Configuration: Sendable {
         /// What the worker announces.
         var ready: WireReady
+        /// Its labels, said in LABELS when the coordinator asks (§7.10): READY sets feature bit 7
+        /// when there are any.
+        var labels: [WireLabel] = []
         /// How many tasks run at once.
         var slots: Int
         var heartbeatInterval: Duration = .seconds(1)
@@ -178,6 +181,10 @@ struct WorkerStateMachine: Sendable {
             return cancel(ids, now: now)
         case .rate(let rates):
             return received(rates)
+        case .labels:
+            // The coordinator asks for this worker's labels (§7.10): they go back at once.
+            guard announced(WireReady.Feature.labels) else { return unannounced(WireReady.Feature.labels, message.command) }
+            return [.send(.labels(configuration.labels))]
         case .heartbeat:
             return []
         case .disconnect(let reason):

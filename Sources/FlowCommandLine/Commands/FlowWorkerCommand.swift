@@ -56,6 +56,9 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The name shown in summaries (default: HOST-PID).", valueName: "NAME"))
     var name: String?
 
+    @Option(name: .long, help: ArgumentHelp("A label a step's on: matches, e.g. role=recorder (repeatable). Every worker also has host=HOSTNAME and name=NAME; a label given here wins over those.", valueName: "KEY=VALUE"))
+    var label: [String] = []
+
     @Flag(name: .long, help: "List the ops this worker offers and exit.")
     var listOps = false
 
@@ -88,6 +91,7 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
             do { _ = try MetricsEndpoint(parsing: metrics) } catch { throw ValidationError(error.description) }
         }
         if Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        do { _ = try Labels.parse(label) } catch { throw ValidationError("--label: \(error.description)") }
         let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY")
         let coordinator = CurveOptions.path(coordinatorKey, environment: "FLOW_COORDINATOR_KEY")
         if (key == nil) != (coordinator == nil) {
@@ -136,6 +140,7 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         var configuration = FlowWorker.Configuration(endpoint: connect!, name: name, concurrency: concurrency ?? ProcessInfo.processInfo.activeProcessorCount)
         configuration.heartbeatInterval = .milliseconds(Int64((heartbeatInterval * 1000).rounded()))
         configuration.liveness = liveness
+        configuration.labels = (try? Labels.parse(label)) ?? [:]
         configuration.reconnectInterval = .milliseconds(Int64((reconnectInterval * 1000).rounded()))
         do {
             configuration.curve = try curveClient()

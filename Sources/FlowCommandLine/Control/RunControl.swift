@@ -40,6 +40,8 @@ enum RunControl {
         var etaSeconds: Double?
         /// The groups' budgets: rates in force, adaptive concurrency, starts.
         var limits: [GroupBudgetStatus]?
+        /// The workers connected now (not for a run through a pool: `status --pool` lists those).
+        var workerList: [FlowCoordinator.ConnectedWorker]?
     }
 
     /// The answer: `ok`, or an error; and the status for `status`.

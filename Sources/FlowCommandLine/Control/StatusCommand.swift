@@ -102,6 +102,9 @@ struct StatusCommand: AsyncParsableCommand {
             }
         }
         for budget in status.limits ?? [] { lines.append(Self.text(budget)) }
+        for worker in status.workerList ?? [] {
+            lines.append("  worker \(worker.name) on \(worker.host), \(worker.slots) slots, labels \(labelsText(worker.labels))")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -130,14 +133,20 @@ struct StatusCommand: AsyncParsableCommand {
     static func table(_ status: PoolStatus) -> String {
         var lines = ["pool \(status.pool): \(status.workers.count) worker(s), \(status.busy)/\(status.slots) slots busy, "
                      + "\(status.runs.count) run(s), \(status.queued) task(s) queued", ""]
-        lines += render(["WORKER", "HOST", "SLOTS", "BUSY", "OPS"], status.workers.map {
-            [$0.name, $0.host, String($0.slots), String($0.busy), $0.ops.count > 4 ? "\($0.ops.prefix(4).joined(separator: ","))… (\($0.ops.count))" : $0.ops.joined(separator: ",")]
+        lines += render(["WORKER", "HOST", "SLOTS", "BUSY", "LABELS", "OPS"], status.workers.map {
+            [$0.name, $0.host, String($0.slots), String($0.busy), labelsText($0.labels ?? [:]),
+             $0.ops.count > 4 ? "\($0.ops.prefix(4).joined(separator: ","))… (\($0.ops.count))" : $0.ops.joined(separator: ",")]
         })
         lines.append("")
         lines += render(["RUN", "FLOW", "FROM", "SHARE", "IN FLIGHT", "QUEUED", "DONE"], status.runs.map {
             [$0.id, $0.flow, $0.origin, String($0.share), String($0.inFlight), String($0.queued), String($0.done)]
         })
         return lines.joined(separator: "\n")
+    }
+
+    /// A worker's labels as `key=value` pairs, sorted, `-` for none.
+    static func labelsText(_ labels: [String: String]) -> String {
+        labels.isEmpty ? "-" : labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
     }
 
     private static func render(_ header: [String], _ rows: [[String]]) -> [String] {

@@ -86,6 +86,8 @@ extension RunExecution {
         var status = RunControl.Status(run: id, flow: flow, paused: paused, elapsedSeconds: Date().timeIntervalSince(since),
                                        workers: cluster?.workers ?? 0, slots: cluster?.slots ?? 0, running: cluster?.running ?? 0,
                                        queued: cluster?.queued ?? 0)
+        let connected = run.connectedWorkers
+        status.workerList = connected.isEmpty ? nil : connected
         let budgets = run.groupBudgets
         status.limits = budgets.isEmpty ? nil : budgets
         if let group = progress.groupSnapshot {

@@ -1,0 +1,88 @@
+/// One label of a worker (LABELS, docs/PROTOCOL.md §7.10): a key and its value, which a step's
+/// `on:` matches (`role=recorder`, `zone=b`).
+package struct WireLabel: Sendable, Hashable, Comparable {
+    /// 1 to ``WireLimits/maximumLabelKeyBytes`` bytes of ASCII letters, digits and `.`, `_`, `-`,
+    /// `/`, starting with a letter or digit.
+    package var key: String
+    /// At most ``WireLimits/maximumLabelValueBytes`` bytes of UTF-8, no control character.
+    package var value: String
+
+    /// Creates a label.
+    package init(key: String, value: String) {
+        self.key = key
+        self.value = value
+    }
+
+    package static func < (lhs: WireLabel, rhs: WireLabel) -> Bool { (lhs.key, lhs.value) < (rhs.key, rhs.value) }
+
+    /// Why `key` cannot be a label's key, `nil` when it can.
+    package static func problem(withKey key: String) -> String? {
+        let bytes = Array(key.utf8)
+        if bytes.isEmpty { return "a label's key is empty" }
+        if bytes.count > WireLimits.maximumLabelKeyBytes {
+            return "a label's key has \(bytes.count) bytes, more than the \(WireLimits.maximumLabelKeyBytes) allowed"
+        }
+        func allowed(_ byte: UInt8) -> Bool {
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F
+                || byte == 0x2D || byte == 0x2F
+        }
+        guard bytes.allSatisfy(allowed), let first = bytes.first, first != 0x2E, first != 0x5F, first != 0x2D, first != 0x2F else {
+            return "a label's key must be letters, digits and . _ - / (starting with a letter or a digit)"
+        }
+        return nil
+    }
+
+    /// Why `value` cannot be a label's value, `nil` when it can.
+    package static func problem(withValue value: String) -> String? {
+        let count = value.utf8.count
+        if count > WireLimits.maximumLabelValueBytes {
+            return "a label's value has \(count) bytes, more than the \(WireLimits.maximumLabelValueBytes) allowed"
+        }
+        if value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            return "a label's value has a control character"
+        }
+        return nil
+    }
+
+    /// Appends the label: its key, then its value.
+    package func write(to writer: inout WireWriter) {
+        writer.writeString(key)
+        writer.writeString(value)
+    }
+
+    /// Reads one label, refusing a key or value the rules above do not allow.
+    package init(reading reader: inout WireReader) throws(WireDecodingError) {
+        let keyStart = reader.offset
+        key = try reader.readString("label key", maximumBytes: WireLimits.maximumLabelKeyBytes)
+        if let problem = Self.problem(withKey: key) {
+            throw WireDecodingError(.invalidField, offset: keyStart, "label key: \(problem)")
+        }
+        let valueStart = reader.offset
+        value = try reader.readString("label value", maximumBytes: WireLimits.maximumLabelValueBytes)
+        if let problem = Self.problem(withValue: value) {
+            throw WireDecodingError(.invalidField, offset: valueStart, "label value: \(problem)")
+        }
+    }
+
+    /// Reads a LABELS body: a count of at most ``WireLimits/maximumLabels`` (refused at the count),
+    /// then the labels, no key twice.
+    package static func readList(_ reader: inout WireReader) throws(WireDecodingError) -> [WireLabel] {
+        let countStart = reader.offset
+        let count = try reader.readCount(minimumElementSize: 3, "label count")
+        guard count <= WireLimits.maximumLabels else {
+            throw WireDecodingError(.overLimit, offset: countStart, "labels: \(count) of them, more than the \(WireLimits.maximumLabels) allowed")
+        }
+        var labels: [WireLabel] = []
+        labels.reserveCapacity(count)
+        var keys: Set<String> = []
+        for _ in 0..<count {
+            let start = reader.offset
+            let label = try WireLabel(reading: &reader)
+            guard keys.insert(label.key).inserted else {
+                throw WireDecodingError(.invalidField, offset: start, "label key: \(label.key) is given twice")
+            }
+            labels.append(label)
+        }
+        return labels
+    }
+}
