@@ -56,7 +56,7 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The name shown in summaries (default: HOST-PID).", valueName: "NAME"))
     var name: String?
 
-    @Option(name: .long, help: ArgumentHelp("A label a step's on: matches, e.g. role=recorder (repeatable). Every worker also has host=HOSTNAME and name=NAME; a label given here wins over those.", valueName: "KEY=VALUE"))
+    @Option(name: .long, help: ArgumentHelp("A label a step's on: matches, e.g. role=recorder (repeatable). Every worker also has host=HOSTNAME and name=NAME; a label given here wins over those. More: $FLOW_LABELS, KEY=VALUE pairs separated by commas (--label wins).", valueName: "KEY=VALUE"))
     var label: [String] = []
 
     @Flag(name: .long, help: "List the ops this worker offers and exit.")
@@ -91,12 +91,19 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
             do { _ = try MetricsEndpoint(parsing: metrics) } catch { throw ValidationError(error.description) }
         }
         if Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level '\(logLevel)'") }
-        do { _ = try Labels.parse(label) } catch { throw ValidationError("--label: \(error.description)") }
+        do { _ = try Labels.parse(labelTexts) } catch { throw ValidationError("--label or $FLOW_LABELS: \(error.description)") }
         let key = CurveOptions.path(curveKey, environment: "FLOW_CURVE_KEY")
         let coordinator = CurveOptions.path(coordinatorKey, environment: "FLOW_COORDINATOR_KEY")
         if (key == nil) != (coordinator == nil) {
             throw ValidationError("CURVE needs both --curve-key FILE and --coordinator-key KEY")
         }
+    }
+
+    /// The labels as written: `$FLOW_LABELS` (comma-separated, as a systemd unit's or a pod's
+    /// environment sets them), then each `--label`, which wins over them.
+    private var labelTexts: [String] {
+        let environment = ProcessInfo.processInfo.environment["FLOW_LABELS"] ?? ""
+        return environment.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } + label
     }
 
     /// The CURVE settings the options name, `nil` for plaintext.
@@ -140,7 +147,7 @@ public struct FlowWorkerCommand: AsyncParsableCommand {
         var configuration = FlowWorker.Configuration(endpoint: connect!, name: name, concurrency: concurrency ?? ProcessInfo.processInfo.activeProcessorCount)
         configuration.heartbeatInterval = .milliseconds(Int64((heartbeatInterval * 1000).rounded()))
         configuration.liveness = liveness
-        configuration.labels = (try? Labels.parse(label)) ?? [:]
+        configuration.labels = (try? Labels.parse(labelTexts)) ?? [:]
         configuration.reconnectInterval = .milliseconds(Int64((reconnectInterval * 1000).rounded()))
         do {
             configuration.curve = try curveClient()
