@@ -1,3 +1,5 @@
+package import Flow
+
 /// One label of a worker (LABELS, docs/PROTOCOL.md §7.10): a key and its value, which a step's
 /// `on:` matches (`role=recorder`, `zone=b`).
 package struct WireLabel: Sendable, Hashable, Comparable {
@@ -15,34 +17,11 @@ package struct WireLabel: Sendable, Hashable, Comparable {
 
     package static func < (lhs: WireLabel, rhs: WireLabel) -> Bool { (lhs.key, lhs.value) < (rhs.key, rhs.value) }
 
-    /// Why `key` cannot be a label's key, `nil` when it can.
-    package static func problem(withKey key: String) -> String? {
-        let bytes = Array(key.utf8)
-        if bytes.isEmpty { return "a label's key is empty" }
-        if bytes.count > WireLimits.maximumLabelKeyBytes {
-            return "a label's key has \(bytes.count) bytes, more than the \(WireLimits.maximumLabelKeyBytes) allowed"
-        }
-        func allowed(_ byte: UInt8) -> Bool {
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F
-                || byte == 0x2D || byte == 0x2F
-        }
-        guard bytes.allSatisfy(allowed), let first = bytes.first, first != 0x2E, first != 0x5F, first != 0x2D, first != 0x2F else {
-            return "a label's key must be letters, digits and . _ - / (starting with a letter or a digit)"
-        }
-        return nil
-    }
+    /// Why `key` cannot be a label's key, `nil` when it can (``FlowPlacement/problem(withKey:)``).
+    package static func problem(withKey key: String) -> String? { FlowPlacement.problem(withKey: key) }
 
-    /// Why `value` cannot be a label's value, `nil` when it can.
-    package static func problem(withValue value: String) -> String? {
-        let count = value.utf8.count
-        if count > WireLimits.maximumLabelValueBytes {
-            return "a label's value has \(count) bytes, more than the \(WireLimits.maximumLabelValueBytes) allowed"
-        }
-        if value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
-            return "a label's value has a control character"
-        }
-        return nil
-    }
+    /// Why `value` cannot be a label's value, `nil` when it can (``FlowPlacement/problem(withValue:)``).
+    package static func problem(withValue value: String) -> String? { FlowPlacement.problem(withValue: value) }
 
     /// Appends the label: its key, then its value.
     package func write(to writer: inout WireWriter) {

@@ -1,3 +1,4 @@
+package import Flow
 package import Foundation
 
 /// Constants of protocol version `FLOW02` that both ends must agree on.
@@ -56,8 +57,8 @@ package enum WireLimits {
     package static let maximumLabels = 64
 
     /// The most bytes one label's key may have: 63, as a Kubernetes label's name.
-    package static let maximumLabelKeyBytes = 63
+    package static let maximumLabelKeyBytes = FlowPlacement.maximumKeyBytes
 
     /// The most bytes (UTF-8) one label's value may have: 255, a host name's limit.
-    package static let maximumLabelValueBytes = 255
+    package static let maximumLabelValueBytes = FlowPlacement.maximumValueBytes
 }

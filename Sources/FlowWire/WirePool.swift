@@ -72,6 +72,9 @@ package struct WireWelcome: Sendable, Hashable {
         /// may (the pool's `--max-runs-per-client`), so its tasks wait there until one of them
         /// ends. A client says so to its user; one that does not know the bit just waits.
         package static let held: UInt32 = 1 << 2
+        /// Bit 3: the pool places tasks by labels: it takes SUBMIT's placement (flags bit 5) and
+        /// sends each such task only to a worker with every label (§7.10, §14.4).
+        package static let placement: UInt32 = 1 << 3
     }
 
     /// The pool's name (its host and endpoint), for the client's log. At most 255 bytes.

@@ -39,6 +39,9 @@ extension WireTask {
             let starting = task.startingCheckpoint.flatMap { $0.wireNestingDepth <= WireLimits.maximumValueDepth ? $0 : nil }
             checkpoint = .some(starting ?? .null)
         }
+        if let placement = task.placement {
+            self.placement = placement.labels.map { WireLabel(key: $0.key, value: $0.value) }.sorted()
+        }
         if let limit = task.timeLimit {
             // At least 1 ms: 0 on the wire means no limit.
             timeLimitMilliseconds = UInt32(clamping: max(1, FlowSaturating.int64((limit.seconds * 1000).rounded(.up))))

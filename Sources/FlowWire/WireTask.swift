@@ -22,6 +22,7 @@ package struct WireTask: Sendable, Hashable {
         var retry: WireRetryPolicy?
         var budget: UInt64?
         var checkpoint: FlowValue? = .none
+        var placement: [WireLabel] = []
     }
 
     private var storage: _FlowCopyOnWriteBox<Fields>
@@ -116,6 +117,14 @@ package struct WireTask: Sendable, Hashable {
         set { change { $0.checkpoint = newValue } }
     }
 
+    /// The labels a worker must have to run it (the step's `on:`), sorted by key; empty for any
+    /// worker. Flags bit 5, only in a SUBMIT to a pool that set WELCOME's bit 3 (§14.4): a
+    /// coordinator or pool places the task itself and never sends it to a worker in a TASK.
+    package var placement: [WireLabel] {
+        get { storage.value.placement }
+        set { change { $0.placement = newValue } }
+    }
+
     /// Whether the task is one element of a group.
     package var isGroupElement: Bool {
         // Pattern-matched: `FlowValue` is `ExpressibleByNilLiteral`, so `!= nil` is ambiguous.
@@ -158,6 +167,9 @@ extension WireTask {
     static let budgetFlag: UInt8 = 0x08
     /// Flags bit 4: the op's checkpoint (a value, `null` for none yet) follows the budget (§7.9).
     static let checkpointFlag: UInt8 = 0x10
+    /// Flags bit 5: the task's placement (a list of labels, §7.10's layout) follows the checkpoint
+    /// (§14.4); only in SUBMIT.
+    static let placementFlag: UInt8 = 0x20
     /// The fewest bytes one task takes: fixed fields, empty strings and empty maps.
     static let minimumEncodedSize = 8 + 4 + 1 + 1 + 1 + 1 + 1 + 4
 
@@ -183,12 +195,18 @@ extension WireTask {
         let budgetFlag = budget != nil ? Self.budgetFlag : 0
         let checkpoint = storage.value.checkpoint
         let checkpointFlag = checkpoint != nil ? Self.checkpointFlag : 0
-        writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag | budgetFlag | checkpointFlag)
+        let placement = storage.value.placement
+        let placementFlag = placement.isEmpty ? 0 : Self.placementFlag
+        writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag | budgetFlag | checkpointFlag | placementFlag)
         writer.writeUInt32(timeLimitMilliseconds)
         if attemptFlag != 0 { writer.writeUInt32(operationAttempt) }
         if let retry { retry.write(to: &writer) }
         if let budget { writer.writeVarint(budget) }
         if let checkpoint { writer.writeValue(checkpoint) }
+        if placementFlag != 0 {
+            writer.writeVarint(UInt64(placement.count))
+            for label in placement { label.write(to: &writer) }
+        }
         if let groupElement {
             writer.writeVarint(UInt64(elementIndex))
             writer.writeValue(groupElement)
@@ -218,7 +236,7 @@ extension WireTask {
         let flagsStart = reader.offset
         let flags = try reader.readUInt8("flags")
         guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag | Self.retryPolicyFlag | Self.budgetFlag
-                              | Self.checkpointFlag) == 0 else {
+                              | Self.checkpointFlag | Self.placementFlag) == 0 else {
             throw WireDecodingError(.invalidField, offset: flagsStart, "flags: reserved bits set in 0x\(flags.hexDigits)")
         }
         let timeLimitMilliseconds = try reader.readUInt32("time limit")
@@ -236,6 +254,14 @@ extension WireTask {
         }
         let budget = flags & Self.budgetFlag != 0 ? try reader.readVarint("budget") : nil
         let checkpoint: FlowValue? = flags & Self.checkpointFlag != 0 ? .some(try reader.readValue("checkpoint")) : .none
+        var placement: [WireLabel] = []
+        if flags & Self.placementFlag != 0 {
+            let placementStart = reader.offset
+            placement = try WireLabel.readList(&reader)
+            guard !placement.isEmpty else {
+                throw WireDecodingError(.invalidField, offset: placementStart, "placement: flags bit 5 says labels follow, but the list is empty")
+            }
+        }
         var elementIndex = 0
         // `.none`, not `nil`: `FlowValue` is `ExpressibleByNilLiteral`, and a bare `nil` can
         // become `.some(.null)`.
@@ -247,7 +273,7 @@ extension WireTask {
         storage = _FlowCopyOnWriteBox(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry,
-                                 budget: budget, checkpoint: checkpoint))
+                                 budget: budget, checkpoint: checkpoint, placement: placement))
         receivedSize = reader.offset - start
     }
 }

@@ -92,3 +92,101 @@ private func reports(_ actions: [DispatchCore<UInt64>.Action]) -> [ClusterEvent]
         #expect(throws: ClusterError.self) { try FlowWorker(configuration: configuration, registry: registry, logger: .init(label: "test")) }
     }
 }
+
+private func placed(_ id: UInt64, _ labels: [String: String]) -> WireTask {
+    var task = WireTask(taskID: id, op: "EchoOp", groupElement: .integer(Int64(id)), elementIndex: Int(id))
+    task.placement = labels.map { WireLabel(key: $0.key, value: $0.value) }.sorted()
+    return task
+}
+
+private func tasksSent(_ actions: [DispatchCore<UInt64>.Action]) -> [Data: [WireTask]] {
+    var byPeer: [Data: [WireTask]] = [:]
+    for case .send(let peer, .task(let tasks)) in actions { byPeer[peer, default: []] += tasks }
+    return byPeer
+}
+
+/// Placement (a step's `on:`, issue 50 item 2): a placed task goes only to a worker with every
+/// label, `host` and `name` counting; it waits for one, and fails naming the labels nobody has.
+@Suite struct PlacementTests {
+    private func labelled() -> DispatchCore<UInt64> {
+        var core = DispatchCore<UInt64>(configuration: .init(workerTimeout: .seconds(2)))
+        _ = core.receive(ready("rec", features: WireReady.Feature.labels), from: recorder, now: at(0))
+        _ = core.receive(.labels([WireLabel(key: "role", value: "recorder")]), from: recorder, now: at(0))
+        _ = core.receive(ready("plain", features: 0), from: plain, now: at(0))
+        return core
+    }
+
+    @Test func aPlacedTaskGoesOnlyToAWorkerWithEveryLabelAndNeverCarriesItsPlacement() {
+        var core = labelled()
+        for id: UInt64 in 1...4 { core.submit(placed(id, ["role": "recorder"]), waiter: id) }
+        core.submit(placed(5, ["name": "plain"]), waiter: 5)
+        core.submit(placed(6, ["host": "host-rec", "role": "recorder"]), waiter: 6)
+        core.submit(WireTask(taskID: 7, op: "EchoOp", groupElement: .integer(7), elementIndex: 7), waiter: 7)
+        let sent = tasksSent(core.dispatch(now: at(0.1)))
+        // The recorder's 2 slots take two of its tasks; the plain worker takes the one placed on its
+        // name and the one placed nowhere, never a recorder's.
+        #expect(sent[recorder]?.map(\.taskID) == [1, 2])
+        #expect(Set(sent[plain]?.map(\.taskID) ?? []) == [5, 7])
+        #expect(sent.values.joined().allSatisfy { $0.placement.isEmpty }, "a worker is never told where it may run")
+        #expect(core.queue.contains(3) && core.queue.contains(4) && core.queue.contains(6))
+    }
+
+    @Test func aWorkerWhoseLabelsAreNotKnownYetTakesNoPlacedTask() {
+        var core = DispatchCore<UInt64>(configuration: .init())
+        _ = core.receive(ready("rec", features: WireReady.Feature.labels), from: recorder, now: at(0))
+        core.submit(placed(1, ["name": "rec"]), waiter: 1)
+        core.submit(WireTask(taskID: 2, op: "EchoOp", groupElement: .integer(2), elementIndex: 2), waiter: 2)
+        #expect(tasksSent(core.dispatch(now: at(0.1)))[recorder]?.map(\.taskID) == [2])
+        _ = core.receive(.labels([]), from: recorder, now: at(0.2))
+        #expect(tasksSent(core.dispatch(now: at(0.3)))[recorder]?.map(\.taskID) == [1])
+    }
+
+    @Test func aTaskNoWorkerHasTheLabelsOfFailsAfterTheWorkerTimeOutNamingThem() {
+        var core = labelled()
+        core.submit(placed(1, ["role": "camera", "site": "b"]), waiter: 1)
+        #expect(tasksSent(core.dispatch(now: at(0.1))).isEmpty)
+        let waiting = core.tick(now: at(1)).filter { if case .finish = $0 { true } else { false } }
+        #expect(waiting.isEmpty, "it waits for a worker with the labels")
+        for peer in [recorder, plain] { _ = core.receive(.heartbeat, from: peer, now: at(3)) }
+        let failed = core.tick(now: at(3.5)).compactMap { action -> FlowTaskResult? in
+            if case .finish(1, let result) = action { return result } else { return nil }
+        }
+        #expect(failed.count == 1)
+        let text = failed.first.map { "\($0.state)" } ?? ""
+        #expect(text.contains("role=camera, site=b"), "\(text)")
+        #expect(text.contains("--label role=camera --label site=b"), "\(text)")
+        #expect(text.contains("plain, rec"), "\(text)")
+    }
+
+    @Test func aPoolAdmitsAPlacedTaskOnlyForAFreeWorkerWithItsLabels() {
+        var core = labelled()
+        var free = core.freeSlots()
+        let onRecorder = [WireLabel(key: "role", value: "recorder")]
+        #expect(free.admits("EchoOp", placement: onRecorder))
+        free.take("EchoOp", placement: onRecorder)
+        free.take("EchoOp", placement: onRecorder)
+        // Both of the recorder's slots are spoken for: a third waits, while the plain worker's slots
+        // still admit a task placed nowhere.
+        #expect(!free.admits("EchoOp", placement: onRecorder))
+        #expect(free.admits("EchoOp"))
+        // Labels nobody has: admitted, so that the machine fails it after the worker time-out.
+        #expect(free.admits("EchoOp", placement: [WireLabel(key: "role", value: "nobody")]))
+        core.submit(placed(1, ["role": "recorder"]), waiter: 1)
+    }
+
+    @Test func aClientSendsAPlacementOnlyToAPoolThatPlacesTasks() {
+        for features in [WireWelcome.Feature.placement, 0] {
+            var core = DispatchCore<UInt64>(configuration: .init())
+            let pool = Data("pool".utf8)
+            _ = core.registerPool(WireWelcome(poolName: "p", features: features, slotCount: 8, heartbeatIntervalMilliseconds: 1000),
+                                  peer: pool, now: at(0))
+            core.submit(placed(1, ["role": "recorder"]), waiter: 1)
+            let sent = tasksSent(core.dispatch(now: at(0.1)))[pool] ?? []
+            if features == 0 {
+                #expect(sent.isEmpty, "a pool that does not place tasks gets none that is placed")
+            } else {
+                #expect(sent.first?.placement == [WireLabel(key: "role", value: "recorder")])
+            }
+        }
+    }
+}

@@ -30,5 +30,73 @@ extension ClusterIntegrationTestsSecondLane {
                 #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
             }
         }
+
+        /// A flow of one group placed on `labels`.
+        static func placedFlow(on labels: String, count: Int = 12) -> String {
+            let items = (0..<count).map { "e\($0)" }.joined(separator: ", ")
+            return """
+                flow: placed
+                bucket:
+                  items: [\(items)]
+                steps:
+                  - group: {op: SleepOp, input: items, output: placed, maxConcurrent: 8, on: \(labels), with: {ms: 20}}
+
+                """
+        }
+
+        /// The workers the group's elements ran on, from the summary's `[SleepOp tag @ worker]
+        /// DidFinish` lines, counted by worker.
+        static func workersByLine(_ summary: String) -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for line in summary.split(separator: "\n") where line.contains("DidFinish: successfully") {
+                guard let match = line.firstMatch(of: /\[SleepOp [0-9a-f]+ @ ([^\]]+)\]/) else { continue }
+                counts[String(match.1), default: 0] += 1
+            }
+            return counts
+        }
+
+        @Test func aPlacedGroupRunsOnlyOnWorkersWithItsLabelsDirectAndThroughAPool() async throws {
+            try await withCluster { cluster in
+                let file = try cluster.write("placed.yaml", Self.placedFlow(on: "{role: recorder}"))
+                // Direct: the run's own coordinator places the elements.
+                let run = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "30", "--min-workers", "2"]
+                                                  + ClusterScope.fastHeartbeat, label: "run")
+                let endpoint = try await run.listeningEndpoint()
+                _ = try cluster.worker(connect: endpoint, name: "rec", concurrency: 4, extra: ["--label", "role=recorder"])
+                _ = try cluster.worker(connect: endpoint, name: "plain", concurrency: 4)
+                #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
+                #expect(run.stdout.finalBucketValue("placed") == "[" + (0..<12).map { "\"e\($0)\"" }.joined(separator: ", ") + "]")
+
+                // Through a pool: the pool places them, among workers of two runs' pool.
+                let (poolProcess, pool) = try await PoolTests.startPool(cluster)
+                _ = try cluster.worker(connect: pool, name: "pool-rec", concurrency: 4, extra: ["--label", "role=recorder"])
+                _ = try cluster.worker(connect: pool, name: "pool-plain", concurrency: 4)
+                // Both there before the run: the plain worker could take the elements if the pool let it.
+                let joined = await poolProcess.waitForOutput(timeout: 20) { _, stderr in
+                    stderr.contains("worker pool-plain joined") && stderr.contains("worker pool-rec has labels role=recorder")
+                }
+                try #require(joined, "\(poolProcess.transcript)")
+                let pooled = try PoolTests.run(cluster, file, pool: pool, label: "pooled", extra: ["--json", cluster.path("pooled.json")])
+                #expect(await pooled.waitForExit(timeout: 60) == .exit(0), "\(pooled.transcript)")
+                for (summary, recorder, other) in [(run.stdout, "rec", "plain"), (pooled.stdout, "pool-rec", "pool-plain")] {
+                    let byWorker = Self.workersByLine(summary)
+                    #expect(byWorker == [recorder: 12], "every placed element ran on \(recorder), none on \(other)\n\(summary)")
+                }
+            }
+        }
+
+        @Test func aStepPlacedOnLabelsNobodyHasFailsAfterTheWorkerTimeoutNamingThem() async throws {
+            try await withCluster { cluster in
+                let file = try cluster.write("nobody.yaml", Self.placedFlow(on: "{role: camera, site: b}", count: 2))
+                let run = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "2"]
+                                                  + ClusterScope.fastHeartbeat, label: "run")
+                let endpoint = try await run.listeningEndpoint()
+                _ = try cluster.worker(connect: endpoint, name: "rec", concurrency: 2, extra: ["--label", "role=recorder"])
+                #expect(await run.waitForExit(timeout: 60) == .exit(3), "\(run.transcript)")
+                let text = run.transcript
+                #expect(text.contains("no worker has the labels role=camera, site=b"), "\(text)")
+                #expect(text.contains("--label role=camera --label site=b"), "\(text)")
+            }
+        }
     }
 }

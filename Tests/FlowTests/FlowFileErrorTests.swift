@@ -176,6 +176,15 @@ private let policyErrors: [FlowFileErrorCase] = [
     .init("negative delay", "flow: x\nsteps:\n  - op: A\n    retry: {attempts: 2, delay: -1}\n", [
         "f.yaml:4:33: delay must be a number of seconds of at least 0 (at most a year), found the integer -1",
     ]),
+    .init("on is not a map", "flow: x\nsteps:\n  - op: A\n    on: recorder\n", [
+        "f.yaml:4:9: on must be a map of the labels a worker must have, found the text 'recorder': write on: {KEY: VALUE}, e.g. "
+            + "on: {role: recorder}, to run the step only on workers started with --label role=recorder",
+    ]),
+    .init("on with a bad key and a list value", "flow: x\nsteps:\n  - group: {op: A, input: i, on: {-bad: x, role: [a]}}\n", [
+        "f.yaml:3:35: on: '-bad': a label's key must be letters, digits and . _ - / (starting with a letter or a digit)",
+        "f.yaml:3:44: on: each label is KEY: VALUE, both text, found the text 'role': a list: write on: {KEY: VALUE}, e.g. "
+            + "on: {role: recorder}, to run the step only on workers started with --label role=recorder",
+    ]),
     .init("zero timeout", "flow: x\nsteps:\n  - op: A\n    timeout: 0\n", [
         "f.yaml:4:14: timeout must be a number of seconds above 0 (at most a year), found the integer 0",
     ]),

@@ -133,6 +133,28 @@ struct FlowFileLoaderTests {
             name: "x", steps: [.operation(.init(op: "A", parameters: ["n": .integer(1), "s": .string("t")]))]))
     }
 
+    @Test func onPlacesAStepOrAGroupOnWorkersWithEveryLabel() throws {
+        let definition = try load("""
+            flow: p
+            steps:
+              - op: ListFilesOp
+                on: {role: recorder, zone: "2"}
+              - group: {op: Up, input: files, output: urls, on: {host: b1}}
+              - op: Done
+            """)
+        guard case .operation(let listing) = definition.steps[0], case .group(let group) = definition.steps[1],
+              case .operation(let last) = definition.steps[2] else {
+            Issue.record("unexpected steps \(definition.steps)")
+            return
+        }
+        #expect(listing.placement?.labels == ["role": "recorder", "zone": "2"])
+        #expect(group.placement?.labels == ["host": "b1"])
+        #expect(last.placement == nil)
+        #expect(group.placement?.matches(["host": "b1", "name": "w1"]) == true)
+        #expect(listing.placement?.matches(["role": "recorder", "zone": "3"]) == false)
+        #expect(listing.placement?.description == "role=recorder, zone=2")
+    }
+
     @Test func groupDefaultsAreThreeConcurrentAndNoFailureAllowed() throws {
         let definition = try load("""
             flow: g

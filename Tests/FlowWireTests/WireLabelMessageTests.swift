@@ -65,6 +65,20 @@ struct WireLabelMessageTests {
         #expect(try WireCodec.decode(WireCodec.encode(.labels(most))) == .labels(most))
     }
 
+    @Test("a SUBMIT's placement follows the checkpoint under flags bit 5, before the element; never empty")
+    func placementInSubmit() throws {
+        var task = WireTask(taskID: 8, op: "sq", groupElement: .integer(5), elementIndex: 3)
+        task.placement = [WireLabel(key: "role", value: "recorder")]
+        try expectBody(.submit([task]), "01  0800000000000000  01000000  02 7371  00  00  00  21  00000000  01 04 726f6c65 08 7265636f72646572  03 03 0a")
+        task.checkpoint = .null
+        try expectBody(.submit([task]), "01  0800000000000000  01000000  02 7371  00  00  00  31  00000000  00  01 04 726f6c65 08 7265636f72646572  03 03 0a")
+        // Flags bit 5 with an empty list, or a label that breaks the rules.
+        expectRejection(frames(WireCommand.submit.rawValue, body: bytes(hex: "01  0800000000000000  01000000  02 7371  00  00  00  20  00000000  00")),
+                        .invalidField)
+        expectRejection(frames(WireCommand.submit.rawValue, body: bytes(hex: "01  0800000000000000  01000000  02 7371  00  00  00  20  00000000  01 01 2d 01 62")),
+                        .invalidField)
+    }
+
     @Test("every strict prefix of a LABELS body is rejected as truncated")
     func truncated() {
         let full = body(of: .labels([WireLabel(key: "role", value: "recorder")]))

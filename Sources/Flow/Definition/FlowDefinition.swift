@@ -72,6 +72,8 @@ public struct FlowOperationStep: Sendable, Hashable {
     public var retry: FlowRetryPolicy?
     /// How long one try may run (`timeout:` seconds); `nil`: the flow's default.
     public var timeout: Duration?
+    /// Which workers may run it on a cluster (`on:`); `nil`: any.
+    public var placement: FlowPlacement?
 
     /// Creates a serial step.
     public init(op: String, parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil,
@@ -122,6 +124,8 @@ public struct FlowGroupStep: Sendable, Hashable {
     /// SlowDown`, `429`, `Retry-After`) and raises it again while answers are good (`adaptive:`,
     /// default true).
     public var adaptive: Bool
+    /// Which workers may run its elements on a cluster (`on:`); `nil`: any.
+    public var placement: FlowPlacement?
 
     /// What the group fans out, for outlines and diagrams: its input key, or `file PATH`.
     var inputName: String { inputFile.map { "file \($0.path)" } ?? input }

@@ -91,6 +91,7 @@ struct FlowEngine: Sendable {
             }
         }
         task.checkpoints = FlowStepCheckpoints(journal: journal, step: id)
+        task.placement = policy.placement
         if let journal {
             task.mayHaveRunBefore = journal.startedThrough(at: id) != nil
             guard journal.mayStart(at: id, through: 0) else { return journalRefused() }

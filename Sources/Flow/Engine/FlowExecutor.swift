@@ -36,6 +36,9 @@ public struct FlowTask: @unchecked Sendable {
     /// How long one try may run (`timeout:`); the executor stops the op past it and fails it with
     /// ``FlowTimeLimitExceeded``.
     public var timeLimit: Duration?
+    /// The workers a cluster may run it on (the step's `on:`); `nil`: any. A run in one process
+    /// runs it as any other.
+    public var placement: FlowPlacement?
     /// Workers that already failed this task: a cluster runs a retry elsewhere when it can.
     public var previousWorkers: [String] = []
     /// Whether an earlier life of the run may have run this task before it stopped: an element of

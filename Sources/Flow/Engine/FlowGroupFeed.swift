@@ -262,6 +262,7 @@ final class FlowGroupFeed: Sendable {
                             groupElement: element, operationName: name, location: plan.location)
         task.timeLimit = plan.policy.timeout
         task.retry = plan.policy.retry
+        task.placement = plan.policy.placement
         return task
     }
 }

@@ -44,6 +44,8 @@ struct FlowGroupPlan: Sendable {
 struct FlowTaskPolicy: Sendable {
     var retry: FlowRetryPolicy = .none
     var timeout: Duration?
+    /// The workers it may run on (`on:`); `nil`: any.
+    var placement: FlowPlacement?
 }
 
 extension FlowPlanNode {
@@ -52,14 +54,16 @@ extension FlowPlanNode {
         steps.map { step in
             switch step {
             case .operation(let op):
-                let policy = FlowTaskPolicy(retry: op.retry ?? defaults.retry ?? .none, timeout: op.timeout ?? defaults.timeout)
+                let policy = FlowTaskPolicy(retry: op.retry ?? defaults.retry ?? .none, timeout: op.timeout ?? defaults.timeout,
+                                            placement: op.placement)
                 return .operation(.named(op.op, parameters: op.parameters), location: op.location, policy: policy)
             case .group(let group):
                 var plan = FlowGroupPlan(
                     source: .named(group.op, parameters: group.parameters), inputKey: group.input,
                     outputKey: group.output, maxConcurrent: max(1, group.maxConcurrent),
                     allowFailure: group.allowFailure, location: group.location,
-                    policy: FlowTaskPolicy(retry: group.retry ?? defaults.retry ?? .none, timeout: group.timeout ?? defaults.timeout),
+                    policy: FlowTaskPolicy(retry: group.retry ?? defaults.retry ?? .none, timeout: group.timeout ?? defaults.timeout,
+                                           placement: group.placement),
                     maxFailures: group.maxFailures
                 )
                 plan.inputFile = group.inputFile

@@ -9,6 +9,9 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
     case cannotConnect(endpoint: String, reason: String)
     /// No connected worker offered an op within the worker time-out.
     case noWorkerOffers(op: String, waited: Duration, connectedWorkers: Int)
+    /// Workers offer the op, but none that takes tasks has the labels its step's `on:` asks
+    /// (`labels`, `KEY=VALUE` pairs), and none came within the worker time-out.
+    case noWorkerHasLabels(op: String, labels: String, waited: Duration, workers: [String])
     /// Every worker that offered an op was lost (silent or unreachable: crashed, killed, cut
     /// off), and none came back within the worker time-out.
     case workersLost(op: String, lost: [String], lastReason: String, waited: Duration)
@@ -32,7 +35,7 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
     /// Whether the cluster itself failed (exit status 3), rather than one task (exit status 1).
     public var isClusterFailure: Bool {
         switch self {
-        case .cannotBind, .cannotConnect, .noWorkerOffers, .workersLost, .cannotStartWorkers, .notRunning, .invalidWorker: return true
+        case .cannotBind, .cannotConnect, .noWorkerOffers, .noWorkerHasLabels, .workersLost, .cannotStartWorkers, .notRunning, .invalidWorker: return true
         case .quarantined, .unsendableValue, .preparationFailed, .protocolViolation, .unanswered: return false
         }
     }
@@ -57,6 +60,12 @@ public enum ClusterError: Error, CustomStringConvertible, Sendable, Equatable, F
         case .noWorkerOffers(let op, let waited, let count):
             return "no worker offers op '\(op)' (waited \(waited.secondsText), \(count) worker(s) connected); "
                 + "start a flow-worker that registers '\(op)' (flow-worker --list-ops shows a worker's ops) or raise --worker-timeout"
+        case .noWorkerHasLabels(let op, let labels, let waited, let workers):
+            let names = workers.count <= 4 ? workers.joined(separator: ", ") : workers.prefix(3).joined(separator: ", ") + " and \(workers.count - 3) more"
+            let flags = labels.split(separator: ",").map { "--label \($0.trimmingCharacters(in: .whitespaces))" }.joined(separator: " ")
+            return "no worker has the labels \(labels) that the step of op '\(op)' asks with on: (waited \(waited.secondsText); "
+                + "connected: \(workers.isEmpty ? "none" : names)); start a flow-worker with \(flags), check the step's on: "
+                + "against flow-coordinator status, or raise --worker-timeout"
         case .workersLost(let op, let lost, let reason, let waited):
             let names = lost.count <= 4 ? lost.joined(separator: ", ") : lost.prefix(3).joined(separator: ", ") + " and \(lost.count - 3) more"
             return "no worker offers op '\(op)' any more: the \(lost.count == 1 ? "worker" : "\(lost.count) workers") that offered it "

@@ -71,10 +71,10 @@ extension DispatchCore {
     private mutating func place(_ taskID: UInt64, in turn: inout DispatchTurn, now: Instant) -> Placement {
         guard let slot = tasks.index(forKey: taskID) else { return .gone }
         // Read in place, for the same reason as the workers (``DispatchTurn``).
-        let (group, op, avoid, budget) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid, $0.budget) }
+        let (group, op, avoid, budget, placement) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid, $0.budget, $0.task.placement) }
         if let group, pausedGroups.contains(group.id) { return .kept }
         if budget >= 0, turn.heldBudgets.contains(budget) { return .kept }
-        askOffers(op, in: &turn)
+        askOffers(op, placement: placement, in: &turn)
         guard let position = bestPlace(group: group, avoid: avoid, in: turn) else { return .kept }
         guard budget < 0 || mayStart(budget: budget, now: now) else {
             turn.heldBudgets.insert(budget)
@@ -82,7 +82,7 @@ extension DispatchCore {
         }
         let task = assign(taskID, at: slot, group: group, to: position, in: &turn, now: now)
         if turn.batches[position].isEmpty { turn.order.append(position) }
-        turn.batches[position].append(prepared(task, for: turn.places[position].features))
+        turn.batches[position].append(prepared(task, for: turn.places[position]))
         return .sent
     }
 
@@ -120,8 +120,11 @@ extension DispatchCore {
     /// that did not announce progress (§15), nor a checkpoint one that did not announce checkpoints
     /// (§7.9).
     @inline(__always)
-    private func prepared(_ task: WireTask, for features: UInt32) -> WireTask {
+    private func prepared(_ task: WireTask, for place: Place) -> WireTask {
+        let features = place.features
         var task = task
+        // A worker is never told where it may run (§14.4): only a pool that places tasks itself is.
+        if !task.placement.isEmpty, !place.takesPlacement { task.placement = [] }
         if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
         if task.retry != nil, features & WireReady.Feature.retryPolicy == 0 { task.retry = nil }
         if task.budget != nil, features & WireReady.Feature.progress == 0 { task.budget = nil }
@@ -186,10 +189,10 @@ extension DispatchCore {
             var ids: [UInt64] = []
             for (id, _) in candidates.prefix(holder.queued) where free > 0 {
                 guard let record = tasks[id], let group = record.group else { continue }
-                let op = record.task.op
+                let (op, placement) = (record.task.op, record.task.placement)
                 guard !pausedGroups.contains(group.id), groupBound[group.id, default: 0] < group.limit,
                       workers.contains(where: { $0.key != holder.peer && $0.value.takesTasks && $0.value.free > 0
-                                                  && $0.value.offers(op) }) else { continue }
+                                                  && $0.value.offers(op, placement: placement) }) else { continue }
                 withTask(id) { $0.stolen = true }
                 stealing += 1
                 free -= 1
@@ -207,16 +210,16 @@ extension DispatchCore {
         kept.reserveCapacity(queue.count)
         // Asked once per op a tick, and each record changed in place: the queue can hold a
         // group's `maxConcurrent` tasks.
-        var offeredOps: [String: Bool] = [:]
+        var offeredOps: [OfferKey: Bool] = [:]
         for taskID in queue {
             guard let index = tasks.index(forKey: taskID) else { continue }
-            let op = withTask(at: index) { $0.task.op }
+            let key = withTask(at: index) { OfferKey(op: $0.task.op, placement: $0.task.placement) }
             let offered: Bool
-            if let known = offeredOps[op] {
+            if let known = offeredOps[key] {
                 offered = known
             } else {
-                offered = workers.values.contains { $0.takesTasks && $0.offers(op) }
-                offeredOps[op] = offered
+                offered = workers.values.contains { $0.takesTasks && $0.offers(key.op, placement: key.placement) }
+                offeredOps[key] = offered
             }
             let (since, waiter) = withTask(at: index) { record -> (Instant?, Waiter?) in
                 if offered {
@@ -230,7 +233,10 @@ extension DispatchCore {
             if let since, now - since >= configuration.workerTimeout, let waiter {
                 let record = tasks.remove(at: index).value
                 let lost = workers.lost.filter { $0.ops.contains(record.task.op) }
-                let error = lost.isEmpty
+                let error = !key.placement.isEmpty && workers.values.contains(where: { $0.takesTasks && $0.offers(key.op) })
+                    ? ClusterError.noWorkerHasLabels(op: key.op, labels: key.placement.map { "\($0.key)=\($0.value)" }.joined(separator: ", "),
+                                                     waited: now - since, workers: workers.values.map(\.name).sorted())
+                    : lost.isEmpty
                     ? ClusterError.noWorkerOffers(op: record.task.op, waited: now - since, connectedWorkers: workers.count)
                     : ClusterError.workersLost(op: record.task.op, lost: lost.map(\.name), lastReason: lost.last?.reason ?? "",
                                                waited: now - since)
@@ -241,6 +247,14 @@ extension DispatchCore {
         }
         queue = kept
         return actions
+    }
+}
+
+extension DispatchCore {
+    /// What a task asks of a worker: its op, and its placement (empty for anywhere).
+    struct OfferKey: Hashable {
+        var op: String
+        var placement: [WireLabel]
     }
 }
 

@@ -20,6 +20,7 @@ extension DispatchCore {
         var order: [Int] = []
         /// Which places offer `offersOp`: consecutive tasks of one op ask the workers once.
         var offersOp = ""
+        var offersPlacement: [WireLabel] = []
         var offeredBy: [Bool] = []
         /// The budgets that said wait this turn: nothing starts or ends in a turn that would let
         /// them start, so the rest of their tasks wait without a look (a group held to 500 a
@@ -46,6 +47,8 @@ extension DispatchCore {
         let features: UInt32
         let freed: UInt64
         let isPool: Bool
+        /// A pool that takes placed tasks (WELCOME bit 3): their placement goes in its SUBMIT.
+        let takesPlacement: Bool
 
         init(index: Dictionary<Data, Worker>.Index, worker: Worker) {
             self.index = index
@@ -57,6 +60,7 @@ extension DispatchCore {
             features = worker.features
             freed = worker.freed
             isPool = worker.isPool
+            takesPlacement = worker.takesPlacement
         }
 
         /// It has a slot free: a task sent now starts at once.
@@ -81,12 +85,13 @@ extension DispatchCore {
         return DispatchTurn(peers: peers, places: places, batches: [[WireTask]](repeating: [], count: peers.count))
     }
 
-    /// Makes `turn.offeredBy` say which places offer `op`.
+    /// Makes `turn.offeredBy` say which places offer `op` placed on `placement`.
     @inline(__always)
-    mutating func askOffers(_ op: String, in turn: inout DispatchTurn) {
-        guard op != turn.offersOp || turn.offeredBy.isEmpty else { return }
+    mutating func askOffers(_ op: String, placement: [WireLabel], in turn: inout DispatchTurn) {
+        guard op != turn.offersOp || placement != turn.offersPlacement || turn.offeredBy.isEmpty else { return }
         turn.offersOp = op
-        turn.offeredBy = turn.places.map { withWorker(at: $0.index) { $0.offers(op) } }
+        turn.offersPlacement = placement
+        turn.offeredBy = turn.places.map { withWorker(at: $0.index) { $0.offers(op, placement: placement) } }
     }
 
     /// The position of the place a task goes to, `nil` when none may take it now (§8.2): of the

@@ -1,3 +1,4 @@
+import FlowWire
 import Foundation
 
 extension DispatchCore {
@@ -7,8 +8,11 @@ extension DispatchCore {
     /// table, so the queue in front and dispatch never disagree about where a task can go.
     struct FreeSlots {
         /// Free slots by worker that takes tasks, as tasks are taken for them.
-        private var slots: [(ops: Set<String>, everyOp: Bool, free: Int)]
+        private var slots: [(ops: Set<String>, everyOp: Bool, free: Int, worker: Worker)]
         private let offers: OfferIndex
+        /// The workers that take tasks, busy or not: whether any of them could ever take a placed
+        /// task (labels are not in ``offers``).
+        private let taking: [Worker]
         /// How many more tasks the machine takes: its free slots less the tasks already waiting in
         /// its own queue.
         private(set) var room: Int
@@ -16,8 +20,9 @@ extension DispatchCore {
         fileprivate init(_ machine: DispatchCore, offers: OfferIndex) {
             self.offers = offers
             slots = machine.workers.values.compactMap { worker in
-                worker.takesTasks && worker.free > 0 ? (worker.ops, worker.isPool, worker.free) : nil
+                worker.takesTasks && worker.free > 0 ? (worker.ops, worker.isPool, worker.free, worker) : nil
             }
+            taking = machine.workers.values.filter(\.takesTasks)
             room = slots.reduce(0) { $0 + $1.free } - machine.queue.count
         }
 
@@ -25,17 +30,20 @@ extension DispatchCore {
         /// offers it has a slot free, or no such worker offers it at all (the machine then fails it
         /// after the worker time-out, §8.6). A run whose next task only busy workers offer waits,
         /// and does not take the room of a run whose task a free worker can start.
-        func admits(_ op: String) -> Bool {
-            !offers.someWorker.contains(op) || place(op) != nil
+        /// A task placed by labels (`placement`) counts only the workers that have them.
+        func admits(_ op: String, placement: [WireLabel] = []) -> Bool {
+            if placement.isEmpty { return !offers.someWorker.contains(op) || place(op) != nil }
+            return !taking.contains { $0.offers(op, placement: placement) } || place(op, placement: placement) != nil
         }
 
         /// A task of `op` was handed to the machine: the slot it will take is no longer free.
-        mutating func take(_ op: String) {
+        mutating func take(_ op: String, placement: [WireLabel] = []) {
             room -= 1
-            if let index = place(op) { slots[index].free -= 1 }
+            if let index = place(op, placement: placement) { slots[index].free -= 1 }
         }
 
-        private func place(_ op: String) -> Int? {
+        private func place(_ op: String, placement: [WireLabel] = []) -> Int? {
+            if !placement.isEmpty { return slots.firstIndex { $0.free > 0 && $0.worker.offers(op, placement: placement) } }
             let everyWorker = offers.everyWorker.contains(op)
             return slots.firstIndex { $0.free > 0 && (everyWorker || $0.everyOp || $0.ops.contains(op)) }
         }

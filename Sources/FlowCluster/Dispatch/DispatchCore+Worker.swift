@@ -39,6 +39,8 @@ extension DispatchCore {
         /// Whether its labels are known: `false` from a READY that set feature bit 7 until its
         /// LABELS comes, and meanwhile no step placed by labels (`on:`) goes to it.
         var labelsKnown = true
+        /// For a pool: it places tasks by labels itself (WELCOME bit 3), so it is sent placed tasks.
+        var takesPlacement = false
         /// Every label it has: `host` (its host name) and `name` (its name), then the ones it gave,
         /// which win over those two.
         var allLabels: [String: String] {
@@ -51,6 +53,19 @@ extension DispatchCore {
         var takesTasks: Bool { !stopping && !quarantined }
         /// Whether it may be sent a task of `op`.
         func offers(_ op: String) -> Bool { isPool || ops.contains(op) }
+        /// Whether it may be sent a task of `op` placed on `placement` (its step's `on:`, empty
+        /// for anywhere): it offers the op and has every label; a pool, when it places tasks by
+        /// labels itself (WELCOME bit 3, §14.4).
+        func offers(_ op: String, placement: [WireLabel]) -> Bool {
+            guard offers(op) else { return false }
+            if placement.isEmpty { return true }
+            if isPool { return takesPlacement }
+            return labelsKnown && placement.allSatisfy { label($0.key) == $0.value }
+        }
+        /// Its label `key`: one it gave, else `host` and `name`.
+        func label(_ key: String) -> String? {
+            labels[key] ?? (key == "host" ? host : key == "name" ? name : nil)
+        }
         /// Tasks it may hold beyond its slots, waiting in its queue (feature bit 2, §8.2).
         var queueDepth: Int { features & WireReady.Feature.queue != 0 ? slots : 0 }
         /// Tasks in flight on it that wait in its queue rather than run (at least).

@@ -102,6 +102,7 @@ extension DispatchCore {
                           heartbeatInterval: .milliseconds(max(1, welcome.heartbeatIntervalMilliseconds)),
                           features: WireReady.Feature.operationAttempt | WireReady.Feature.retryPolicy | budgets | checkpoints)
         pool.isPool = true
+        pool.takesPlacement = welcome.features & WireWelcome.Feature.placement != 0
         workers.register(pool, as: peer)
         return [.report(.workerJoined(name: name, host: welcome.poolName.escapingControlCharacters, slots: Int(welcome.slotCount), ops: 0))]
     }

@@ -23,7 +23,7 @@ extension PoolStateMachine {
         clients[peer] = Client(hello: hello, name: name, lastReceived: now, lastSent: now, heartbeatInterval: .milliseconds(Int64(heartbeat)),
                                since: Date(), identity: identity, share: share, held: held, order: nextOrder)
         fair.open(peer, share: share, held: held)
-        var features = WireWelcome.Feature.budgets | WireWelcome.Feature.checkpoints
+        var features = WireWelcome.Feature.budgets | WireWelcome.Feature.checkpoints | WireWelcome.Feature.placement
         if held { features |= WireWelcome.Feature.held }
         let welcome = WireWelcome(poolName: configuration.name, features: features, slotCount: configuration.clientCredit,
                                   heartbeatIntervalMilliseconds: heartbeat)

@@ -26,8 +26,8 @@ extension PoolStateMachine {
         // of its workers says which (one placement table).
         if fair.waitingCount > 0 {
             var free = core.freeSlots()
-            while free.room > 0, let (_, pending) = fair.next(where: { free.admits($0.task.op) }) {
-                free.take(pending.task.op)
+            while free.room > 0, let (_, pending) = fair.next(where: { free.admits($0.task.op, placement: $0.task.placement) }) {
+                free.take(pending.task.op, placement: pending.task.placement)
                 if let index = clients.index(forKey: pending.ticket.client) { withClient(at: index) { $0.queuedBytes -= pending.size } }
                 core.submit(pending.task, waiter: pending.ticket, budget: pending.task.budget.map { Int($0) } ?? -1)
             }
