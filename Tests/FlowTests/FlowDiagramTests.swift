@@ -84,6 +84,16 @@ private let awkward = FlowDefinition(name: #"say "hi""#, steps: [
             """)
     }
 
+    @Test func outlineSaysWhereAPlacedStepRuns() {
+        var listing = FlowOperationStep(op: "ListFilesOp", parameters: ["path": "/data"])
+        listing.placement = FlowPlacement(["role": "recorder", "host": "b1"])
+        var upload = FlowGroupStep(op: "UploadFileOp", input: "files", output: "")
+        upload.placement = FlowPlacement(["host": "b1"])
+        let lines = FlowDefinition(name: "p", steps: [.operation(listing), .group(upload)]).outline().split(separator: "\n")
+        #expect(lines[1] == "1. op ListFilesOp on host=b1, role=recorder {path: /data}")
+        #expect(lines[2] == "2. group UploadFileOp over files -> nothing (maxConcurrent 3, allowFailure false) on host=b1")
+    }
+
     @Test func outlineSortsParameterKeysAndCutsLongValues() {
         let long = String(repeating: "x", count: 100)
         let definition = FlowDefinition(name: "p", steps: [

@@ -26,6 +26,11 @@ extension FlowDefinition {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// ` on role=recorder` for a step placed by labels, nothing for one that runs anywhere.
+    private static func placed(_ placement: FlowPlacement?) -> String {
+        placement.map { " on \($0.description)" } ?? ""
+    }
+
     private static func appendOutline(of steps: [FlowStep], depth: Int, to lines: inout [String]) {
         let indent = String(repeating: "  ", count: depth)
         if steps.isEmpty {
@@ -36,10 +41,10 @@ extension FlowDefinition {
             let number = "\(indent)\(offset + 1). "
             switch step {
             case .operation(let operation):
-                lines.append(number + "op \(operation.op)" + braces(operation.parameters))
+                lines.append(number + "op \(operation.op)" + placed(operation.placement) + braces(operation.parameters))
             case .group(let group):
                 lines.append(number + "group \(group.op) over \(group.inputName) -> \(group.outputName) "
-                    + "(maxConcurrent \(group.maxConcurrent), allowFailure \(group.allowFailure))" + braces(group.parameters))
+                    + "(maxConcurrent \(group.maxConcurrent), allowFailure \(group.allowFailure))" + placed(group.placement) + braces(group.parameters))
             case .cases(let cases):
                 let keys = cases.branchKeys
                 lines.append(number + (keys.isEmpty ? "cases" : "cases on " + keys.joined(separator: ", ")))
