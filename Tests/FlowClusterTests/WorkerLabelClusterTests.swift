@@ -98,5 +98,47 @@ extension ClusterIntegrationTestsSecondLane {
                 #expect(text.contains("--label role=camera --label site=b"), "\(text)")
             }
         }
+
+        /// `each: worker` (issue 50 item 3): a listing on every worker `on:` allows, joined in
+        /// worker-name order, each file saying which worker listed it; not through a pool.
+        @Test func aListingWithEachWorkerRunsOnEveryLabelledWorkerAndSaysWhereEachFileIs() async throws {
+            try await withCluster { cluster in
+                let data = cluster.path("data")
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+                for name in ["a.txt", "b.txt"] { FileManager.default.createFile(atPath: "\(data)/\(name)", contents: Data(name.utf8)) }
+                let file = try cluster.write("each.yaml", """
+                    flow: each
+                    steps:
+                      - op: ListFilesOp
+                        each: worker
+                        on: {role: recorder}
+                        with: {path: \(data)}
+                      - group: {op: SleepOp, input: files, output: slept, maxConcurrent: 4, with: {ms: 1}}
+
+                    """)
+                let run = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "30", "--min-workers", "3"]
+                                                  + ClusterScope.fastHeartbeat, label: "run")
+                let endpoint = try await run.listeningEndpoint()
+                for name in ["w2", "w1"] {
+                    _ = try cluster.worker(connect: endpoint, name: name, concurrency: 2, extra: ["--label", "role=recorder"])
+                }
+                _ = try cluster.worker(connect: endpoint, name: "w3", concurrency: 2)
+                #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
+                let summary = run.stdout
+                #expect(summary.contains("[ListFilesOp @ w1] DidFinish") && summary.contains("[ListFilesOp @ w2] DidFinish"), "\(summary)")
+                #expect(!summary.contains("[ListFilesOp @ w3]") && !summary.contains("[ListFilesOp @ coordinator]"), "\(summary)")
+                let files = summary.split(separator: "\n").first { $0.hasPrefix("files: ") } ?? ""
+                let listedBy = files.matches(of: /"worker": "(w[0-9])"/).map { String($0.1) }
+                #expect(listedBy == ["w1", "w1", "w2", "w2"], "\(files)")
+                #expect(files.matches(of: /"path": "[^"]*\/data\/a\.txt"/).count == 2, "\(files)")
+
+                // Through a pool the run sees the pool, not its workers: the step says so.
+                let (_, pool) = try await PoolTests.startPool(cluster)
+                _ = try cluster.worker(connect: pool, name: "pooled", concurrency: 2, extra: ["--label", "role=recorder"])
+                let pooled = try PoolTests.run(cluster, file, pool: pool, label: "pooled")
+                #expect(await pooled.waitForExit(timeout: 60) == .exit(1), "\(pooled.transcript)")
+                #expect(pooled.stdout.contains("a step with each: worker runs on a run's own workers"), "\(pooled.stdout)")
+            }
+        }
     }
 }

@@ -74,6 +74,10 @@ public struct FlowOperationStep: Sendable, Hashable {
     public var timeout: Duration?
     /// Which workers may run it on a cluster (`on:`); `nil`: any.
     public var placement: FlowPlacement?
+    /// Whether it runs once on every worker (that ``placement`` allows) instead of once
+    /// (`each: worker`): its list outputs are joined in worker-name order, each element saying
+    /// where it came from (``FlowEngine`` "each worker").
+    public var eachWorker = false
 
     /// Creates a serial step.
     public init(op: String, parameters: [String: FlowValue] = [:], location: FlowSourceLocation? = nil,

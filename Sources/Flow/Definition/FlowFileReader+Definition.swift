@@ -4,7 +4,7 @@ extension FlowFileReader {
     /// The keys a flow file may have at its top level.
     static let topLevelKeys = ["flow", "bucket", "defaults", "steps"]
     /// The keys a step may have.
-    static let stepKeys = ["op", "with", "retry", "timeout", "on", "group", "cases"]
+    static let stepKeys = ["op", "with", "retry", "timeout", "on", "each", "group", "cases"]
     /// The keys that say what a step is; a step has exactly one.
     static let stepKinds = ["op", "group", "cases"]
 
@@ -88,7 +88,7 @@ extension FlowFileReader {
             let found = quoted.dropLast().joined(separator: ", ") + " and " + quoted.last!
             report("step has \(found): a step has exactly one of 'op', 'group' or 'cases'; split it into separate steps", at: node)
         }
-        for key in ["with", "retry", "timeout", "on"] {
+        for key in ["with", "retry", "timeout", "on", "each"] {
             guard let keyNode = fields.key(key), fields["op"] == nil else { continue }
             if fields["group"] != nil {
                 report("'\(key)' belongs to 'op' steps: for a group, move it inside 'group'", at: keyNode)

@@ -2,7 +2,7 @@ import Yams
 
 extension FlowFileReader {
     /// The keys of an op step that are sometimes written under its `with:` by mistake.
-    static let operationStepKeysBesideWith = ["retry", "timeout", "on"]
+    static let operationStepKeysBesideWith = ["retry", "timeout", "on", "each"]
     /// The keys of a group that are sometimes written under its `with:` by mistake.
     static let groupKeysBesideWith = ["input", "output", "maxConcurrent", "allowFailure", "maxFailures", "retry", "timeout", "limit", "adaptive", "on"]
 

@@ -29,6 +29,15 @@ extension FlowFileReader {
             step.placement = readPlacement(value)
             failed = failed || step.placement == nil
         }
+        if let value = fields["each"] {
+            if case .scalar(let scalar) = value, scalar.string == "worker" {
+                step.eachWorker = true
+            } else {
+                report("each must be 'worker' (run the op once on every worker, or every worker on: allows), found \(Self.describe(value))",
+                       at: value)
+                failed = true
+            }
+        }
         guard name != nil, let parameters, !failed else { return nil }
         step.parameters = parameters
         return step

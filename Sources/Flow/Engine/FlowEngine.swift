@@ -92,6 +92,7 @@ struct FlowEngine: Sendable {
         }
         task.checkpoints = FlowStepCheckpoints(journal: journal, step: id)
         task.placement = policy.placement
+        if policy.eachWorker, case .ran(let outcome) = await runOnEachWorker(task, policy: policy, id: id) { return outcome }
         if let journal {
             task.mayHaveRunBefore = journal.startedThrough(at: id) != nil
             guard journal.mayStart(at: id, through: 0) else { return journalRefused() }

@@ -98,10 +98,31 @@ public protocol FlowExecutor: Sendable {
     /// - Throws: ``FlowParameterTemplate/MissingKey`` for a reference to a key the bucket lacks.
     func resolveGroupParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any],
                                 elementCount: Int?) throws -> [String: FlowValue]
+
+    /// The workers a step with `each: worker` runs on, by name: those connected that `placement`
+    /// allows (all, for `nil`), once their labels are known. `nil` (the default) for an executor
+    /// without workers, a run in one process: the step then runs once, as any other.
+    ///
+    /// - Throws: an error saying why the step cannot run on each worker here (through a pool).
+    func workers(for placement: FlowPlacement?) async throws -> [FlowWorkerIdentity]?
+}
+
+/// A worker a step with `each: worker` runs on: its name and host, which each list element it
+/// puts out carries (`worker`, `host`).
+public struct FlowWorkerIdentity: Sendable, Hashable {
+    public var name: String
+    public var host: String
+
+    public init(name: String, host: String) {
+        self.name = name
+        self.host = host
+    }
 }
 
 extension FlowExecutor {
     public var preferredTaskExecutor: (any TaskExecutor)? { nil }
+
+    public func workers(for placement: FlowPlacement?) async throws -> [FlowWorkerIdentity]? { nil }
 
     public func resolveParameters(of name: String, _ parameters: [String: FlowValue], bucket: [String: Any]) throws -> [String: FlowValue] {
         try FlowParameterTemplate.resolve(parameters, bucket: bucket)

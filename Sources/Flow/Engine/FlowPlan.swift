@@ -46,6 +46,8 @@ struct FlowTaskPolicy: Sendable {
     var timeout: Duration?
     /// The workers it may run on (`on:`); `nil`: any.
     var placement: FlowPlacement?
+    /// A serial step that runs once on every such worker (`each: worker`).
+    var eachWorker = false
 }
 
 extension FlowPlanNode {
@@ -55,7 +57,7 @@ extension FlowPlanNode {
             switch step {
             case .operation(let op):
                 let policy = FlowTaskPolicy(retry: op.retry ?? defaults.retry ?? .none, timeout: op.timeout ?? defaults.timeout,
-                                            placement: op.placement)
+                                            placement: op.placement, eachWorker: op.eachWorker)
                 return .operation(.named(op.op, parameters: op.parameters), location: op.location, policy: policy)
             case .group(let group):
                 var plan = FlowGroupPlan(

@@ -129,7 +129,8 @@ struct CoordinatorIOLoop {
             loop.shownWorkers = machine.workers.generation
             mailbox.connectedWorkers = machine.workers.values.map {
                 FlowCoordinator.ConnectedWorker(name: $0.name, host: $0.host.escapingControlCharacters, slots: $0.slots,
-                                                labels: $0.labels.mapValues(\.escapingControlCharacters))
+                                                labels: $0.labels.mapValues(\.escapingControlCharacters), labelsKnown: $0.labelsKnown,
+                                                isPool: $0.isPool)
             }.sorted { $0.name < $1.name }
         }
         mailbox.status = FlowCoordinator.Status(

@@ -90,6 +90,17 @@ extension FlowCoordinator {
         public var slots: Int
         /// The labels it gave (`flow-worker --label`), beside `host` and `name` which every worker has.
         public var labels: [String: String]
+        /// Whether its labels are known: a worker that has labels says them just after it joins.
+        public var labelsKnown = true
+        /// It is the pool this run goes through, not a worker.
+        public var isPool = false
+
+        /// Every label it has: `host`, `name`, then those it gave, which win.
+        public var allLabels: [String: String] {
+            var all = ["host": host, "name": name]
+            all.merge(labels) { $1 }
+            return all
+        }
     }
 
     /// A snapshot of the cluster, for progress output.

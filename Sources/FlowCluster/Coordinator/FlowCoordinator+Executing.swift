@@ -17,10 +17,33 @@ extension FlowCoordinator {
         return result
     }
 
+    /// The workers a step with `each: worker` runs on (``FlowExecutor/workers(for:)``): those
+    /// connected that `placement` allows, by name, once every connected worker's labels are known;
+    /// when none is, it waits for one up to the worker time-out, then gives none.
+    ///
+    /// - Throws: ``EachWorkerThroughPool`` for a run through a pool, whose workers it does not see.
+    public func workers(for placement: FlowPlacement?) async throws -> [FlowWorkerIdentity]? {
+        let deadline = ContinuousClock.now + configuration.workerTimeout
+        while true {
+            let connected = mailbox.connectedWorkers
+            if connected.contains(where: \.isPool) { throw EachWorkerThroughPool() }
+            let matching = connected.filter { placement?.matches($0.allLabels) ?? true }
+            let settled = connected.allSatisfy(\.labelsKnown)
+            if (settled && !matching.isEmpty) || ContinuousClock.now >= deadline {
+                return matching.map { FlowWorkerIdentity(name: $0.name, host: $0.allLabels["host"] ?? $0.host) }
+            }
+            // Labels come a round trip after a worker joins, and workers join as they start:
+            // the list is looked at again shortly.
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// Runs `task` on the coordinator (ops placed there) or sends it to a worker.
     private func dispatch(_ task: FlowTask) async -> FlowTaskResult {
         let entry = configuration.registry.entry(named: task.registeredOperation.name)
-        if entry?.placement == .coordinator {
+        // An op that runs on the coordinator by default (`ListFilesOp`) goes to a worker when its
+        // step is placed on workers (`on:`, `each: worker`).
+        if entry?.placement == .coordinator, task.placement == nil {
             var result = await FlowLocalExecutor(registry: configuration.registry).execute(task)
             result.worker = "coordinator"
             return result
@@ -144,5 +167,13 @@ extension FlowCoordinator {
         } else if let input = wire.bucket[inputKey] {
             wire.bucket[inputKey] = try prepare(parameters, input)
         }
+    }
+}
+
+/// `each: worker` in a run through a pool: the run's coordinator sees the pool, not its workers.
+public struct EachWorkerThroughPool: Error, CustomStringConvertible {
+    public var description: String {
+        "a step with each: worker runs on a run's own workers (run --bind, or --workers); through a pool (--pool) it cannot yet: "
+            + "run this flow with its own workers"
     }
 }

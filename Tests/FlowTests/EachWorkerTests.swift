@@ -1,0 +1,103 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Flow
+
+/// `each: worker` (issue 50 item 3), in the engine: one run per worker the executor names, each
+/// placed on that worker by name, their lists joined in worker order with where each element came
+/// from. The cluster's own side (which workers, over real sockets) is in `WorkerLabelClusterTests`.
+@Suite struct EachWorkerTests {
+    /// An executor with two workers, `b1` on host `hb1` and `a2` on `ha2`, that runs each task by
+    /// writing `files` as the worker it was placed on would list them.
+    final class TwoWorkers: FlowExecutor, Sendable {
+        let placements = Mutex<[FlowPlacement?]>([])
+        let workers: [FlowWorkerIdentity]?
+        let failing: String?
+
+        init(workers: [FlowWorkerIdentity]? = [FlowWorkerIdentity(name: "a2", host: "ha2"), FlowWorkerIdentity(name: "b1", host: "hb1")],
+             failing: String? = nil) {
+            self.workers = workers
+            self.failing = failing
+        }
+
+        func workers(for placement: FlowPlacement?) async throws -> [FlowWorkerIdentity]? {
+            workers?.filter { placement?.matches(["name": $0.name, "host": $0.host, "role": "recorder"]) ?? true }
+        }
+
+        func execute(_ task: FlowTask) async -> FlowTaskResult {
+            placements.withLock { $0.append(task.placement) }
+            let worker = task.placement?.labels["name"] ?? "local"
+            let now = Date()
+            if worker == failing {
+                return FlowTaskResult(operationName: task.operationName, state: .withError("disk gone on \(worker)"), events: [], bucket: [:],
+                                      startedAt: now, finishedAt: now, worker: worker)
+            }
+            let files: [Any] = ["/data/\(worker)-1", ["path": "/data/\(worker)-2", "size": 2] as [String: Any]]
+            return FlowTaskResult(operationName: task.operationName, state: .successfully,
+                                  events: [FlowRecordedEvent(time: now, kind: .set(key: "files", value: files)),
+                                           FlowRecordedEvent(time: now, kind: .set(key: "count", value: 2))],
+                                  bucket: [:], startedAt: now, finishedAt: now, worker: worker)
+        }
+    }
+
+    static func flow(_ executor: TwoWorkers, placement: FlowPlacement? = nil) -> Flow {
+        var listing = FlowOperationStep(op: "ListFilesOp", parameters: ["path": "/data"])
+        listing.eachWorker = true
+        listing.placement = placement
+        return Flow(definition: FlowDefinition(name: "each", bucket: [:], steps: [.operation(listing)])).setExecutor(executor)
+    }
+
+    @Test func theStepRunsOnEveryWorkerAndJoinsItsListsInWorkerOrderSayingWhereEachCameFrom() async {
+        let executor = TwoWorkers()
+        let flow = Self.flow(executor, placement: FlowPlacement(["role": "recorder"]))
+        await flow.run()
+        #expect(flow.isSuccess, "\(flow.generateSummary())")
+        let placed = executor.placements.withLock { $0 }.compactMap { $0?.labels }
+        #expect(Set(placed) == [["role": "recorder", "name": "a2"], ["role": "recorder", "name": "b1"]], "each run pinned to its worker")
+        let files = flow.dataBucket["files"] as? [[String: Any]] ?? []
+        #expect(files.map { $0["path"] as? String } == ["/data/a2-1", "/data/a2-2", "/data/b1-1", "/data/b1-2"])
+        #expect(files.map { $0["worker"] as? String } == ["a2", "a2", "b1", "b1"])
+        #expect(files.map { $0["host"] as? String } == ["ha2", "ha2", "hb1", "hb1"])
+        #expect(files[1]["size"] as? Int == 2, "a map element keeps its fields")
+        // A value that is not a list is the last worker's.
+        #expect(flow.dataBucket["count"] as? Int == 2)
+        let summary = flow.generateSummary()
+        #expect(summary.contains("[ListFilesOp @ a2] DidFinish") && summary.contains("[ListFilesOp @ b1] DidFinish"), "\(summary)")
+    }
+
+    @Test func oneWorkersFailureFailsTheStepAfterAllEnded() async {
+        let executor = TwoWorkers(failing: "b1")
+        let flow = Self.flow(executor)
+        await flow.run()
+        #expect(!flow.isSuccess)
+        #expect(executor.placements.withLock { $0.count } == 2)
+        #expect(flow.generateSummary().contains("disk gone on b1"))
+    }
+
+    @Test func noMatchingWorkerFailsTheStepSayingWhich() async {
+        let executor = TwoWorkers()
+        let flow = Self.flow(executor, placement: FlowPlacement(["role": "camera"]))
+        await flow.run()
+        #expect(!flow.isSuccess)
+        #expect(flow.generateSummary().contains("each: worker found no worker with the labels role=camera"), "\(flow.generateSummary())")
+        #expect(executor.placements.withLock { $0.isEmpty })
+    }
+
+    @Test func anExecutorWithoutWorkersRunsTheStepOnce() async {
+        let executor = TwoWorkers(workers: nil)
+        let flow = Self.flow(executor)
+        await flow.run()
+        #expect(flow.isSuccess)
+        #expect(executor.placements.withLock { $0.count } == 1)
+        #expect((flow.dataBucket["files"] as? [Any])?.count == 2)
+    }
+
+    @Test func aFlowFileSaysEachWorkerAndNothingElse() throws {
+        let definition = try FlowFileLoader().load(text: "flow: e\nsteps:\n  - op: ListFilesOp\n    each: worker\n    with: {path: /d}\n", file: "f.yaml")
+        guard case .operation(let step) = definition.steps.first else { Issue.record("not an op step"); return }
+        #expect(step.eachWorker)
+        #expect(throws: FlowFileError.self) {
+            try FlowFileLoader().load(text: "flow: e\nsteps:\n  - op: ListFilesOp\n    each: host\n", file: "f.yaml")
+        }
+    }
+}
