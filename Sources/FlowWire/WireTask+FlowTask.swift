@@ -42,6 +42,9 @@ extension WireTask {
         if let placement = task.placement {
             self.placement = placement.labels.map { WireLabel(key: $0.key, value: $0.value) }.sorted()
         }
+        if let preferred = task.preferredPlacement {
+            preference = preferred.labels.map { WireLabel(key: $0.key, value: $0.value) }.sorted()
+        }
         if let limit = task.timeLimit {
             // At least 1 ms: 0 on the wire means no limit.
             timeLimitMilliseconds = UInt32(clamping: max(1, FlowSaturating.int64((limit.seconds * 1000).rounded(.up))))

@@ -23,6 +23,7 @@ package struct WireTask: Sendable, Hashable {
         var budget: UInt64?
         var checkpoint: FlowValue? = .none
         var placement: [WireLabel] = []
+        var preference: [WireLabel] = []
     }
 
     private var storage: _FlowCopyOnWriteBox<Fields>
@@ -125,6 +126,14 @@ package struct WireTask: Sendable, Hashable {
         set { change { $0.placement = newValue } }
     }
 
+    /// Labels a worker should have to run it, when a worker with them (and ``placement``) is
+    /// connected; otherwise ignored (a group's `affinity: prefer`). Flags bit 6, only in a SUBMIT
+    /// to a pool that set WELCOME's bit 3, as ``placement``.
+    package var preference: [WireLabel] {
+        get { storage.value.preference }
+        set { change { $0.preference = newValue } }
+    }
+
     /// Whether the task is one element of a group.
     package var isGroupElement: Bool {
         // Pattern-matched: `FlowValue` is `ExpressibleByNilLiteral`, so `!= nil` is ambiguous.
@@ -170,6 +179,9 @@ extension WireTask {
     /// Flags bit 5: the task's placement (a list of labels, §7.10's layout) follows the checkpoint
     /// (§14.4); only in SUBMIT.
     static let placementFlag: UInt8 = 0x20
+    /// Flags bit 6: the task's preferred labels (a list, as the placement) follow the placement
+    /// (§14.4); only in SUBMIT.
+    static let preferenceFlag: UInt8 = 0x40
     /// The fewest bytes one task takes: fixed fields, empty strings and empty maps.
     static let minimumEncodedSize = 8 + 4 + 1 + 1 + 1 + 1 + 1 + 4
 
@@ -197,7 +209,10 @@ extension WireTask {
         let checkpointFlag = checkpoint != nil ? Self.checkpointFlag : 0
         let placement = storage.value.placement
         let placementFlag = placement.isEmpty ? 0 : Self.placementFlag
-        writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag | budgetFlag | checkpointFlag | placementFlag)
+        let preference = storage.value.preference
+        let preferenceFlag = preference.isEmpty ? 0 : Self.preferenceFlag
+        writer.writeUInt8((isGroupElement ? Self.groupElementFlag : 0) | attemptFlag | retryFlag | budgetFlag | checkpointFlag | placementFlag
+                          | preferenceFlag)
         writer.writeUInt32(timeLimitMilliseconds)
         if attemptFlag != 0 { writer.writeUInt32(operationAttempt) }
         if let retry { retry.write(to: &writer) }
@@ -206,6 +221,10 @@ extension WireTask {
         if placementFlag != 0 {
             writer.writeVarint(UInt64(placement.count))
             for label in placement { label.write(to: &writer) }
+        }
+        if preferenceFlag != 0 {
+            writer.writeVarint(UInt64(preference.count))
+            for label in preference { label.write(to: &writer) }
         }
         if let groupElement {
             writer.writeVarint(UInt64(elementIndex))
@@ -236,7 +255,7 @@ extension WireTask {
         let flagsStart = reader.offset
         let flags = try reader.readUInt8("flags")
         guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag | Self.retryPolicyFlag | Self.budgetFlag
-                              | Self.checkpointFlag | Self.placementFlag) == 0 else {
+                              | Self.checkpointFlag | Self.placementFlag | Self.preferenceFlag) == 0 else {
             throw WireDecodingError(.invalidField, offset: flagsStart, "flags: reserved bits set in 0x\(flags.hexDigits)")
         }
         let timeLimitMilliseconds = try reader.readUInt32("time limit")
@@ -262,6 +281,14 @@ extension WireTask {
                 throw WireDecodingError(.invalidField, offset: placementStart, "placement: flags bit 5 says labels follow, but the list is empty")
             }
         }
+        var preference: [WireLabel] = []
+        if flags & Self.preferenceFlag != 0 {
+            let preferenceStart = reader.offset
+            preference = try WireLabel.readList(&reader)
+            guard !preference.isEmpty else {
+                throw WireDecodingError(.invalidField, offset: preferenceStart, "preference: flags bit 6 says labels follow, but the list is empty")
+            }
+        }
         var elementIndex = 0
         // `.none`, not `nil`: `FlowValue` is `ExpressibleByNilLiteral`, and a bare `nil` can
         // become `.some(.null)`.
@@ -273,7 +300,7 @@ extension WireTask {
         storage = _FlowCopyOnWriteBox(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry,
-                                 budget: budget, checkpoint: checkpoint, placement: placement))
+                                 budget: budget, checkpoint: checkpoint, placement: placement, preference: preference))
         receivedSize = reader.offset - start
     }
 }

@@ -190,3 +190,29 @@ private func tasksSent(_ actions: [DispatchCore<UInt64>.Action]) -> [Data: [Wire
         }
     }
 }
+
+/// `affinity: prefer` (issue 50 item 4): an element's preferred labels hold while a worker with them
+/// is connected, and are set aside once none is.
+@Suite struct PreferenceTests {
+    @Test func aPreferredWorkerIsWaitedForWhileConnectedAndSetAsideOnceGone() {
+        var core = DispatchCore<UInt64>(configuration: .init())
+        _ = core.receive(ready("rec", features: WireReady.Feature.labels), from: recorder, now: at(0))
+        _ = core.receive(.labels([WireLabel(key: "host", value: "b1")]), from: recorder, now: at(0))
+        _ = core.receive(ready("plain", features: 0), from: plain, now: at(0))
+        for id: UInt64 in 1...3 {
+            var task = WireTask(taskID: id, op: "EchoOp", groupElement: .integer(Int64(id)), elementIndex: Int(id))
+            task.preference = [WireLabel(key: "host", value: "b1")]
+            core.submit(task, waiter: id)
+        }
+        let first = tasksSent(core.dispatch(now: at(0.1)))
+        // The preferred worker's 2 slots take two; the third waits for it, not for the plain worker.
+        #expect(first[recorder]?.map(\.taskID) == [1, 2])
+        #expect(first[plain] == nil)
+        #expect(first.values.joined().allSatisfy { $0.preference.isEmpty }, "a worker is never told its preference")
+        // Once b1's worker is gone, the rest go anywhere (its two come back as lost).
+        _ = core.receive(.disconnect(reason: "bye"), from: recorder, now: at(0.2))
+        let after = tasksSent(core.dispatch(now: at(0.3)))
+        #expect(Set(after[plain]?.map(\.taskID) ?? []) == [1, 2], "plain's 2 slots")
+        #expect(core.queue == [3])
+    }
+}

@@ -140,5 +140,66 @@ extension ClusterIntegrationTestsSecondLane {
                 #expect(pooled.stdout.contains("a step with each: worker runs on a run's own workers"), "\(pooled.stdout)")
             }
         }
+
+        /// The worker each element of the group writing `output` ran on, by index, from a `--json` report.
+        static func workersByIndex(_ report: String, output: String) throws -> [Int: String] {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
+            var byIndex: [Int: String] = [:]
+            for operation in object["operations"] as? [[String: Any]] ?? [] where operation["groupOutputKey"] as? String == output {
+                if let index = operation["groupIndex"] as? Int, let worker = operation["worker"] as? String { byIndex[index] = worker }
+            }
+            return byIndex
+        }
+
+        /// `affinity:` (issue 50 item 4): files listed with `each: worker` go back to the host
+        /// that listed them (`source`), and an element whose host has no worker fails naming it;
+        /// with `prefer` it runs anywhere instead.
+        @Test func eachElementGoesBackToItsHostOrAnywhereWhenPreferred() async throws {
+            try await withCluster { cluster in
+                let data = cluster.path("data")
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+                for name in ["a.txt", "b.txt"] { FileManager.default.createFile(atPath: "\(data)/\(name)", contents: Data(name.utf8)) }
+                let report = cluster.path("affinity.json")
+                let file = try cluster.write("affinity.yaml", """
+                    flow: affinity
+                    bucket:
+                      elsewhere: [{path: x, host: hz}, {path: y, host: hz}]
+                    steps:
+                      - op: ListFilesOp
+                        each: worker
+                        on: {role: recorder}
+                        with: {path: \(data)}
+                      - group: {op: SleepOp, input: files, output: back, maxConcurrent: 8, affinity: source, with: {ms: 1}}
+                      - group: {op: SleepOp, input: elsewhere, output: anywhere, maxConcurrent: 8, affinity: prefer, with: {ms: 1}}
+
+                    """)
+                let run = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "30", "--min-workers", "3",
+                                                   "--json", report] + ClusterScope.fastHeartbeat, label: "run")
+                let endpoint = try await run.listeningEndpoint()
+                _ = try cluster.worker(connect: endpoint, name: "wa", concurrency: 4, extra: ["--label", "role=recorder", "--label", "host=ha"])
+                _ = try cluster.worker(connect: endpoint, name: "wb", concurrency: 4, extra: ["--label", "role=recorder", "--label", "host=hb"])
+                _ = try cluster.worker(connect: endpoint, name: "wc", concurrency: 4, extra: ["--label", "host=hc"])
+                #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
+                // Listed in worker order: wa's two files, then wb's; each ran where it was listed.
+                #expect(try Self.workersByIndex(report, output: "back") == [0: "wa", 1: "wa", 2: "wb", 3: "wb"], "\(run.stdout)")
+                #expect(try Self.workersByIndex(report, output: "anywhere").count == 2, "\(run.stdout)")
+
+                // The same host nobody has, with source: the elements wait, then fail naming it.
+                let strict = try cluster.write("strict.yaml", """
+                    flow: strict
+                    bucket:
+                      elsewhere: [{path: x, host: hz}]
+                    steps:
+                      - group: {op: SleepOp, input: elsewhere, output: never, affinity: source, with: {ms: 1}}
+
+                    """)
+                let failing = try cluster.coordinator(["run", strict, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "2"]
+                                                      + ClusterScope.fastHeartbeat, label: "strict")
+                let strictEndpoint = try await failing.listeningEndpoint()
+                _ = try cluster.worker(connect: strictEndpoint, name: "wd", concurrency: 2, extra: ["--label", "host=hd"])
+                #expect(await failing.waitForExit(timeout: 60) == .exit(3), "\(failing.transcript)")
+                #expect(failing.transcript.contains("no worker has the labels host=hz"), "\(failing.transcript)")
+            }
+        }
     }
 }

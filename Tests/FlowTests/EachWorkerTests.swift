@@ -101,3 +101,37 @@ import Testing
         }
     }
 }
+
+/// `affinity:` (issue 50 item 4) in the engine: each element's placement from where it came from.
+@Suite struct AffinityTests {
+    private func plan(_ affinity: FlowAffinity?, on group: [String: String]? = nil) -> FlowGroupPlan {
+        var plan = FlowGroupPlan(source: .named("UploadFileOp", parameters: [:]), inputKey: "files", outputKey: "", maxConcurrent: 4,
+                                 allowFailure: false)
+        plan.policy.placement = group.flatMap(FlowPlacement.init)
+        plan.policy.affinity = affinity
+        return plan
+    }
+
+    private func task(_ plan: FlowGroupPlan, _ element: Any) -> FlowTask {
+        FlowGroupFeed.task(plan, tags: FlowGroupTags(), index: 0, element: element)
+    }
+
+    @Test func sourcePlacesEachElementOnItsHostAndItsOwnOnWins() {
+        let source = plan(.source, on: ["role": "uploader"])
+        let listed: [String: Any] = ["path": "/d/a", "worker": "w1", "host": "b1"]
+        #expect(task(source, listed).placement?.labels == ["role": "uploader", "host": "b1"])
+        let own: [String: Any] = ["path": "/d/a", "host": "b1", "on": ["host": "b2", "rack": "7"]]
+        #expect(task(source, own).placement?.labels == ["role": "uploader", "host": "b2", "rack": "7"])
+        // An element that says nowhere runs where the group's on: allows.
+        #expect(task(source, "/d/plain").placement?.labels == ["role": "uploader"])
+        #expect(task(source, listed).preferredPlacement == nil)
+    }
+
+    @Test func preferLeavesThePlacementAndPrefersTheHost() {
+        let prefer = plan(.prefer)
+        let element: [String: Any] = ["path": "/d/a", "host": "b1"]
+        #expect(task(prefer, element).placement == nil)
+        #expect(task(prefer, element).preferredPlacement?.labels == ["host": "b1"])
+        #expect(task(plan(nil), element).placement == nil && task(plan(nil), element).preferredPlacement == nil)
+    }
+}

@@ -143,9 +143,9 @@ struct WireBodyRejectionTests {
 
     @Test("TASK flags with reserved bits set are rejected")
     func reservedFlags() {
-        // Bit 3 is a budget (PROTOCOL.md §15), bit 4 a checkpoint (§7.9), bit 5 a placement
-        // (§14.4); bits 6-7 stay reserved.
-        for flags in ["40", "80", "ff"] {
+        // Bit 3 is a budget (PROTOCOL.md §15), bit 4 a checkpoint (§7.9), bits 5 and 6 a placement
+        // and a preference (§14.4); bit 7 stays reserved.
+        for flags in ["80", "ff"] {
             let body = taskPrefix + "00" + "00" + flags + "e8030000" + "03000000"
             expectRejection(frames(0x02, body: bytes(hex: body)), .invalidField)
         }

@@ -72,6 +72,11 @@ struct WireLabelMessageTests {
         try expectBody(.submit([task]), "01  0800000000000000  01000000  02 7371  00  00  00  21  00000000  01 04 726f6c65 08 7265636f72646572  03 03 0a")
         task.checkpoint = .null
         try expectBody(.submit([task]), "01  0800000000000000  01000000  02 7371  00  00  00  31  00000000  00  01 04 726f6c65 08 7265636f72646572  03 03 0a")
+        // A preference follows the placement under flags bit 6.
+        task.checkpoint = .none
+        task.preference = [WireLabel(key: "host", value: "b1")]
+        try expectBody(.submit([task]), "01  0800000000000000  01000000  02 7371  00  00  00  61  00000000  01 04 726f6c65 08 7265636f72646572  "
+                       + "01 04 686f7374 02 6231  03 03 0a")
         // Flags bit 5 with an empty list, or a label that breaks the rules.
         expectRejection(frames(WireCommand.submit.rawValue, body: bytes(hex: "01  0800000000000000  01000000  02 7371  00  00  00  20  00000000  00")),
                         .invalidField)

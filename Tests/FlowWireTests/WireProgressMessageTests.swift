@@ -67,7 +67,7 @@ struct WireProgressMessageTests {
         expectRejection(frames(0x09), .missingFrame)
         // A TASK with flags bit 3 and no budget after it.
         expectRejection(frames(0x02, body: bytes(hex: "01  0800000000000000  02000000  02 7371  00  00  00  08  00000000")), .truncated)
-        // Bits 6-7 stay reserved (bit 4 is a checkpoint, §7.9, bit 5 a placement, §14.4).
-        expectRejection(frames(0x02, body: bytes(hex: "01  0800000000000000  02000000  02 7371  00  00  00  40  00000000")), .invalidField)
+        // Bit 7 stays reserved (bit 4 is a checkpoint, §7.9, bits 5 and 6 a placement and a preference, §14.4).
+        expectRejection(frames(0x02, body: bytes(hex: "01  0800000000000000  02000000  02 7371  00  00  00  80  00000000")), .invalidField)
     }
 }

@@ -130,6 +130,8 @@ public struct FlowGroupStep: Sendable, Hashable {
     public var adaptive: Bool
     /// Which workers may run its elements on a cluster (`on:`); `nil`: any.
     public var placement: FlowPlacement?
+    /// Whether each element goes back to the host it came from (`affinity: source|prefer`).
+    public var affinity: FlowAffinity?
 
     /// What the group fans out, for outlines and diagrams: its input key, or `file PATH`.
     var inputName: String { inputFile.map { "file \($0.path)" } ?? input }

@@ -3,7 +3,7 @@ import Yams
 extension FlowFileReader {
     /// The keys a `group:` map may have.
     static let groupKeys = ["op", "input", "output", "maxConcurrent", "allowFailure", "maxFailures", "retry", "timeout", "limit", "adaptive", "on",
-                            "with"]
+                            "affinity", "with"]
     /// The keys a `cases:` map may have.
     static let casesKeys = ["key", "branches", "default"]
 
@@ -148,6 +148,15 @@ extension FlowFileReader {
         if let value = fields["on"] {
             step.placement = readPlacement(value)
             read = read && step.placement != nil
+        }
+        if let value = fields["affinity"] {
+            if case .scalar(let scalar) = value, let affinity = FlowAffinity(rawValue: scalar.string) {
+                step.affinity = affinity
+            } else {
+                report("affinity must be 'source' (each element runs on the host it came from) or 'prefer' (there when that host has "
+                       + "a worker, else anywhere), found \(Self.describe(value))", at: value)
+                read = false
+            }
         }
         return read
     }

@@ -56,3 +56,25 @@ public struct FlowPlacement: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 }
+
+/// Where a group sends each element (`affinity:`): back to the host that put it out.
+public enum FlowAffinity: String, Sendable, Hashable {
+    /// Each element runs only on a worker of the host it came from (its `host`, as a step with
+    /// `each: worker` puts it out), or where its own `on:` says: never on a host that cannot read
+    /// it. With none there, it waits, and fails after the worker time-out naming the host.
+    case source
+    /// As ``source`` while such a worker is connected; when none is, any worker runs it.
+    case prefer
+
+    /// The labels an element asks for: its own `on:` (a map of texts), else its `host`; `nil` for
+    /// an element that says neither.
+    public static func labels(of element: Any) -> [String: String]? {
+        guard let map = element as? [String: Any] else { return nil }
+        if let on = map["on"] as? [String: Any] {
+            let labels = on.compactMapValues { $0 as? String }
+            return labels.isEmpty ? nil : labels
+        }
+        if let host = map["host"] as? String, !host.isEmpty { return ["host": host] }
+        return nil
+    }
+}

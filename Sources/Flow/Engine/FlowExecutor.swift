@@ -39,6 +39,9 @@ public struct FlowTask: @unchecked Sendable {
     /// The workers a cluster may run it on (the step's `on:`); `nil`: any. A run in one process
     /// runs it as any other.
     public var placement: FlowPlacement?
+    /// Labels a cluster runs it on when a worker with them (and ``placement``'s) is connected, and
+    /// ignores when none is (a group's `affinity: prefer`); `nil`: none.
+    public var preferredPlacement: FlowPlacement?
     /// Workers that already failed this task: a cluster runs a retry elsewhere when it can.
     public var previousWorkers: [String] = []
     /// Whether an earlier life of the run may have run this task before it stopped: an element of

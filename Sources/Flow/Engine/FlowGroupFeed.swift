@@ -263,6 +263,15 @@ final class FlowGroupFeed: Sendable {
         task.timeLimit = plan.policy.timeout
         task.retry = plan.policy.retry
         task.placement = plan.policy.placement
+        if let affinity = plan.policy.affinity, let labels = FlowAffinity.labels(of: element) {
+            switch affinity {
+            case .source:
+                // Every label the group asks, and the element's own: the element's host wins.
+                task.placement = FlowPlacement((plan.policy.placement?.labels ?? [:]).merging(labels) { $1 }) ?? task.placement
+            case .prefer:
+                task.preferredPlacement = FlowPlacement(labels)
+            }
+        }
         return task
     }
 }

@@ -48,6 +48,8 @@ struct FlowTaskPolicy: Sendable {
     var placement: FlowPlacement?
     /// A serial step that runs once on every such worker (`each: worker`).
     var eachWorker = false
+    /// A group's elements go back to the host they came from (`affinity:`).
+    var affinity: FlowAffinity?
 }
 
 extension FlowPlanNode {
@@ -65,7 +67,7 @@ extension FlowPlanNode {
                     outputKey: group.output, maxConcurrent: max(1, group.maxConcurrent),
                     allowFailure: group.allowFailure, location: group.location,
                     policy: FlowTaskPolicy(retry: group.retry ?? defaults.retry ?? .none, timeout: group.timeout ?? defaults.timeout,
-                                           placement: group.placement),
+                                           placement: group.placement, affinity: group.affinity),
                     maxFailures: group.maxFailures
                 )
                 plan.inputFile = group.inputFile

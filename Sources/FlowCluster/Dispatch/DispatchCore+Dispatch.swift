@@ -71,9 +71,11 @@ extension DispatchCore {
     private mutating func place(_ taskID: UInt64, in turn: inout DispatchTurn, now: Instant) -> Placement {
         guard let slot = tasks.index(forKey: taskID) else { return .gone }
         // Read in place, for the same reason as the workers (``DispatchTurn``).
-        let (group, op, avoid, budget, placement) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid, $0.budget, $0.task.placement) }
+        let (group, op, avoid, budget, required) = withTask(at: slot) { ($0.group, $0.task.op, $0.avoid, $0.budget, $0.task.placement) }
         if let group, pausedGroups.contains(group.id) { return .kept }
         if budget >= 0, turn.heldBudgets.contains(budget) { return .kept }
+        let preference = withTask(at: slot) { $0.task.preference }
+        let placement = preference.isEmpty ? required : placement(required, preferring: preference)
         askOffers(op, placement: placement, in: &turn)
         guard let position = bestPlace(group: group, avoid: avoid, in: turn) else { return .kept }
         guard budget < 0 || mayStart(budget: budget, now: now) else {
@@ -125,6 +127,7 @@ extension DispatchCore {
         var task = task
         // A worker is never told where it may run (§14.4): only a pool that places tasks itself is.
         if !task.placement.isEmpty, !place.takesPlacement { task.placement = [] }
+        if !task.preference.isEmpty, !place.takesPlacement { task.preference = [] }
         if task.operationAttempt > 1, features & WireReady.Feature.operationAttempt == 0 { task.operationAttempt = 1 }
         if task.retry != nil, features & WireReady.Feature.retryPolicy == 0 { task.retry = nil }
         if task.budget != nil, features & WireReady.Feature.progress == 0 { task.budget = nil }
@@ -251,6 +254,19 @@ extension DispatchCore {
 }
 
 extension DispatchCore {
+    /// The labels a task with a preference (`affinity: prefer`) is placed on now: its placement
+    /// and its preference while a connected worker that takes tasks has them all, else its
+    /// placement alone. A pool that places tasks itself weighs the preference there.
+    func placement(_ required: [WireLabel], preferring preference: [WireLabel]) -> [WireLabel] {
+        var both = Dictionary(required.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+        for label in preference where both[label.key] == nil { both[label.key] = label.value }
+        let labels = both.map { WireLabel(key: $0.key, value: $0.value) }.sorted()
+        let present = workers.values.contains { worker in
+            worker.takesTasks && !worker.isPool && worker.labelsKnown && labels.allSatisfy { worker.label($0.key) == $0.value }
+        }
+        return present ? labels : required
+    }
+
     /// What a task asks of a worker: its op, and its placement (empty for anywhere).
     struct OfferKey: Hashable {
         var op: String
