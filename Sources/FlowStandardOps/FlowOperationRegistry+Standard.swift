@@ -101,6 +101,8 @@ extension FlowOperationRegistry {
         .init("listTarget", "s3 with skipExisting: list the target prefix once per worker instead of a HEAD per file: auto (groups over "
               + "1,000 files), true, false", kind: .text),
         .init("listing", "s3: the name of the target listing a group's tasks share (the coordinator sets it)", kind: .text),
+        .init("hostFolder", "put each file under a folder named after its element's host (HOST/NAME), as each: worker lists them; false (default)",
+              kind: .bool),
         .init("checksum", "computed while the file is read: crc64nvme (S3 default), crc32c, sha256, md5, none (HTTP default); S3 checks it, HTTP records it", kind: .text),
         .init("endpoint", "s3: the store's http(s) URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL or AWS)", kind: .text),
         .init("region", "s3: the signing region (default $AWS_REGION, $AWS_DEFAULT_REGION or us-east-1)", kind: .text),

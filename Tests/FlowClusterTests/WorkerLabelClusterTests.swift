@@ -201,5 +201,46 @@ extension ClusterIntegrationTestsSecondLane {
                 #expect(failing.transcript.contains("no worker has the labels host=hz"), "\(failing.transcript)")
             }
         }
+
+        /// The main job across hosts (issue 50 items 3, 4 and 6, on one machine): each "host" lists
+        /// its files with `each: worker`, each file uploads from the worker of its host
+        /// (`affinity: source`) to `HOST/NAME` (`hostFolder`), to a real nginx, byte for byte.
+        @Test func filesListedOnEachHostUploadFromThatHostUnderItsFolder() async throws {
+            let server = try NginxServer()
+            try await server.start()
+            defer { server.stop() }
+            try await withCluster { cluster in
+                let data = cluster.path("data")
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+                for (index, name) in ["a.bin", "b.bin"].enumerated() {
+                    try PatternBytes.make(count: 3_000 + index * 977, multiplier: 13, offset: index).write(to: URL(fileURLWithPath: "\(data)/\(name)"))
+                }
+                let report = cluster.path("upload.json")
+                let file = try cluster.write("hosts.yaml", """
+                    flow: hosts
+                    steps:
+                      - op: ListFilesOp
+                        each: worker
+                        on: {role: recorder}
+                        with: {path: \(data)}
+                      - group: {op: UploadFileOp, input: files, output: urls, maxConcurrent: 4, affinity: source,
+                                with: {url: "\(server.url("/up"))", hostFolder: true}}
+
+                    """)
+                let run = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "30", "--min-workers", "2",
+                                                   "--json", report] + ClusterScope.fastHeartbeat, label: "run")
+                let endpoint = try await run.listeningEndpoint()
+                _ = try cluster.worker(connect: endpoint, name: "wa", concurrency: 2, extra: ["--label", "role=recorder", "--label", "host=ha"])
+                _ = try cluster.worker(connect: endpoint, name: "wb", concurrency: 2, extra: ["--label", "role=recorder", "--label", "host=hb"])
+                #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
+                for host in ["ha", "hb"] {
+                    for name in ["a.bin", "b.bin"] {
+                        let stored = try? Data(contentsOf: server.storedFile("/up/\(host)/\(name)"))
+                        #expect(stored == (try? Data(contentsOf: URL(fileURLWithPath: "\(data)/\(name)"))), "\(host)/\(name)\n\(run.stdout)")
+                    }
+                }
+                #expect(try Self.workersByIndex(report, output: "urls") == [0: "wa", 1: "wa", 2: "wb", 3: "wb"], "\(run.stdout)")
+            }
+        }
     }
 }

@@ -49,6 +49,14 @@ enum FileInput {
         }
     }
 
+    /// The same file under `folder/` (``UploadFileOp``'s `hostFolder`).
+    func inFolder(_ folder: String) -> FileInput {
+        switch self {
+        case .path(let path, let name): return .path(path, name: "\(folder)/\(name)")
+        case .bytes(let bytes, let name, let path): return .bytes(bytes, name: "\(folder)/\(name)", path: path)
+        }
+    }
+
     static func lastComponent(of path: String) -> String {
         let trimmed = path.hasSuffix("/") ? String(path.reversed().drop { $0 == "/" }.reversed()) : path
         return trimmed.split(separator: "/").last.map(String.init) ?? trimmed

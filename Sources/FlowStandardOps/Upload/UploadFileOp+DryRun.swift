@@ -12,7 +12,7 @@ extension UploadFileOp: FlowDryRunRehearsing {
     ///
     /// - Parameter rehearsal: the op standing in for this one, with its bucket.
     public func rehearse(in rehearsal: FlowAsyncOperation) async throws {
-        let input = try FileInput(bucketValue: try rehearsal.value(primaryInputParamKey, as: Any.self), key: primaryInputParamKey)
+        let input = try fileInput(try rehearsal.value(primaryInputParamKey, as: Any.self))
         do {
             let size = try Self.size(of: input)
             let element = try? rehearsal.value(primaryInputParamKey, as: Any.self)

@@ -17,6 +17,7 @@ extension UploadFileOp: FlowRemoteOperation {
             parameters["checksum"] = .string(checksumLeftToFlow ? "auto" : checksum.rawValue)
             parameters["listTarget"] = listTarget == .auto ? nil : .bool(listTarget == .always)
             parameters["listing"] = targetListing.map(FlowValue.string)
+            parameters["hostFolder"] = hostFolder ? .bool(true) : nil
             return parameters
         }
         var parameters: [String: FlowValue] = [
@@ -25,6 +26,7 @@ extension UploadFileOp: FlowRemoteOperation {
         ]
         parameters["caFile"] = caFile.map(FlowValue.string)
         parameters["checksum"] = .string(checksum.rawValue)
+        parameters["hostFolder"] = hostFolder ? .bool(true) : nil
         return parameters
     }
 }

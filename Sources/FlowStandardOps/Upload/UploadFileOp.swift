@@ -51,6 +51,9 @@ import NIOSSL
 ///   it is sent for the store to check (`x-amz-checksum-*`, per part in a multipart upload;
 ///   `Content-MD5` for `md5`), and a body refused for it (`BadDigest`) is a transient error. Its
 ///   value, the size, the ETag and the target are logged as a `manifest {…}` JSON line.
+/// - `hostFolder` (Boolean, default false): each file goes under a folder named after the host its
+///   element came from (`HOST/NAME`; a listing with `each: worker` gives each file its `host`), so
+///   that the same path listed on four hosts makes four objects; an element without a host fails.
 /// - `caFile` (string, optional): a PEM file of certificate authorities to trust besides the
 ///   machine's own, for an HTTPS server (or S3 endpoint) whose certificate a private authority
 ///   signed, as `curl --cacert` takes one. It is read on the machine that runs the op; a missing
@@ -109,6 +112,9 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     public internal(set) var skipRule: UploadSkipRule
     /// A PEM file of certificate authorities trusted besides the machine's own, `nil` for none.
     public let caFile: String?
+    /// Whether each file goes under a folder named after the host it came from (`hostFolder`):
+    /// `HOST/NAME`, the element's `host`, as a listing with `each: worker` gives it.
+    public internal(set) var hostFolder = false
     /// Where files go when the URL is `s3://…`, `nil` for HTTP(S).
     public let s3Target: S3Target?
     /// The checksum computed while the file is read and sent for the store to check (S3), or
@@ -208,6 +214,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
                       skipExisting: false, caFile: try Self.caFile(parameters))
             try setS3Checksum(parameters)
             try setSkipRule(parameters)
+            hostFolder = try parameters.bool("hostFolder", default: false)
             listTarget = try Self.listTarget(parameters)
             targetListing = try parameters.optionalString("listing")
             return
@@ -223,6 +230,7 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
             skipExisting: false, caFile: try Self.caFile(parameters))
         checksum = try parameters.choice("checksum", default: UploadChecksum.none)
         try setSkipRule(parameters)
+        hostFolder = try parameters.bool("hostFolder", default: false)
         if try Self.listTarget(parameters) == .always {
             throw parameters.error("listTarget", "lists s3:// targets only: an http(s) server is asked with a HEAD per file")
         }
@@ -239,8 +247,22 @@ public final class UploadFileOp: FlowAsyncOperation, @unchecked Sendable {
     public override var primaryInputParamKey: String { "file" }
     public override var primaryOutputParamKey: String { "url" }
 
+    /// The file this op's element names, under its host's folder with `hostFolder`.
+    ///
+    /// - Throws: ``FlowDataError`` for an element that is no file, or says no host with `hostFolder`.
+    func fileInput(_ element: Any) throws -> FileInput {
+        let input = try FileInput(bucketValue: element, key: primaryInputParamKey)
+        guard hostFolder else { return input }
+        let map = ((element as? FlowValue)?.anyValue ?? element) as? [String: Any]
+        guard let host = map?["host"] as? String, !host.isEmpty, !host.contains("/"), host != ".", host != ".." else {
+            throw FlowDataError.insufficientInputData("hostFolder: the element for \(input.name) names no host (a {path, host} map, as "
+                + "ListFilesOp with each: worker gives): list the files with each: worker, or leave hostFolder out")
+        }
+        return input.inFolder(host)
+    }
+
     public override func run() async throws {
-        let input = try FileInput(bucketValue: try value(primaryInputParamKey, as: Any.self), key: primaryInputParamKey)
+        let input = try fileInput(try value(primaryInputParamKey, as: Any.self))
         let started = Date()
         if let s3Target {
             try await upload(input, to: s3Target, started: started)
