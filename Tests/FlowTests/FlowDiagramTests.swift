@@ -92,6 +92,11 @@ private let awkward = FlowDefinition(name: #"say "hi""#, steps: [
         let lines = FlowDefinition(name: "p", steps: [.operation(listing), .group(upload)]).outline().split(separator: "\n")
         #expect(lines[1] == "1. op ListFilesOp on host=b1, role=recorder {path: /data}")
         #expect(lines[2] == "2. group UploadFileOp over files -> nothing (maxConcurrent 3, allowFailure false) on host=b1")
+        listing.eachWorker = true
+        upload.affinity = .source
+        let each = FlowDefinition(name: "p", steps: [.operation(listing), .group(upload)]).outline().split(separator: "\n")
+        #expect(each[1] == "1. op ListFilesOp on every worker with host=b1, role=recorder {path: /data}")
+        #expect(each[2] == "2. group UploadFileOp over files -> nothing (maxConcurrent 3, allowFailure false, affinity source) on host=b1")
     }
 
     @Test func outlineSortsParameterKeysAndCutsLongValues() {

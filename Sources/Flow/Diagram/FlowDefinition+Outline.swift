@@ -41,10 +41,14 @@ extension FlowDefinition {
             let number = "\(indent)\(offset + 1). "
             switch step {
             case .operation(let operation):
-                lines.append(number + "op \(operation.op)" + placed(operation.placement) + braces(operation.parameters))
+                let placement = operation.eachWorker
+                    ? " on every worker" + (operation.placement.map { " with \($0.description)" } ?? "")
+                    : placed(operation.placement)
+                lines.append(number + "op \(operation.op)" + placement + braces(operation.parameters))
             case .group(let group):
                 lines.append(number + "group \(group.op) over \(group.inputName) -> \(group.outputName) "
-                    + "(maxConcurrent \(group.maxConcurrent), allowFailure \(group.allowFailure))" + placed(group.placement) + braces(group.parameters))
+                    + "(maxConcurrent \(group.maxConcurrent), allowFailure \(group.allowFailure)"
+                    + (group.affinity.map { ", affinity \($0.rawValue)" } ?? "") + ")" + placed(group.placement) + braces(group.parameters))
             case .cases(let cases):
                 let keys = cases.branchKeys
                 lines.append(number + (keys.isEmpty ? "cases" : "cases on " + keys.joined(separator: ", ")))
