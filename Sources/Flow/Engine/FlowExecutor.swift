@@ -42,6 +42,9 @@ public struct FlowTask: @unchecked Sendable {
     /// Labels a cluster runs it on when a worker with them (and ``placement``'s) is connected, and
     /// ignores when none is (a group's `affinity: prefer`); `nil`: none.
     public var preferredPlacement: FlowPlacement?
+    /// The group's `affinity:`, when its elements go back to where they came from: a cluster
+    /// then looks further ahead in the group (each host's elements come in a block).
+    public var affinity: FlowAffinity?
     /// Workers that already failed this task: a cluster runs a retry elsewhere when it can.
     public var previousWorkers: [String] = []
     /// Whether an earlier life of the run may have run this task before it stopped: an element of

@@ -263,6 +263,7 @@ final class FlowGroupFeed: Sendable {
         task.timeLimit = plan.policy.timeout
         task.retry = plan.policy.retry
         task.placement = plan.policy.placement
+        task.affinity = plan.policy.affinity
         if let affinity = plan.policy.affinity, let labels = FlowAffinity.labels(of: element) {
             switch affinity {
             case .source:

@@ -49,7 +49,7 @@ extension FlowCoordinator {
             return result
         }
         let made: Result<WireTask, Unsendable>
-        if entry?.prepareInput != nil {
+        if Self.preparesInput(task, entry) {
             // Preparing reads whole files (`source: coordinator`): not on the I/O thread, where
             // the engine runs and where it would hold up every worker's results and heartbeats.
             made = await withTaskExecutorPreference(globalConcurrentExecutor) { wireTask(for: task) }
@@ -86,7 +86,7 @@ extension FlowCoordinator {
         let (name, parameters) = task.registeredOperation
         do {
             var wire = try WireTask(task, taskID: mailbox.nextTaskID())
-            if let entry = configuration.registry.entry(named: name), let prepare = entry.prepareInput {
+            if let entry = configuration.registry.entry(named: name), let prepare = entry.prepareInput, Self.preparesInput(task, entry) {
                 try Self.prepare(&wire, with: prepare, inputKey: entry.primaryInputParamKey, parameters: parameters)
             }
             return .success(wire)
@@ -105,7 +105,14 @@ extension FlowCoordinator {
     package func canSubmit(_ task: FlowTask) -> Bool {
         guard task.groupIndex != nil else { return false }
         let entry = configuration.registry.entry(named: task.registeredOperation.name)
-        return entry?.placement != .coordinator && entry?.prepareInput == nil
+        return entry?.placement != .coordinator && !Self.preparesInput(task, entry)
+    }
+
+    /// Whether the coordinator prepares the task's input (``FlowOperationRegistry/InputPreparer``,
+    /// `UploadFileOp`'s `source: coordinator`): not for an element of a group with `affinity:`,
+    /// which its own host reads.
+    private static func preparesInput(_ task: FlowTask, _ entry: FlowOperationRegistry.Entry?) -> Bool {
+        entry?.prepareInput != nil && task.affinity == nil
     }
 
     /// Queues the tasks for workers with one wake-up of the I/O thread; each result, the failure
@@ -144,9 +151,17 @@ extension FlowCoordinator {
     /// ms of 0.75 (400 × 25 ms tasks on 16 slots). None for ops whose input the coordinator
     /// prepares (`source: coordinator` reads whole files), which would then sit in memory early.
     package func lookahead(for task: FlowTask, maxConcurrent: Int) -> Int {
-        guard configuration.registry.entry(named: task.registeredOperation.name)?.prepareInput == nil else { return 0 }
+        guard !Self.preparesInput(task, configuration.registry.entry(named: task.registeredOperation.name)) else { return 0 }
+        // With affinity, each host's elements come in a block (a listing with each: worker joins
+        // them in worker order): a window of 16 would hold one host's block while the other hosts'
+        // workers idle (four hosts ran at 0.53x four times one). Tasks that wait here cost the
+        // coordinator a look each dispatch turn, and nothing on the workers.
+        if task.affinity != nil { return Self.affinityLookahead }
         return min(maxConcurrent, 16)
     }
+
+    /// How far ahead a group with `affinity:` is handed over (``lookahead(for:maxConcurrent:)``).
+    static var affinityLookahead: Int { 2_048 }
 
     /// Lets the tasks of `inbox` held after a failure start again.
     package func resume(_ inbox: FlowResultInbox) {
