@@ -55,7 +55,7 @@ extension ClusterIntegrationTestsSecondLane {
             return counts
         }
 
-        @Test func aPlacedGroupRunsOnlyOnWorkersWithItsLabelsDirectAndThroughAPool() async throws {
+        @Test func aPlacedGroupRunsOnlyOnWorkersWithItsLabelsDirectAndThroughAPoolOfTwoRuns() async throws {
             try await withCluster { cluster in
                 let file = try cluster.write("placed.yaml", Self.placedFlow(on: "{role: recorder}"))
                 // Direct: the run's own coordinator places the elements.
@@ -76,11 +76,15 @@ extension ClusterIntegrationTestsSecondLane {
                     stderr.contains("worker pool-plain joined") && stderr.contains("worker pool-rec has labels role=recorder")
                 }
                 try #require(joined, "\(poolProcess.transcript)")
-                let pooled = try PoolTests.run(cluster, file, pool: pool, label: "pooled", extra: ["--json", cluster.path("pooled.json")])
+                // Two runs at once on the pool's labelled workers: each placed where its on: says.
+                let onPlain = try cluster.write("on-plain.yaml", Self.placedFlow(on: "{name: pool-plain}"))
+                let pooled = try PoolTests.run(cluster, file, pool: pool, label: "pooled")
+                let other = try PoolTests.run(cluster, onPlain, pool: pool, label: "other")
                 #expect(await pooled.waitForExit(timeout: 60) == .exit(0), "\(pooled.transcript)")
-                for (summary, recorder, other) in [(run.stdout, "rec", "plain"), (pooled.stdout, "pool-rec", "pool-plain")] {
+                #expect(await other.waitForExit(timeout: 60) == .exit(0), "\(other.transcript)")
+                for (summary, worker) in [(run.stdout, "rec"), (pooled.stdout, "pool-rec"), (other.stdout, "pool-plain")] {
                     let byWorker = Self.workersByLine(summary)
-                    #expect(byWorker == [recorder: 12], "every placed element ran on \(recorder), none on \(other)\n\(summary)")
+                    #expect(byWorker == [worker: 12], "every placed element ran on \(worker)\n\(summary)")
                 }
             }
         }
