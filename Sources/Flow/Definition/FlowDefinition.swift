@@ -76,7 +76,7 @@ public struct FlowOperationStep: Sendable, Hashable {
     public var placement: FlowPlacement?
     /// Whether it runs once on every worker (that ``placement`` allows) instead of once
     /// (`each: worker`): its list outputs are joined in worker-name order, each element saying
-    /// where it came from (``FlowEngine`` "each worker").
+    /// where it came from (`worker`, `host`), the Flow files article says how.
     public var eachWorker = false
 
     /// Creates a serial step.

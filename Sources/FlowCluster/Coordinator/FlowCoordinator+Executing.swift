@@ -17,7 +17,7 @@ extension FlowCoordinator {
         return result
     }
 
-    /// The workers a step with `each: worker` runs on (``FlowExecutor/workers(for:)``): those
+    /// The workers a step with `each: worker` runs on (`FlowExecutor.workers(for:)`): those
     /// connected that `placement` allows, by name, once every connected worker's labels are known;
     /// when none is, it waits for one up to the worker time-out, then gives none.
     ///
