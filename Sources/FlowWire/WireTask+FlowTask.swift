@@ -42,6 +42,7 @@ extension WireTask {
         if let placement = task.placement {
             self.placement = placement.labels.map { WireLabel(key: $0.key, value: $0.value) }.sorted()
         }
+        placementWait = task.placementWait
         if let preferred = task.preferredPlacement {
             preference = preferred.labels.map { WireLabel(key: $0.key, value: $0.value) }.sorted()
         }

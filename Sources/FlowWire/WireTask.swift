@@ -33,6 +33,11 @@ package struct WireTask: Sendable, Hashable {
     /// field of the task, and equality ignores it.
     package private(set) var receivedSize = 0
 
+    /// How long a coordinator lets the task wait for a worker its placement allows before it
+    /// fails (a group's `affinityTimeout:`), `nil` for its worker time-out. Kept by the coordinator
+    /// that made the task; no field of the task: it is not sent, and equality ignores it.
+    package var placementWait: Duration?
+
     @inline(__always)
     private mutating func change<Result>(_ body: (inout Fields) -> Result) -> Result {
         storage.change(body)

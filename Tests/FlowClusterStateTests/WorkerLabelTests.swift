@@ -158,6 +158,39 @@ private func tasksSent(_ actions: [DispatchCore<UInt64>.Action]) -> [Data: [Wire
         #expect(text.contains("plain, rec"), "\(text)")
     }
 
+    @Test func tasksWaitingForAHostAreReportedOnceWhileTheOthersGoOn() {
+        var core = labelled()
+        for id: UInt64 in 1...3 { core.submit(placed(id, ["host": "h3"]), waiter: id) }
+        core.submit(placed(4, ["role": "recorder"]), waiter: 4)
+        #expect(tasksSent(core.dispatch(now: at(0.1)))[recorder]?.map(\.taskID) == [4], "the others go on")
+        let waits = { (actions: [DispatchCore<UInt64>.Action]) -> [ClusterEvent] in
+            reports(actions).filter { if case .waitingForLabels = $0 { true } else { false } }
+        }
+        #expect(waits(core.tick(now: at(0.5))) == [.waitingForLabels(labels: "host=h3", op: "EchoOp", tasks: 3, timeout: .seconds(2))])
+        #expect(waits(core.tick(now: at(1))).isEmpty, "said once")
+        // A worker of h3 comes and goes: the wait is said again.
+        let h3 = Data("h3".utf8)
+        _ = core.receive(ready("w3", features: WireReady.Feature.labels), from: h3, now: at(1.1))
+        _ = core.receive(.labels([WireLabel(key: "host", value: "h3")]), from: h3, now: at(1.1))
+        _ = core.dispatch(now: at(1.2))
+        for peer in [recorder, plain] { _ = core.receive(.heartbeat, from: peer, now: at(1.2)) }
+        #expect(waits(core.tick(now: at(1.3))).isEmpty)
+        _ = core.receive(.disconnect(reason: "bye"), from: h3, now: at(1.4))
+        #expect(waits(core.tick(now: at(1.5))).count == 1)
+    }
+
+    @Test func aGroupsAffinityTimeoutFailsItsWaitingElementsSoonerThanTheWorkerTimeOut() {
+        var core = labelled()
+        var quick = placed(1, ["host": "h9"])
+        quick.placementWait = .milliseconds(500)
+        core.submit(quick, waiter: 1)
+        core.submit(placed(2, ["host": "h9"]), waiter: 2)
+        _ = core.dispatch(now: at(0.1))
+        _ = core.tick(now: at(0.2))
+        let failed = core.tick(now: at(0.8)).compactMap { action -> UInt64? in if case .finish(let id, _) = action { id } else { nil } }
+        #expect(failed == [1], "the element with affinityTimeout 0.5 s, not the other (worker time-out 2 s)")
+    }
+
     @Test func aPoolAdmitsAPlacedTaskOnlyForAFreeWorkerWithItsLabels() {
         var core = labelled()
         var free = core.freeSlots()

@@ -203,6 +203,7 @@ extension ClusterIntegrationTestsSecondLane {
                 _ = try cluster.worker(connect: strictEndpoint, name: "wd", concurrency: 2, extra: ["--label", "host=hd"])
                 #expect(await failing.waitForExit(timeout: 60) == .exit(3), "\(failing.transcript)")
                 #expect(failing.transcript.contains("no worker has the labels host=hz"), "\(failing.transcript)")
+                #expect(failing.transcript.contains("1 task(s) of SleepOp wait for a worker with host=hz"), "said while waiting\n\(failing.transcript)")
             }
         }
 

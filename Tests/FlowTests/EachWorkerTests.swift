@@ -127,6 +127,16 @@ import Testing
         #expect(task(source, listed).preferredPlacement == nil)
     }
 
+    @Test func affinityTimeoutIsHowLongEachElementMayWaitForItsHost() throws {
+        let definition = try FlowFileLoader().load(text: "flow: a\nsteps:\n  - group: {op: U, input: files, affinity: source, affinityTimeout: 2m}\n",
+                                                   file: "f.yaml")
+        guard case .group(let group) = definition.steps.first else { Issue.record("not a group"); return }
+        #expect(group.affinity == .source && group.affinityTimeout == .seconds(120))
+        var plan = plan(.source)
+        plan.policy.affinityTimeout = group.affinityTimeout
+        #expect(task(plan, ["path": "/d/a", "host": "b1"] as [String: Any]).placementWait == .seconds(120))
+    }
+
     @Test func preferLeavesThePlacementAndPrefersTheHost() {
         let prefer = plan(.prefer)
         let element: [String: Any] = ["path": "/d/a", "host": "b1"]

@@ -185,6 +185,9 @@ private let policyErrors: [FlowFileErrorCase] = [
         "f.yaml:3:44: on: each label is KEY: VALUE, both text, found the text 'role': a list: write on: {KEY: VALUE}, e.g. "
             + "on: {role: recorder}, to run the step only on workers started with --label role=recorder",
     ]),
+    .init("affinityTimeout without affinity", "flow: x\nsteps:\n  - group: {op: A, input: i, affinityTimeout: 5}\n", [
+        "f.yaml:3:30: affinityTimeout goes with affinity: source (how long an element waits for its host): add the affinity or remove it",
+    ]),
     .init("zero timeout", "flow: x\nsteps:\n  - op: A\n    timeout: 0\n", [
         "f.yaml:4:14: timeout must be a number of seconds above 0 (at most a year), found the integer 0",
     ]),

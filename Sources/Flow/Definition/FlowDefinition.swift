@@ -132,6 +132,9 @@ public struct FlowGroupStep: Sendable, Hashable {
     public var placement: FlowPlacement?
     /// Whether each element goes back to the host it came from (`affinity: source|prefer`).
     public var affinity: FlowAffinity?
+    /// How long an element with `affinity: source` waits for a worker of its host before it
+    /// fails (`affinityTimeout:`); `nil`: the run's `--worker-timeout`.
+    public var affinityTimeout: Duration?
 
     /// What the group fans out, for outlines and diagrams: its input key, or `file PATH`.
     var inputName: String { inputFile.map { "file \($0.path)" } ?? input }

@@ -4,7 +4,7 @@ extension FlowFileReader {
     /// The keys of an op step that are sometimes written under its `with:` by mistake.
     static let operationStepKeysBesideWith = ["retry", "timeout", "on", "each"]
     /// The keys of a group that are sometimes written under its `with:` by mistake.
-    static let groupKeysBesideWith = ["input", "output", "maxConcurrent", "allowFailure", "maxFailures", "retry", "timeout", "limit", "adaptive", "on", "affinity"]
+    static let groupKeysBesideWith = ["input", "output", "maxConcurrent", "allowFailure", "maxFailures", "retry", "timeout", "limit", "adaptive", "on", "affinity", "affinityTimeout"]
 
     /// Reports each key of `with:` that the op does not declare (``FlowParameterDeclaration``),
     /// at the key: with the declared key it is likely a typo of, or a word that it belongs beside

@@ -65,6 +65,11 @@ extension FlowFileReader {
         readSeconds("timeout", node, allowZero: false).map { .seconds($0) }
     }
 
+    /// `affinityTimeout: SECONDS`, more than 0.
+    mutating func readAffinityTimeout(_ node: Yams.Node) -> Duration? {
+        readSeconds("affinityTimeout", node, allowZero: false).map { .seconds($0) }
+    }
+
     /// `maxFailures: N` (elements) or `maxFailures: "P%"` (of the group's elements).
     mutating func readMaxFailures(_ node: Yams.Node) -> FlowFailureBudget? {
         if case .scalar(let scalar) = node {

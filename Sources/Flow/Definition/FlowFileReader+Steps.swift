@@ -3,7 +3,7 @@ import Yams
 extension FlowFileReader {
     /// The keys a `group:` map may have.
     static let groupKeys = ["op", "input", "output", "maxConcurrent", "allowFailure", "maxFailures", "retry", "timeout", "limit", "adaptive", "on",
-                            "affinity", "with"]
+                            "affinity", "affinityTimeout", "with"]
     /// The keys a `cases:` map may have.
     static let casesKeys = ["key", "branches", "default"]
 
@@ -155,6 +155,15 @@ extension FlowFileReader {
             } else {
                 report("affinity must be 'source' (each element runs on the host it came from) or 'prefer' (there when that host has "
                        + "a worker, else anywhere), found \(Self.describe(value))", at: value)
+                read = false
+            }
+        }
+        if let value = fields["affinityTimeout"] {
+            step.affinityTimeout = readAffinityTimeout(value)
+            read = read && step.affinityTimeout != nil
+            if step.affinity == nil, let key = fields.key("affinityTimeout") {
+                report("affinityTimeout goes with affinity: source (how long an element waits for its host): add the affinity or remove it",
+                       at: key)
                 read = false
             }
         }

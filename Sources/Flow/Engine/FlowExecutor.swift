@@ -45,6 +45,9 @@ public struct FlowTask: @unchecked Sendable {
     /// The group's `affinity:`, when its elements go back to where they came from: a cluster
     /// then looks further ahead in the group (each host's elements come in a block).
     public var affinity: FlowAffinity?
+    /// How long a cluster lets it wait for a worker its placement allows before it fails
+    /// (`affinityTimeout:`); `nil`: the cluster's worker time-out.
+    public var placementWait: Duration?
     /// Workers that already failed this task: a cluster runs a retry elsewhere when it can.
     public var previousWorkers: [String] = []
     /// Whether an earlier life of the run may have run this task before it stopped: an element of

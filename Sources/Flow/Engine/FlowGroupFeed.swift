@@ -264,6 +264,7 @@ final class FlowGroupFeed: Sendable {
         task.retry = plan.policy.retry
         task.placement = plan.policy.placement
         task.affinity = plan.policy.affinity
+        task.placementWait = plan.policy.affinityTimeout
         if let affinity = plan.policy.affinity, let labels = FlowAffinity.labels(of: element) {
             switch affinity {
             case .source:

@@ -50,6 +50,8 @@ struct FlowTaskPolicy: Sendable {
     var eachWorker = false
     /// A group's elements go back to the host they came from (`affinity:`).
     var affinity: FlowAffinity?
+    /// How long such an element waits for its host's worker (`affinityTimeout:`).
+    var affinityTimeout: Duration?
 }
 
 extension FlowPlanNode {
@@ -67,7 +69,8 @@ extension FlowPlanNode {
                     outputKey: group.output, maxConcurrent: max(1, group.maxConcurrent),
                     allowFailure: group.allowFailure, location: group.location,
                     policy: FlowTaskPolicy(retry: group.retry ?? defaults.retry ?? .none, timeout: group.timeout ?? defaults.timeout,
-                                           placement: group.placement, affinity: group.affinity),
+                                           placement: group.placement, affinity: group.affinity,
+                                           affinityTimeout: group.affinityTimeout),
                     maxFailures: group.maxFailures
                 )
                 plan.inputFile = group.inputFile

@@ -21,6 +21,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     case workerJoined(name: String, host: String, slots: Int, ops: Int)
     /// A worker said its labels (LABELS, §7.10), as `KEY=VALUE` pairs, sorted.
     case workerLabels(name: String, labels: String)
+    /// `tasks` tasks of `op` placed on `labels` wait for a worker that has them (none that takes
+    /// tasks does); they fail after `timeout` unless one comes. Said once per wait.
+    case waitingForLabels(labels: String, op: String, tasks: Int, timeout: Duration)
     /// A serial op's task went to a worker (group elements are not reported one by one).
     case dispatched(op: String, worker: String)
     /// A worker died: it went silent, or a send to it failed.
@@ -84,6 +87,9 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return "worker \(name) joined from \(host) (\(slots) slots, \(ops) ops)"
         case .workerLabels(let name, let labels):
             return "worker \(name) has labels \(labels.isEmpty ? "(none)" : labels)"
+        case .waitingForLabels(let labels, let op, let tasks, let timeout):
+            return "\(tasks) task(s) of \(op) wait for a worker with \(labels), which no connected worker has; the others go on, "
+                + "and these fail after \(timeout.secondsText) (--worker-timeout, or the group's affinityTimeout) unless one joins"
         case .dispatched(let op, let worker):
             return "\(op) -> \(worker)"
         case .workerLost(let name, let reason, let requeued):
@@ -159,7 +165,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
     public var logLevel: Logger.Level {
         switch self {
         case .dispatched, .discardedResult, .taskReturned, .taskLost, .unknownPeer: return .debug
-        case .malformedMessage, .otherVersion, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed, .taskUnanswered, .workerQuarantined:
+        case .malformedMessage, .otherVersion, .unexpectedMessage, .workerLost, .peerRefused, .handshakeFailed, .taskUnanswered, .workerQuarantined,
+             .waitingForLabels:
             return .warning
         case .workerJoined, .workerLabels, .workerLeft, .clientJoined, .clientLeft: return .info
         case .roleRefused: return .warning
@@ -197,6 +204,8 @@ public enum ClusterEvent: Sendable, Equatable, CustomStringConvertible {
             return ["peer": "\(address ?? "unknown")"]
         case .unknownPeer, .paused, .continued:
             return [:]
+        case .waitingForLabels(let labels, let op, _, _):
+            return ["task.op": "\(op)", "labels": "\(labels)"]
         case .throttled(let step, let concurrency, _, _):
             return ["group": "\(step)", "group.concurrency": "\(concurrency)"]
         case .unthrottled(let step, let maxConcurrent):

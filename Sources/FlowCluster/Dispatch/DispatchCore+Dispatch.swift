@@ -214,6 +214,7 @@ extension DispatchCore {
         // Asked once per op a tick, and each record changed in place: the queue can hold a
         // group's `maxConcurrent` tasks.
         var offeredOps: [OfferKey: Bool] = [:]
+        var waiting: [OfferKey: (tasks: Int, limit: Duration)] = [:]
         for taskID in queue {
             guard let index = tasks.index(forKey: taskID) else { continue }
             let key = withTask(at: index) { OfferKey(op: $0.task.op, placement: $0.task.placement) }
@@ -224,16 +225,18 @@ extension DispatchCore {
                 offered = workers.values.contains { $0.takesTasks && $0.offers(key.op, placement: key.placement) }
                 offeredOps[key] = offered
             }
-            let (since, waiter) = withTask(at: index) { record -> (Instant?, Waiter?) in
+            let workerTimeout = configuration.workerTimeout
+            let (since, waiter, limit) = withTask(at: index) { record -> (Instant?, Waiter?, Duration) in
                 if offered {
                     record.unofferedSince = nil
-                    return (nil, nil)
+                    return (nil, nil, .zero)
                 }
                 let since = record.unofferedSince ?? now
                 record.unofferedSince = since
-                return (since, record.waiter)
+                return (since, record.waiter, record.task.placementWait ?? workerTimeout)
             }
-            if let since, now - since >= configuration.workerTimeout, let waiter {
+            if since != nil, !key.placement.isEmpty { waiting[key, default: (0, limit)].tasks += 1 }
+            if let since, now - since >= limit, let waiter {
                 let record = tasks.remove(at: index).value
                 let lost = workers.lost.filter { $0.ops.contains(record.task.op) }
                 let error = !key.placement.isEmpty && workers.values.contains(where: { $0.takesTasks && $0.offers(key.op) })
@@ -249,6 +252,20 @@ extension DispatchCore {
             kept.append(taskID)
         }
         queue = kept
+        return actions + reportWaits(waiting)
+    }
+
+    /// Says once which labels placed tasks wait for (a host that is gone: `affinity: source` after
+    /// a restart, or a resumed run missing a host), while the other tasks go on; said again after
+    /// such a worker came and went.
+    private mutating func reportWaits(_ waiting: [OfferKey: (tasks: Int, limit: Duration)]) -> [Action] {
+        reportedWaits = reportedWaits.filter { waiting[$0] != nil }
+        var actions: [Action] = []
+        for (key, wait) in waiting.sorted(by: { $0.key.placement.lexicographicallyPrecedes($1.key.placement) }) where !reportedWaits.contains(key) {
+            reportedWaits.insert(key)
+            actions.append(.report(.waitingForLabels(labels: key.placement.map { "\($0.key)=\($0.value)" }.joined(separator: ", "), op: key.op,
+                                                     tasks: wait.tasks, timeout: wait.limit)))
+        }
         return actions
     }
 }

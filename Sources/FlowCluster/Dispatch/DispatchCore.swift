@@ -129,6 +129,8 @@ struct DispatchCore<Waiter: Sendable>: Sendable {
     var sentRates: [Data: [Int: UInt64]] = [:]
     /// A budget's bytes rate changed: RATE goes again at the next tick.
     var ratesChanged = false
+    /// The placements whose waiting tasks were reported (``ClusterEvent/waitingForLabels(labels:op:tasks:timeout:)``).
+    var reportedWaits: Set<OfferKey> = []
 
     init(configuration: Configuration) {
         self.configuration = configuration
