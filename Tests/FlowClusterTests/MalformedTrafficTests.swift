@@ -11,7 +11,13 @@ extension ClusterIntegrationTestsSecondLane {
         @Test func garbageFramesAndRawBytesAreDroppedWhileTheFlowCompletes() async throws {
             try await withCluster { cluster in
                 let images = ["a", "b", "c", "d", "e", "f"]
-                let file = try cluster.write("garbage.yaml", FlowFixtures.groupedUpload(images: images, maxConcurrent: 3, delay: 0.2))
+                // The run waits at its end for the gate, which opens once the last garbage is
+                // written: under ThreadSanitizer a loaded machine took long enough between the
+                // worker joining and the last write that the run had ended, and the write found
+                // no one to connect to.
+                let gate = cluster.path("GO")
+                let flow = FlowFixtures.groupedUpload(images: images, maxConcurrent: 3, delay: 0.2) + "\n" + RunControlTests.gateStep(gate)
+                let file = try cluster.write("garbage.yaml", flow)
                 let coordinator = try cluster.coordinator(
                     ["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "20"] + ClusterScope.fastHeartbeat)
                 let endpoint = try await coordinator.listeningEndpoint()
@@ -33,11 +39,12 @@ extension ClusterIntegrationTestsSecondLane {
                 #expect(!replies.contains { if case .task = $0 { true } else { false } }, "garbage must never register a worker")
                 #expect(coordinator.isRunning, "the coordinator died on garbage\n\(coordinator.transcript)")
 
-                // With a real worker, more garbage while the group runs.
+                // With a real worker, more garbage while the run goes on.
                 let worker = try cluster.worker(connect: endpoint, name: "w1")
                 try #require(await coordinator.waitForStderr(containing: "worker w1 joined", timeout: 10))
                 _ = try await RawPeers.dealer(to: endpoint, send: RawPeers.malformedMessages(), listen: 0.1)
-                #expect(await RawPeers.tcpWrite(port: port, RawPeers.randomBytes(10_000)))
+                #expect(await RawPeers.tcpWrite(port: port, RawPeers.randomBytes(10_000)), "running: \(coordinator.isRunning)")
+                FileManager.default.createFile(atPath: gate, contents: Data())
 
                 let end = await coordinator.waitForExit(timeout: 30)
                 #expect(end == .exit(0), "\(coordinator.transcript)")
