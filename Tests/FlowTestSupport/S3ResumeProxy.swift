@@ -101,7 +101,11 @@ public final class S3ResumeProxy: @unchecked Sendable {
     /// `s3:ListBucket`, as upload-only roles do); the requests are still counted.
     public func refuseListingObjects() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_refuse_object_listing")!) }
 
-    /// Lets held part `PUT`s through, and later ones.
+    /// Lets held part `PUT`s through, and later ones, and returns once the store has answered
+    /// every part that was held. A killed worker's held parts land before the test goes on: let
+    /// through while the next try lists the parts, one landed after the listing and was sent
+    /// twice at once, which moto answered with an ETag of neither (`InvalidPart` at completion:
+    /// the next try started the upload afresh, 2 starts, every part twice, the test's count off).
     public func release() throws { _ = try Data(contentsOf: URL(string: endpoint + "/_proxy_release")!) }
 
     /// The part numbers the store holds for each unfinished multipart upload of `key`, by upload id

@@ -12,7 +12,10 @@
         GET /_proxy_fail?parts=5,6  the next try of each of these part numbers fails with 503 SlowDown
         GET /_proxy_hold            part PUTs from now on wait until /_proxy_release
         GET /_proxy_hold?after=N    the same, from when the store has taken N part PUTs (at once if it has)
-        GET /_proxy_release         lets them (and later ones) through
+        GET /_proxy_release         lets them (and later ones) through, and answers once every part PUT
+                                    that was held has had its answer from the store: a part of a
+                                    killed client must not land after the test goes on (it would
+                                    race the next try's listing of the parts)
         GET /_proxy_refuse_listing  ListMultipartUploads is answered 403 AccessDenied from now on
         GET /_proxy_refuse_object_listing
                                     ListObjectsV2 is answered 403 AccessDenied from now on (counted still)
@@ -58,6 +61,9 @@ def proxy(port, upstream):
     released = threading.Event()
     released.set()
     hold_after = [None]
+    # Part PUTs that were held and have not had the store's answer yet; notified when one has.
+    unanswered_held = [0]
+    answered = threading.Condition(lock)
     refuse_listing = threading.Event()
     refuse_object_listing = threading.Event()
 
@@ -104,6 +110,8 @@ def proxy(port, upstream):
                 with lock:
                     hold_after[0] = None
                 released.set()
+                with lock:
+                    answered.wait_for(lambda: unanswered_held[0] == 0, timeout=120)
                 data = b"{}"
             else:
                 return False
@@ -154,12 +162,23 @@ def proxy(port, upstream):
                 data = b'<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>'
                 self.answer(503, data, "application/xml")
                 return
-            if is_part and not released.is_set():
+            was_held = is_part and not released.is_set()
+            if was_held:
                 with lock:
                     stats["held"] += 1
+                    unanswered_held[0] += 1
                 released.wait()
                 with lock:
                     stats["held"] -= 1
+            try:
+                self.forward(query, body, is_part)
+            finally:
+                if was_held:
+                    with lock:
+                        unanswered_held[0] -= 1
+                        answered.notify_all()
+
+        def forward(self, query, body, is_part):
             if query.get("uploadId", [""])[0] in gone and self.command != "DELETE":
                 data = b'<?xml version="1.0"?><Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>'
                 self.answer(404, data, "application/xml")
