@@ -20,6 +20,18 @@ public struct FlowPlacement: Sendable, Hashable, CustomStringConvertible {
         labels.allSatisfy { workerLabels[$0.key] == $0.value }
     }
 
+    /// A worker's label `key` as placement reads it: one the worker was given, else its `host`
+    /// or its `name`. A label given with either key wins (a pod says `host=` its node).
+    public static func label(_ key: String, given: [String: String], host: String, name: String) -> String? {
+        given[key] ?? (key == "host" ? host : key == "name" ? name : nil)
+    }
+
+    /// Every label of a worker as placement reads it: `host` and `name`, then the labels it was
+    /// given, which win over those two (``label(_:given:host:name:)``).
+    public static func labels(given: [String: String], host: String, name: String) -> [String: String] {
+        ["host": host, "name": name].merging(given) { $1 }
+    }
+
     /// `role=recorder, zone=b`, sorted by key.
     public var description: String {
         labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")

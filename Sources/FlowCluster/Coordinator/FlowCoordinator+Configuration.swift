@@ -96,11 +96,7 @@ extension FlowCoordinator {
         public var isPool = false
 
         /// Every label it has: `host`, `name`, then those it gave, which win.
-        public var allLabels: [String: String] {
-            var all = ["host": host, "name": name]
-            all.merge(labels) { $1 }
-            return all
-        }
+        public var allLabels: [String: String] { FlowPlacement.labels(given: labels, host: host, name: name) }
     }
 
     /// A snapshot of the cluster, for progress output.

@@ -1,3 +1,4 @@
+import Flow
 import FlowWire
 import Foundation
 
@@ -43,11 +44,7 @@ extension DispatchCore {
         var takesPlacement = false
         /// Every label it has: `host` (its host name) and `name` (its name), then the ones it gave,
         /// which win over those two.
-        var allLabels: [String: String] {
-            var all = ["host": host, "name": name]
-            all.merge(labels) { $1 }
-            return all
-        }
+        var allLabels: [String: String] { FlowPlacement.labels(given: labels, host: host, name: name) }
         var free: Int { slots - inFlight.count }
         /// Whether dispatch may send it tasks: neither stopping nor quarantined.
         var takesTasks: Bool { !stopping && !quarantined }
@@ -63,9 +60,7 @@ extension DispatchCore {
             return labelsKnown && placement.allSatisfy { label($0.key) == $0.value }
         }
         /// Its label `key`: one it gave, else `host` and `name`.
-        func label(_ key: String) -> String? {
-            labels[key] ?? (key == "host" ? host : key == "name" ? name : nil)
-        }
+        func label(_ key: String) -> String? { FlowPlacement.label(key, given: labels, host: host, name: name) }
         /// Tasks it may hold beyond its slots, waiting in its queue (feature bit 2, §8.2).
         var queueDepth: Int { features & WireReady.Feature.queue != 0 ? slots : 0 }
         /// Tasks in flight on it that wait in its queue rather than run (at least).
