@@ -71,8 +71,7 @@ package enum WireCodec {
             writer.writeVarint(UInt64(rates.count))
             for rate in rates { rate.write(to: &writer) }
         case .labels(let labels):
-            writer.writeVarint(UInt64(labels.count))
-            for label in labels { label.write(to: &writer) }
+            WireLabel.writeList(labels, to: &writer)
         case .returned(let tasks):
             writer.writeVarint(UInt64(tasks.count))
             for task in tasks {

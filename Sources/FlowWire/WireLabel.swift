@@ -43,6 +43,23 @@ package struct WireLabel: Sendable, Hashable, Comparable {
         }
     }
 
+    /// Appends a list as LABELS carries it (§7.10): a count, then each label.
+    package static func writeList(_ labels: [WireLabel], to writer: inout WireWriter) {
+        writer.writeVarint(UInt64(labels.count))
+        for label in labels { label.write(to: &writer) }
+    }
+
+    /// Reads a list a task's flags bit says follows (§14.4: placement, preference): as
+    /// ``readList(_:)``, and refused when empty, since the bit would then have been clear.
+    package static func readNonEmptyList(_ reader: inout WireReader, field: String, flagBit: Int) throws(WireDecodingError) -> [WireLabel] {
+        let start = reader.offset
+        let labels = try readList(&reader)
+        guard !labels.isEmpty else {
+            throw WireDecodingError(.invalidField, offset: start, "\(field): flags bit \(flagBit) says labels follow, but the list is empty")
+        }
+        return labels
+    }
+
     /// Reads a LABELS body: a count of at most ``WireLimits/maximumLabels`` (refused at the count),
     /// then the labels, no key twice.
     package static func readList(_ reader: inout WireReader) throws(WireDecodingError) -> [WireLabel] {

@@ -223,14 +223,8 @@ extension WireTask {
         if let retry { retry.write(to: &writer) }
         if let budget { writer.writeVarint(budget) }
         if let checkpoint { writer.writeValue(checkpoint) }
-        if placementFlag != 0 {
-            writer.writeVarint(UInt64(placement.count))
-            for label in placement { label.write(to: &writer) }
-        }
-        if preferenceFlag != 0 {
-            writer.writeVarint(UInt64(preference.count))
-            for label in preference { label.write(to: &writer) }
-        }
+        if placementFlag != 0 { WireLabel.writeList(placement, to: &writer) }
+        if preferenceFlag != 0 { WireLabel.writeList(preference, to: &writer) }
         if let groupElement {
             writer.writeVarint(UInt64(elementIndex))
             writer.writeValue(groupElement)
@@ -278,22 +272,8 @@ extension WireTask {
         }
         let budget = flags & Self.budgetFlag != 0 ? try reader.readVarint("budget") : nil
         let checkpoint: FlowValue? = flags & Self.checkpointFlag != 0 ? .some(try reader.readValue("checkpoint")) : .none
-        var placement: [WireLabel] = []
-        if flags & Self.placementFlag != 0 {
-            let placementStart = reader.offset
-            placement = try WireLabel.readList(&reader)
-            guard !placement.isEmpty else {
-                throw WireDecodingError(.invalidField, offset: placementStart, "placement: flags bit 5 says labels follow, but the list is empty")
-            }
-        }
-        var preference: [WireLabel] = []
-        if flags & Self.preferenceFlag != 0 {
-            let preferenceStart = reader.offset
-            preference = try WireLabel.readList(&reader)
-            guard !preference.isEmpty else {
-                throw WireDecodingError(.invalidField, offset: preferenceStart, "preference: flags bit 6 says labels follow, but the list is empty")
-            }
-        }
+        let placement = flags & Self.placementFlag != 0 ? try WireLabel.readNonEmptyList(&reader, field: "placement", flagBit: 5) : []
+        let preference = flags & Self.preferenceFlag != 0 ? try WireLabel.readNonEmptyList(&reader, field: "preference", flagBit: 6) : []
         var elementIndex = 0
         // `.none`, not `nil`: `FlowValue` is `ExpressibleByNilLiteral`, and a bare `nil` can
         // become `.some(.null)`.
