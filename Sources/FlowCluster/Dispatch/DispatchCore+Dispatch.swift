@@ -270,27 +270,6 @@ extension DispatchCore {
     }
 }
 
-extension DispatchCore {
-    /// The labels a task with a preference (`affinity: prefer`) is placed on now: its placement
-    /// and its preference while a connected worker that takes tasks has them all, else its
-    /// placement alone. A pool that places tasks itself weighs the preference there.
-    func placement(_ required: [WireLabel], preferring preference: [WireLabel]) -> [WireLabel] {
-        var both = Dictionary(required.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
-        for label in preference where both[label.key] == nil { both[label.key] = label.value }
-        let labels = both.map { WireLabel(key: $0.key, value: $0.value) }.sorted()
-        let present = workers.values.contains { worker in
-            worker.takesTasks && !worker.isPool && worker.labelsKnown && labels.allSatisfy { worker.label($0.key) == $0.value }
-        }
-        return present ? labels : required
-    }
-
-    /// What a task asks of a worker: its op, and its placement (empty for anywhere).
-    struct OfferKey: Hashable {
-        var op: String
-        var placement: [WireLabel]
-    }
-}
-
 extension FlowTaskResult {
     /// A failure for a TASK that never produced a RESULT, named, indexed and numbered as the task is.
     static func failure(_ error: any Error, wire task: WireTask) -> FlowTaskResult {
