@@ -47,12 +47,57 @@ final class CoordinatorMailbox: Sendable {
     }
 
     private let state = Mutex(State())
-    private let workerList = Mutex<[FlowCoordinator.ConnectedWorker]>([])
+    private let workerList = Mutex(WorkerList())
 
-    /// The workers connected now, by name, as the I/O thread last showed them.
+    /// The connected workers as the I/O thread last showed them, and who waits for them to change.
+    private struct WorkerList {
+        var workers: [FlowCoordinator.ConnectedWorker] = []
+        /// One more each time the I/O thread shows a new list.
+        var generation: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiterID: UInt64 = 0
+    }
+
+    /// The workers connected now, by name, as the I/O thread last showed them; setting it wakes
+    /// the callers of ``workerListChange(after:)``.
     var connectedWorkers: [FlowCoordinator.ConnectedWorker] {
-        get { workerList.withLock { $0 } }
-        set { workerList.withLock { $0 = newValue } }
+        get { workerList.withLock { $0.workers } }
+        set {
+            let waiters = workerList.withLock { list in
+                list.workers = newValue
+                list.generation += 1
+                defer { list.waiters = [:] }
+                return list.waiters.values
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// The workers connected now, and the generation of that list for ``workerListChange(after:)``.
+    var connectedWorkersAndGeneration: (workers: [FlowCoordinator.ConnectedWorker], generation: UInt64) {
+        workerList.withLock { ($0.workers, $0.generation) }
+    }
+
+    /// Returns once the list of connected workers is newer than `generation` (at once if it is
+    /// already), or the calling task is cancelled.
+    func workerListChange(after generation: UInt64) async {
+        let id = workerList.withLock { list in
+            list.nextWaiterID += 1
+            return list.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = workerList.withLock { list -> Bool in
+                    // Under the lock the cancellation handler takes too (as in ``workers(atLeast:)``).
+                    if list.generation != generation || Task.isCancelled { return true }
+                    list.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            workerList.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
     }
     /// Group budgets: apart from ``state``, so that a run without any pays nothing for them.
     let budgets = GroupBudgetTable()

@@ -25,7 +25,7 @@ extension FlowCoordinator {
     public func workers(for placement: FlowPlacement?) async throws -> [FlowWorkerIdentity]? {
         let deadline = ContinuousClock.now + configuration.workerTimeout
         while true {
-            let connected = mailbox.connectedWorkers
+            let (connected, generation) = mailbox.connectedWorkersAndGeneration
             if connected.contains(where: \.isPool) { throw EachWorkerThroughPool() }
             let matching = connected.filter { placement?.matches($0.allLabels) ?? true }
             let settled = connected.allSatisfy(\.labelsKnown)
@@ -33,8 +33,15 @@ extension FlowCoordinator {
                 return matching.map { FlowWorkerIdentity(name: $0.name, host: $0.allLabels["host"] ?? $0.host) }
             }
             // Labels come a round trip after a worker joins, and workers join as they start:
-            // the list is looked at again shortly.
-            try await Task.sleep(for: .milliseconds(20))
+            // looked at again when the I/O thread shows a new list, or at the deadline.
+            let mailbox = mailbox
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await mailbox.workerListChange(after: generation) }
+                group.addTask { try? await Task.sleep(until: deadline) }
+                await group.next()
+                group.cancelAll()
+            }
+            try Task.checkCancellation()
         }
     }
 
