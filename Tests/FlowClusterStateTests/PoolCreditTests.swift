@@ -86,6 +86,9 @@ import Testing
         _ = pool.receive(capsHello("heavy"), from: heavy, now: capsAt(0))
         // As the pool's shell hands it over: decoded from its frames, each task with its size.
         let submit = try WireCodec.decode(WireCodec.encode(capsSubmit(1...3, payload: 1_000)))
+        guard case .submit(let tasks) = submit else { Issue.record("not a SUBMIT: \(submit)"); return }
+        // Each knows its size as read, so the pool counts it without encoding it again.
+        #expect(tasks.map(\.receivedSize) == [size, size, size])
         _ = pool.receive(submit, from: heavy, now: capsAt(0.1))
         #expect(pool.clients[heavy]?.queuedBytes == 2 * size)
         #expect(doneResults(to: heavy, in: pool.dispatch(now: capsAt(0.2))).map(\.taskID) == [3])

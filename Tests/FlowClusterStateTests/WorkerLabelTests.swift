@@ -204,7 +204,6 @@ private func tasksSent(_ actions: [DispatchCore<UInt64>.Action]) -> [Data: [Wire
         #expect(free.admits("EchoOp"))
         // Labels nobody has: admitted, so that the machine fails it after the worker time-out.
         #expect(free.admits("EchoOp", placement: [WireLabel(key: "role", value: "nobody")]))
-        core.submit(placed(1, ["role": "recorder"]), waiter: 1)
     }
 
     @Test func aClientSendsAPlacementOnlyToAPoolThatPlacesTasks() {
