@@ -207,10 +207,10 @@ extension DispatchCore {
         // A task given back `cancelled` by a stopping worker never ran (§8.8): no slot of the
         // worker frees for it. One the engine withdrew is a CANCEL's answer (§7.8): it frees its
         // slot if it was running there.
-        release(&record, from: peer, freesSlot: !givenBack || (record.waiter == nil && record.runningSince != nil))
+        let releasedBy = release(&record, from: peer, freesSlot: !givenBack || (record.waiter == nil && record.runningSince != nil))
         if record.budget >= 0, !givenBack { adapt(budget: record.budget, to: result, now: now, into: &actions) }
         guard let waiter = record.waiter else { return }
-        let workerName = ranBy?.escapingControlCharacters ?? withWorker(peer) { $0.name } ?? "?"
+        let workerName = ranBy?.escapingControlCharacters ?? releasedBy ?? "?"
         if givenBack {
             // §8.8: the worker is stopping and gave the task back; it runs elsewhere, and this
             // was no lost attempt.

@@ -208,7 +208,9 @@ struct DispatchCore<Waiter: Sendable>: Sendable {
     ///
     /// - Parameter freesSlot: it ran there and is over, so the worker starts the next task of its
     ///   queue (``Worker/release(_:group:freesSlot:)``).
-    mutating func release(_ record: inout TaskRecord, from peer: Data, freesSlot: Bool = false) {
+    /// - Returns: the worker's name, `nil` for one no longer registered.
+    @discardableResult
+    mutating func release(_ record: inout TaskRecord, from peer: Data, freesSlot: Bool = false) -> String? {
         if record.stolen {
             stealing -= 1
             record.stolen = false
@@ -217,9 +219,12 @@ struct DispatchCore<Waiter: Sendable>: Sendable {
         if record.task.timeLimitMilliseconds > 0 { timedTasks.remove(taskID) }
         if record.budget >= 0 { budgets[record.budget].ended() }
         let groupID = record.group?.id
-        guard withWorker(peer, { $0.release(taskID, group: groupID, freesSlot: freesSlot) }) == true, let group = record.group,
-              let bound = groupBound[group.id] else { return }
-        groupBound[group.id] = bound > 1 ? bound - 1 : nil
+        // The name is read in the same lookup: a RESULT's answer names the worker.
+        let released = withWorker(peer) { worker in (lowersBound: worker.release(taskID, group: groupID, freesSlot: freesSlot), name: worker.name) }
+        if released?.lowersBound == true, let group = record.group, let bound = groupBound[group.id] {
+            groupBound[group.id] = bound > 1 ? bound - 1 : nil
+        }
+        return released?.name
     }
 
     /// The report for a RESULT or RETURNED of a task that is not in flight on that worker with that

@@ -77,6 +77,16 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
         waitingCount += 1
     }
 
+    /// Tasks of `run` wait for a slot, in this order.
+    mutating func append(contentsOf entries: [Entry], to run: Data) {
+        guard !entries.isEmpty, let index = runs.index(forKey: run) else { return }
+        for entry in entries {
+            sequence &+= 1
+            runs.values[index].waiting.append((sequence, entry))
+        }
+        waitingCount += entries.count
+    }
+
     /// Takes out the waiting entries of `run` that match, in order.
     mutating func remove(from run: Data, where matches: (Entry) -> Bool) -> [Entry] {
         guard var state = runs[run] else { return [] }
@@ -111,9 +121,10 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
         return (runs.keys[index], entry)
     }
 
-    /// A task of `run` that left here is over (its result went back, or it was withdrawn).
-    mutating func finished(_ run: Data) {
-        guard let index = runs.index(forKey: run), runs.values[index].running > 0 else { return }
-        runs.values[index].running -= 1
+    /// `count` tasks of `run` that left here are over (their results went back, or they were
+    /// withdrawn).
+    mutating func finished(_ run: Data, count: Int = 1) {
+        guard let index = runs.index(forKey: run) else { return }
+        runs.values[index].running = max(0, runs.values[index].running - count)
     }
 }

@@ -26,9 +26,14 @@ extension PoolStateMachine {
         // of its workers says which (one placement table).
         if fair.waitingCount > 0 {
             var free = core.freeSlots()
-            while free.room > 0, let (_, pending) = fair.next(where: { free.admits($0.task.op, placement: $0.task.placement) }) {
+            // The client of the last task and where it is: a turn's tasks mostly come from one
+            // run, and comparing its identity costs less than hashing it (no client comes or
+            // goes in this loop, so the index stays valid).
+            var last: (peer: Data, index: Dictionary<Data, Client>.Index)?
+            while free.room > 0, let (peer, pending) = fair.next(where: { free.admits($0.task.op, placement: $0.task.placement) }) {
                 free.take(pending.task.op, placement: pending.task.placement)
-                if let index = clients.index(forKey: pending.ticket.client) { withClient(at: index) { $0.queuedBytes -= pending.size } }
+                if last?.peer != peer { last = clients.index(forKey: peer).map { (peer, $0) } }
+                if let index = last?.index { withClient(at: index) { $0.queuedBytes -= pending.size } }
                 core.submit(pending.task, waiter: pending.ticket, budget: pending.task.budget.map { Int($0) } ?? -1)
             }
         }
@@ -52,6 +57,8 @@ extension PoolStateMachine {
     /// The machine's actions for the shell; results go to their clients' outboxes.
     mutating func perform(_ actions: [Core.Action]) -> [Action] {
         var out: [Action] = []
+        var results: [(result: WirePoolResult, ticket: Ticket)] = []
+        defer { deliver(results) }
         for action in actions {
             switch action {
             case .send(let peer, let message):
@@ -62,29 +69,45 @@ extension PoolStateMachine {
                 // Handed on as the worker sent it, under the client's own id and attempt.
                 result.taskID = ticket.taskID
                 result.attempt = ticket.attempt
-                deliver(WirePoolResult(worker: worker, result: result), for: ticket)
+                results.append((WirePoolResult(worker: worker, result: result), ticket))
             case .checkpoint(let ticket, _, let value):
                 // Sent at once: before the task's result, which waits in the outbox (§7.9).
                 out.append(.send(to: ticket.client, .checkpoint([WireCheckpoint(taskID: ticket.taskID, attempt: ticket.attempt, value: value)])))
             case .finish(let ticket, let outcome):
-                deliver(WirePoolResult(worker: outcome.worker ?? configuration.name, result: Self.wire(outcome, for: ticket)), for: ticket)
+                results.append((WirePoolResult(worker: outcome.worker ?? configuration.name, result: Self.wire(outcome, for: ticket)), ticket))
             }
         }
         return out
     }
 
-    mutating func deliver(_ result: WirePoolResult, for ticket: Ticket) {
-        fair.finished(ticket.client)
-        // Looked up once and changed in place (see ``submit(_:from:)``).
-        guard let index = clients.index(forKey: ticket.client) else { return }
-        let answered = withClient(at: index) { client in
-            guard client.tasks[ticket.taskID] == ticket.poolTaskID else { return false }
-            client.tasks[ticket.taskID] = nil
-            client.done += 1
-            return true
+    /// Puts results in their clients' outboxes, in order. A client's run of consecutive results
+    /// looks the client up once (its identity hashed once, not three times a result), and its
+    /// record is changed in place (see ``submit(_:from:)``).
+    mutating func deliver(_ results: [(result: WirePoolResult, ticket: Ticket)]) {
+        var start = results.startIndex
+        while start < results.endIndex {
+            let peer = results[start].ticket.client
+            var end = start + 1
+            while end < results.endIndex, results[end].ticket.client == peer { end += 1 }
+            deliver(results[start..<end], to: peer)
+            start = end
         }
-        guard answered else { return }
-        outbox[ticket.client, default: []].append(result)
+    }
+
+    private mutating func deliver(_ results: ArraySlice<(result: WirePoolResult, ticket: Ticket)>, to peer: Data) {
+        fair.finished(peer, count: results.count)
+        guard let index = clients.index(forKey: peer) else { return }
+        let answered = withClient(at: index) { client in
+            results.compactMap { result, ticket -> WirePoolResult? in
+                // Only the client's current try of its task: one it sent again has a newer id.
+                guard client.tasks[ticket.taskID] == ticket.poolTaskID else { return nil }
+                client.tasks[ticket.taskID] = nil
+                client.done += 1
+                return result
+            }
+        }
+        guard !answered.isEmpty else { return }
+        outbox[peer, default: []].append(contentsOf: answered)
     }
 
     mutating func flush(now: Instant) -> [Action] {

@@ -23,8 +23,16 @@ extension PoolStateMachine {
         // out and put back for each task retained every field of it (perf: a tenth of the pool).
         guard let index = clients.index(forKey: peer) else { return [] }
         var actions: [Action] = []
+        // Queued together at the end: one lookup of the client's queue, not one a task.
+        var pending: [Pending] = []
+        pending.reserveCapacity(tasks.count)
+        defer { fair.append(contentsOf: pending, to: peer) }
         for var task in tasks {
             if let old = withClient(at: index, { $0.tasks[task.taskID] }) {
+                // What this SUBMIT queued so far goes in first, so that a task sent twice in it is
+                // found there too.
+                fair.append(contentsOf: pending, to: peer)
+                pending.removeAll(keepingCapacity: true)
                 // The same id again (a client that resent it): the older dispatch is not wanted.
                 let waiting = fair.remove(from: peer, where: { $0.task.taskID == old })
                 withClient(at: index) { client in
@@ -53,7 +61,7 @@ extension PoolStateMachine {
             if let budget = task.budget {
                 task.budget = UInt64(budgets.id(for: budget, of: peer, name: name, in: &core))
             }
-            fair.append(Pending(task: task, ticket: ticket, size: size), to: peer)
+            pending.append(Pending(task: task, ticket: ticket, size: size))
         }
         return actions
     }
