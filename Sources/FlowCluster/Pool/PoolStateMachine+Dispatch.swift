@@ -97,17 +97,18 @@ extension PoolStateMachine {
     private mutating func deliver(_ results: ArraySlice<(result: WirePoolResult, ticket: Ticket)>, to peer: Data) {
         fair.finished(peer, count: results.count)
         guard let index = clients.index(forKey: peer) else { return }
-        let answered = withClient(at: index) { client in
-            results.compactMap { result, ticket -> WirePoolResult? in
+        // Taken out of the outbox and put back: appended in place, each result copied once.
+        var answered = outbox.removeValue(forKey: peer) ?? []
+        withClient(at: index) { client in
+            for (result, ticket) in results {
                 // Only the client's current try of its task: one it sent again has a newer id.
-                guard client.tasks[ticket.taskID] == ticket.poolTaskID else { return nil }
+                guard client.tasks[ticket.taskID] == ticket.poolTaskID else { continue }
                 client.tasks[ticket.taskID] = nil
                 client.done += 1
-                return result
+                answered.append(result)
             }
         }
-        guard !answered.isEmpty else { return }
-        outbox[peer, default: []].append(contentsOf: answered)
+        if !answered.isEmpty { outbox[peer] = answered }
     }
 
     mutating func flush(now: Instant) -> [Action] {
