@@ -1,0 +1,88 @@
+import FlowTestSupport
+import Foundation
+import Testing
+
+extension ClusterIntegrationTestsSecondLane {
+    /// `affinity: source` across a crash (issue 50's follow-up): a run killed mid-group and
+    /// resumed while one host's worker is missing goes on with the host that is there, says once
+    /// what waits for the other, and runs those elements on that host when its worker joins.
+    @Suite struct AffinityResume {
+        /// 40 elements, every other one from host h1 and h2; each appends its element to `log`
+        /// and announces its start on `starts`, then sleeps 50 ms.
+        static func flow(log: String, starts: String) -> String {
+            let items = (0..<40).map { "{path: e\($0), host: h\($0 % 2 + 1)}" }.joined(separator: ", ")
+            return """
+                flow: affinity-resume
+                bucket: {items: [\(items)]}
+                steps:
+                  - group:
+                      op: ShellOp
+                      input: items
+                      output: done
+                      maxConcurrent: 2
+                      affinity: source
+                      with: {shell: true, command: "echo \\"$1\\" >> '\(log)'; echo \\"$1\\" >> '\(starts)'; sleep 0.05"}
+                """
+        }
+
+        /// The workers that ran each element, by its path, from a `--json` report.
+        static func workersByPath(_ report: String) throws -> [String: String] {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
+            var byPath: [String: String] = [:]
+            for operation in object["operations"] as? [[String: Any]] ?? [] where operation["groupOutputKey"] as? String == "done" {
+                guard let index = operation["groupIndex"] as? Int, let worker = operation["worker"] as? String else { continue }
+                byPath["e\(index)"] = worker
+            }
+            return byPath
+        }
+
+        @Test func aResumeWithOneHostMissingGoesOnAndRunsItsElementsThereWhenItJoins() async throws {
+            try await withCluster { cluster in
+                let log = cluster.path("ran.log")
+                let starts = try ElementStarts(cluster.path("starts.fifo"))
+                defer { starts.close() }
+                let file = try cluster.write("affinity-resume.yaml", Self.flow(log: log, starts: starts.path))
+                let endpoint = "tcp://127.0.0.1:\(try LoopbackPort.free())"
+                let run = try cluster.coordinator(["run", file, "--quiet", "--bind", endpoint, "--worker-timeout", "60"] + ClusterScope.fastHeartbeat,
+                                                  label: "run")
+                let first = try cluster.worker(connect: endpoint, name: "w1", concurrency: 2, extra: ["--label", "host=h1"])
+                let gone = try cluster.worker(connect: endpoint, name: "w2", concurrency: 2, extra: ["--label", "host=h2"])
+                let runID = try await run.killAfterStarts(starts, count: 10)
+                // Host h2 is gone with its worker; h1's worker stays and joins the resume.
+                gone.send(SIGKILL)
+                #expect(await gone.waitForExit(timeout: 10) == .signal(SIGKILL))
+                let ranBefore = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count
+                #expect(ranBefore < 40, "the run finished before the kill")
+
+                let report = cluster.path("resumed.json")
+                let resumed = try cluster.coordinator(["resume", runID, "--quiet", "--bind", endpoint, "--worker-timeout", "60", "--json", report]
+                                                      + ClusterScope.fastHeartbeat, label: "resume")
+                // h1's elements go on; h2's wait, said once, until a worker of h2 joins.
+                let said = await resumed.waitForOutput(timeout: 60) { _, stderr in stderr.contains("wait for a worker with host=h2") }
+                #expect(said, "\(resumed.transcript)\n\(first.transcript)")
+                #expect(resumed.isRunning, "the resume ended without h2's elements: \(resumed.transcript)")
+                let joining = try cluster.worker(connect: endpoint, name: "w2b", concurrency: 2, extra: ["--label", "host=h2"])
+                #expect(await resumed.waitForExit(timeout: 120) == .exit(0), "\(resumed.transcript)\n\(joining.transcript)")
+                #expect(resumed.stderr.components(separatedBy: "wait for a worker with host=h2").count == 2, "said once: \(resumed.stderr)")
+
+                // Every element, once, but for those near the kill: in flight, or finished in the
+                // journal's last tenth of a second (RunJournal.flushInterval).
+                let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+                let paths = lines.compactMap { $0.firstMatch(of: /"path" ?: ?"(e[0-9]+)"/)?.1 }.map(String.init)
+                #expect(paths.count == lines.count, "\(lines.prefix(3))")
+                #expect(Set(paths).count == 40, "\(Set(paths).count) distinct elements ran")
+                let before = paths.prefix(ranBefore), after = paths.dropFirst(ranBefore)
+                let twice = Set(before).intersection(after)
+                #expect(twice.isSubset(of: before.suffix(8)), "ran again though far from the kill: \(twice.sorted())")
+                // Each element the resume ran, on its own host's worker: h2's on the one that joined.
+                let workers = try Self.workersByPath(report)
+                #expect(after.contains { Int($0.dropFirst())! % 2 == 1 }, "no element of h2 was left for the resume")
+                for path in after {
+                    let expected = Int(path.dropFirst())! % 2 == 0 ? "w1" : "w2b"
+                    #expect(workers[path] == expected, "\(path) ran on \(workers[path] ?? "?")")
+                }
+                #expect(resumed.stdout.contains("output size: 40"), "\(resumed.stdout)")
+            }
+        }
+    }
+}
