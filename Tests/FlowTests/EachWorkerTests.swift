@@ -137,6 +137,63 @@ import Testing
         #expect(task(plan, ["path": "/d/a", "host": "b1"] as [String: Any]).placementWait == .seconds(120))
     }
 
+    /// A journal that says an earlier life let elements start through `startedThrough` and
+    /// notes how far this one lets them.
+    private final class StartedJournal: FlowJournal, Sendable {
+        let earlier: Int?
+        let noted = Mutex<[Int]>([])
+        init(startedThrough earlier: Int?) { self.earlier = earlier }
+        func recordedResults(at step: FlowStepID) -> [FlowJournalRecord] { [] }
+        func groupStarted(at step: FlowStepID, total: Int) {}
+        func accepted(_ record: FlowJournalRecord, at step: FlowStepID) {}
+        func mayStart(at step: FlowStepID, through index: Int) -> Bool {
+            noted.withLock { $0.append(index) }
+            return true
+        }
+        func startedThrough(at step: FlowStepID) -> Int? { earlier }
+    }
+
+    private static var blocks: [Any] { [
+        ["path": "/d/a1", "host": "a"], ["path": "/d/a2", "host": "a"], ["path": "/d/a3", "host": "a"],
+        ["path": "/d/b1", "host": "b"], ["path": "/d/b2", "host": "b"], "/d/plain",
+    ] as [Any] }
+
+    @Test func hostsTakeTurnsInAnAffinityGroupsOrderFirstSeenFirst() throws {
+        let elements = try #require(FlowGroupElements(Self.blocks))
+        #expect(FlowGroupSource.hostsInTurn(elements) == [0, 3, 5, 1, 4, 2])
+        // Taking turns already, or one host: index order.
+        let alternating = try #require(FlowGroupElements([["host": "a"], ["host": "b"], ["host": "a"], ["host": "b"]] as [Any]))
+        #expect(FlowGroupSource.hostsInTurn(alternating) == nil)
+        #expect(FlowGroupSource.hostsInTurn(try #require(FlowGroupElements(["/x", "/y"]))) == nil)
+        let source = FlowGroupSource(array: elements, interleavingHosts: true)
+        #expect((0..<6).map(source.index(at:)) == [0, 3, 5, 1, 4, 2])
+        #expect((0..<6).map(source.position(of:)) == [0, 3, 5, 1, 4, 2].enumerated().sorted { $0.element < $1.element }.map(\.offset))
+    }
+
+    /// The feed hands an affinity group's elements out hosts in turn, skips replayed ones, and
+    /// reads the journal's bound as positions in that order: an element handed out early may
+    /// have run before whatever its index.
+    @Test func theFeedHandsOutHostsInTurnAndBoundsWhatMayHaveRunByPosition() throws {
+        let elements = try #require(FlowGroupElements(Self.blocks))
+        var replayed = FlowIndexBits()
+        replayed.insert(5)
+        let journal = StartedJournal(startedThrough: 1)
+        let feed = FlowGroupFeed(plan: plan(.source), source: FlowGroupSource(array: elements, interleavingHosts: true), tags: FlowGroupTags(),
+                                 replayed: replayed, journal: journal, id: FlowStepID(path: "0"))
+        var handed: [(index: Int, mayHaveRun: Bool)] = []
+        while let task = feed.next() { handed.append((task.groupIndex ?? -1, task.mayHaveRunBefore)) }
+        #expect(handed.map(\.index) == [0, 3, 1, 4, 2], "hosts a and b in turn, the plain one (5) replayed")
+        // Positions 0 and 1 (indices 0 and 3) were allowed to start in the earlier life.
+        #expect(handed.map(\.mayHaveRun) == [true, true, false, false, false])
+        #expect(journal.noted.withLock { $0 } == [5], "the bound told is a position: the last of 6")
+        // Without affinity: index order.
+        let plain = FlowGroupFeed(plan: plan(nil), source: FlowGroupSource(array: elements), tags: FlowGroupTags(), replayed: FlowIndexBits(),
+                                  journal: nil, id: FlowStepID(path: "0"))
+        var order: [Int] = []
+        while let task = plain.next() { order.append(task.groupIndex ?? -1) }
+        #expect(order == [0, 1, 2, 3, 4, 5])
+    }
+
     @Test func preferLeavesThePlacementAndPrefersTheHost() {
         let prefer = plan(.prefer)
         let element: [String: Any] = ["path": "/d/a", "host": "b1"]

@@ -142,7 +142,10 @@ extension FlowEngine {
                 run.log("[Group] no operation to run for group; please make sure the input data: <\(plan.inputKey)> is not empty")
                 return .end(.failed(FlowError.emptyGroupInput(key: plan.inputKey)))
             }
-            return .source(FlowGroupSource(array: elements), FlowGroupListing(count: elements.count))
+            // An affinity group's hosts take turns: a listing joined host after host keeps every
+            // host's workers busy from the start.
+            return .source(FlowGroupSource(array: elements, interleavingHosts: plan.policy.affinity != nil),
+                           FlowGroupListing(count: elements.count))
         }
         let listing = FlowGroupListing(count: nil)
         do {

@@ -31,7 +31,9 @@ final class FlowGroupFeed: Sendable {
         /// The elements: in the state, where its `[Any]` is read (and a file's pages are read)
         /// under the lock.
         var source: FlowGroupSource
-        /// The next element to hand out: always one not replayed (``advance()``).
+        /// The position of the next element to hand out (its index, but for an affinity group's
+        /// array, ``FlowGroupSource/index(at:)``): always one not replayed (``advance()``). The
+        /// journal's bound on started elements counts positions.
         var next = 0
         /// Elements handed out so far.
         var handedOut = 0
@@ -108,7 +110,7 @@ final class FlowGroupFeed: Sendable {
     /// side, which judges failures itself).
     func next() -> FlowTask? {
         switch take(waitingForJudgement: false) {
-        case .element(let index, let element): return makeTask(index, element: element)
+        case .element(let index, let element, let mayHaveRun): return makeTask(index, element: element, mayHaveRun: mayHaveRun)
         case .refused:
             close()
             whenRefused()
@@ -127,7 +129,7 @@ final class FlowGroupFeed: Sendable {
     func nextWhenJudged() async -> FlowTask? {
         while true {
             switch take(waitingForJudgement: true) {
-            case .element(let index, let element): return makeTask(index, element: element)
+            case .element(let index, let element, let mayHaveRun): return makeTask(index, element: element, mayHaveRun: mayHaveRun)
             case .none: return nil
             case .drainedNow:
                 wake()
@@ -156,7 +158,9 @@ final class FlowGroupFeed: Sendable {
 
     /// Where the next element stands, decided under the lock; its task is made outside it.
     private enum Slot {
-        case element(index: Int, element: Any)
+        /// `mayHaveRun`: an earlier life of the run may have started it (at or before the
+        /// journal's bound then).
+        case element(index: Int, element: Any, mayHaveRun: Bool)
         case wait
         case none
         /// The feed has just found that its last element is out (a stream ended).
@@ -180,10 +184,10 @@ final class FlowGroupFeed: Sendable {
                 return .drainedNow
             case .notYet(let version): return .arriving(version: version)
             }
-            let index = state.next
-            if let journal, index > state.mayStartThrough {
+            let position = state.next
+            if let journal, position > state.mayStartThrough {
                 // Under the lock: no element starts before the journal has it.
-                var through = index + max(256, 4 * plan.maxConcurrent)
+                var through = position + max(256, 4 * plan.maxConcurrent)
                 if state.source.isComplete { through = min(state.source.listed - 1, through) }
                 guard journal.mayStart(at: id, through: through) else {
                     // Nothing more starts; the child tasks waiting for a judgement find nothing
@@ -197,23 +201,23 @@ final class FlowGroupFeed: Sendable {
             state.next += 1
             state.handedOut += 1
             Self.advance(&state, past: replayed)
-            return .element(index: index, element: element)
+            return .element(index: state.source.index(at: position), element: element, mayHaveRun: position <= startedBefore)
         }
     }
 
     /// Moves ``State/next`` past replayed elements, and marks the feed drained when no element is
     /// left: reads the file ahead as far as that needs.
     private static func advance(_ state: inout State, past replayed: FlowIndexBits) {
-        while replayed.contains(state.next) {
+        while replayed.contains(state.source.index(at: state.next)) {
             guard case .element = state.source.lookup(state.next) else { break }
             state.next += 1
         }
         if case .end = state.source.lookup(state.next) { state.drained = true }
     }
 
-    private func makeTask(_ index: Int, element: Any) -> FlowTask {
+    private func makeTask(_ index: Int, element: Any, mayHaveRun: Bool) -> FlowTask {
         var task = Self.task(plan, tags: tags, index: index, element: element)
-        task.mayHaveRunBefore = index <= startedBefore
+        task.mayHaveRunBefore = mayHaveRun
         task.checkpoints = checkpoints
         return task
     }

@@ -30,14 +30,68 @@ struct FlowGroupSource {
     private(set) var failure: FlowInputFileError?
     /// Called with ``listed`` and ``isComplete`` after each page is read.
     private let onPage: (Int, Bool) -> Void
+    /// For an array whose elements go back to their hosts (`affinity:`), the order they are
+    /// handed out in: position → index, hosts in turn (``hostsInTurn(_:)``); `nil`: index order.
+    private var order: [Int]? = nil
+    /// The inverse of ``order``: index → position.
+    private var positions: [Int]? = nil
 
-    /// The elements of an array.
-    init(array: FlowGroupElements) {
+    /// The elements of an array, handed out in index order, or with `interleavingHosts` one host
+    /// at a time in turn (``hostsInTurn(_:)``).
+    init(array: FlowGroupElements, interleavingHosts: Bool = false) {
         self.array = array
         stream = nil
         listed = array.count
         isComplete = true
         onPage = { _, _ in }
+        order = interleavingHosts ? Self.hostsInTurn(array) : nil
+        positions = order.map { order in
+            var inverse = [Int](repeating: 0, count: order.count)
+            for (position, index) in order.enumerated() { inverse[index] = position }
+            return inverse
+        }
+    }
+
+    /// The order in which an affinity group's elements are handed out: the first element of each
+    /// host (``FlowAffinity/labels(of:)``; elements without one count as a host of their own), in
+    /// the order the hosts first appear, then the second of each, and so on. A list of files
+    /// `each: worker` joined host after host would otherwise fill the group's window with one
+    /// host's files while the other hosts' workers sit idle. `nil` when the order would not
+    /// change (one host, or the hosts already take turns).
+    static func hostsInTurn(_ array: FlowGroupElements) -> [Int]? {
+        var queues: [[Int]] = []
+        var queueOf: [[String: String]?: Int] = [:]
+        for index in array.indices {
+            let labels = FlowAffinity.labels(of: array[index])
+            let queue = queueOf[labels] ?? {
+                queues.append([])
+                queueOf[labels] = queues.count - 1
+                return queues.count - 1
+            }()
+            queues[queue].append(index)
+        }
+        guard queues.count > 1 else { return nil }
+        var order: [Int] = []
+        order.reserveCapacity(array.count)
+        var depth = 0
+        while order.count < array.count {
+            for queue in queues where depth < queue.count { order.append(queue[depth]) }
+            depth += 1
+        }
+        return order.elementsEqual(array.indices) ? nil : order
+    }
+
+    /// The index of the element handed out at `position`: the same but for an affinity group's
+    /// array (``init(array:interleavingHosts:)``).
+    func index(at position: Int) -> Int {
+        guard let order, position < order.count else { return position }
+        return order[position]
+    }
+
+    /// The position element `index` is handed out at (``index(at:)``'s inverse).
+    func position(of index: Int) -> Int {
+        guard let positions, index >= 0, index < positions.count else { return index }
+        return positions[index]
     }
 
     /// The elements of `input`, opened now and read as they are taken.
@@ -90,10 +144,12 @@ struct FlowGroupSource {
         case notYet(version: Int)
     }
 
-    /// The element at `index`, reading pages up to it. Indices are asked for in increasing order:
+    /// The element handed out at `position` (its index, but for an affinity group's array:
+    /// ``index(at:)``), reading pages up to it. Positions are asked for in increasing order:
     /// pages before the current one are gone.
-    mutating func lookup(_ index: Int) -> Lookup {
-        if let array { return index < array.count ? .element(array[index]) : .end }
+    mutating func lookup(_ position: Int) -> Lookup {
+        let index = position
+        if let array { return position < array.count ? .element(array[self.index(at: position)]) : .end }
         while index >= pageStart + page.count {
             switch readPage() {
             case .read: continue
@@ -105,11 +161,6 @@ struct FlowGroupSource {
         return offset >= 0 ? .element(page[offset]) : .end
     }
 
-    /// The element at `index` (``lookup(_:)``), `nil` for anything else.
-    mutating func element(at index: Int) -> Any? {
-        if case .element(let element) = lookup(index) { return element }
-        return nil
-    }
 
     private enum PageRead {
         case read

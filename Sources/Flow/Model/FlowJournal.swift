@@ -53,7 +53,9 @@ public protocol FlowJournal: AnyObject, Sendable {
     func accepted(_ record: FlowJournalRecord, at step: FlowStepID)
 
     /// Elements `0...index` of the group at `step` (index 0: the serial op) may start from now
-    /// on. The engine calls it ahead of starting them, in chunks, and waits: the journal must
+    /// on. The indices are the order the group hands its elements out in: their own, but for a
+    /// group with `affinity:` over a list, whose hosts take turns (the same turns on a resume).
+    /// The engine calls it ahead of starting them, in chunks, and waits: the journal must
     /// keep it durably before it returns, so a resumed run knows which unfinished elements may
     /// have run (``startedThrough(at:)``). The default does nothing.
     ///
