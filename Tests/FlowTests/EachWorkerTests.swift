@@ -167,7 +167,6 @@ import Testing
         #expect(FlowGroupSource.hostsInTurn(try #require(FlowGroupElements(["/x", "/y"]))) == nil)
         let source = FlowGroupSource(array: elements, interleavingHosts: true)
         #expect((0..<6).map(source.index(at:)) == [0, 3, 5, 1, 4, 2])
-        #expect((0..<6).map(source.position(of:)) == [0, 3, 5, 1, 4, 2].enumerated().sorted { $0.element < $1.element }.map(\.offset))
     }
 
     /// The feed hands an affinity group's elements out hosts in turn, skips replayed ones, and

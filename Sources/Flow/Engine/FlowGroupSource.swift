@@ -33,8 +33,6 @@ struct FlowGroupSource {
     /// For an array whose elements go back to their hosts (`affinity:`), the order they are
     /// handed out in: position → index, hosts in turn (``hostsInTurn(_:)``); `nil`: index order.
     private var order: [Int]? = nil
-    /// The inverse of ``order``: index → position.
-    private var positions: [Int]? = nil
 
     /// The elements of an array, handed out in index order, or with `interleavingHosts` one host
     /// at a time in turn (``hostsInTurn(_:)``).
@@ -45,11 +43,6 @@ struct FlowGroupSource {
         isComplete = true
         onPage = { _, _ in }
         order = interleavingHosts ? Self.hostsInTurn(array) : nil
-        positions = order.map { order in
-            var inverse = [Int](repeating: 0, count: order.count)
-            for (position, index) in order.enumerated() { inverse[index] = position }
-            return inverse
-        }
     }
 
     /// The order in which an affinity group's elements are handed out: the first element of each
@@ -86,12 +79,6 @@ struct FlowGroupSource {
     func index(at position: Int) -> Int {
         guard let order, position < order.count else { return position }
         return order[position]
-    }
-
-    /// The position element `index` is handed out at (``index(at:)``'s inverse).
-    func position(of index: Int) -> Int {
-        guard let positions, index >= 0, index < positions.count else { return index }
-        return positions[index]
     }
 
     /// The elements of `input`, opened now and read as they are taken.
@@ -148,19 +135,18 @@ struct FlowGroupSource {
     /// ``index(at:)``), reading pages up to it. Positions are asked for in increasing order:
     /// pages before the current one are gone.
     mutating func lookup(_ position: Int) -> Lookup {
-        let index = position
-        if let array { return position < array.count ? .element(array[self.index(at: position)]) : .end }
-        while index >= pageStart + page.count {
+        if let array { return position < array.count ? .element(array[index(at: position)]) : .end }
+        // A file's or a stream's positions are its indices.
+        while position >= pageStart + page.count {
             switch readPage() {
             case .read: continue
             case .end: return .end
             case .notYet(let version): return .notYet(version: version)
             }
         }
-        let offset = index - pageStart
+        let offset = position - pageStart
         return offset >= 0 ? .element(page[offset]) : .end
     }
-
 
     private enum PageRead {
         case read
