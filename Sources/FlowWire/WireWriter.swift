@@ -36,19 +36,15 @@ package struct WireWriter: Sendable {
 
     /// Appends a copy of bytes already written, at `range`.
     ///
-    /// The bytes are copied out first and appended as an array: both are one `memcpy` in a debug
+    /// The bytes are copied out first and appended from that buffer: both are one `memcpy` in a debug
     /// build too, where appending `repeatElement(0, count:)` and copying over it walked the
     /// generic collection a byte at a time (a 1.6 MB SUBMIT of 16 tasks that repeat a 100 KiB
     /// parameter took 0.7 s of CPU to encode, long enough for a loaded pool to drop its client).
     ///
-    /// A short run (a group's parameters, repeated for each task of a batch) goes through a
-    /// buffer on the stack: an array for it was a heap allocation a task.
+    /// The copy goes through a temporary buffer, on the stack when it fits there (a group's
+    /// parameters, repeated for each task of a batch): an array for it was a heap allocation a
+    /// task.
     mutating func appendRepeat(of range: Range<Int>) {
-        guard range.count <= 1_024 else {
-            let copy = Array(bytes[range])
-            bytes.append(contentsOf: copy)
-            return
-        }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: range.count) { buffer in
             let initialized = bytes.withUnsafeBufferPointer { source in
                 buffer.initialize(fromContentsOf: UnsafeBufferPointer(rebasing: source[range]))

@@ -9,9 +9,7 @@ extension DispatchCore {
         var both = Dictionary(required.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
         for label in preference where both[label.key] == nil { both[label.key] = label.value }
         let labels = both.map { WireLabel(key: $0.key, value: $0.value) }.sorted()
-        let present = workers.values.contains { worker in
-            worker.takesTasks && !worker.isPool && worker.labelsKnown && labels.allSatisfy { worker.label($0.key) == $0.value }
-        }
+        let present = workers.values.contains { $0.takesTasks && !$0.isPool && $0.has(labels) }
         return present ? labels : required
     }
 

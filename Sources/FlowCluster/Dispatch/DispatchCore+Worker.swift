@@ -57,7 +57,11 @@ extension DispatchCore {
             guard offers(op) else { return false }
             if placement.isEmpty { return true }
             if isPool { return takesPlacement }
-            return labelsKnown && placement.allSatisfy { label($0.key) == $0.value }
+            return has(placement)
+        }
+        /// Whether it is a worker whose labels are known and include every one of `labels`.
+        func has(_ labels: [WireLabel]) -> Bool {
+            labelsKnown && labels.allSatisfy { label($0.key) == $0.value }
         }
         /// Its label `key`: one it gave, else `host` and `name`.
         func label(_ key: String) -> String? { FlowPlacement.label(key, given: labels, host: host, name: name) }

@@ -70,15 +70,12 @@ struct PoolFairShare<Entry: Sendable>: Sendable {
 
     /// A task of `run` waits for a slot.
     mutating func append(_ entry: Entry, to run: Data) {
-        guard let index = runs.index(forKey: run) else { return }
-        sequence &+= 1
-        // In place, by index: one hash of the run's key, and no copy of its queue.
-        runs.values[index].waiting.append((sequence, entry))
-        waitingCount += 1
+        append(contentsOf: [entry], to: run)
     }
 
     /// Tasks of `run` wait for a slot, in this order.
     mutating func append(contentsOf entries: [Entry], to run: Data) {
+        // In place, by index: one hash of the run's key, and no copy of its queue.
         guard !entries.isEmpty, let index = runs.index(forKey: run) else { return }
         for entry in entries {
             sequence &+= 1
