@@ -43,7 +43,7 @@ public struct FlowTask: @unchecked Sendable {
     /// ignores when none is (a group's `affinity: prefer`); `nil`: none.
     public var preferredPlacement: FlowPlacement?
     /// The group's `affinity:`, when its elements go back to where they came from: a cluster
-    /// then looks further ahead in the group (each host's elements come in a block).
+    /// then looks further ahead in the group (a host's elements may wait while another's run).
     public var affinity: FlowAffinity?
     /// How long a cluster lets it wait for a worker its placement allows before it fails
     /// (`affinityTimeout:`); `nil`: the cluster's worker time-out.

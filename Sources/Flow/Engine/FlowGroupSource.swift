@@ -56,12 +56,12 @@ struct FlowGroupSource {
         var queueOf: [[String: String]?: Int] = [:]
         for index in array.indices {
             let labels = FlowAffinity.labels(of: array[index])
-            let queue = queueOf[labels] ?? {
-                queues.append([])
-                queueOf[labels] = queues.count - 1
-                return queues.count - 1
-            }()
-            queues[queue].append(index)
+            if let queue = queueOf[labels] {
+                queues[queue].append(index)
+            } else {
+                queueOf[labels] = queues.count
+                queues.append([index])
+            }
         }
         guard queues.count > 1 else { return nil }
         var order: [Int] = []
