@@ -143,10 +143,9 @@ package enum WireCodec {
             let count = try readBatchCount(minimumElementSize: WireTask.minimumEncodedSize, "task count", &reader)
             var tasks: [WireTask] = []
             tasks.reserveCapacity(count)
-            var parameters: WireReader.ReadMap? = nil
-            var bucket: WireReader.ReadMap? = nil
+            var batch = WireTask.BatchReading()
             for _ in 0..<count {
-                tasks.append(try WireTask(reading: &reader, parameters: &parameters, bucket: &bucket))
+                tasks.append(try WireTask(reading: &reader, batch: &batch))
             }
             return command == .task ? .task(tasks) : .submit(tasks)
         case .result:

@@ -9,8 +9,6 @@ package import Flow
 /// keeps its fields in too (`_FlowCopyOnWriteBox`).
 package struct WireTask: Sendable, Hashable {
     fileprivate struct Fields: Sendable, Hashable {
-        var taskID: UInt64
-        var attempt: UInt32
         var op: String
         var displayTag: String
         var parameters: [String: FlowValue]
@@ -20,13 +18,24 @@ package struct WireTask: Sendable, Hashable {
         var timeLimitMilliseconds: UInt32
         var operationAttempt: UInt32 = 1
         var retry: WireRetryPolicy?
-        var budget: UInt64?
         var checkpoint: FlowValue? = .none
         var placement: [WireLabel] = []
         var preference: [WireLabel] = []
     }
 
     private var storage: _FlowCopyOnWriteBox<Fields>
+
+    /// The fields a coordinator or pool changes on a task it was handed (its own id and attempt,
+    /// its budget id), kept beside the box: changing one copies no box (a pool renamed every task
+    /// it was submitted, and each rename copied the box the decoded SUBMIT still shared, with
+    /// every field in it retained).
+    private var ids: Ids
+
+    private struct Ids: Sendable, Hashable {
+        var taskID: UInt64
+        var attempt: UInt32
+        var budget: UInt64?
+    }
 
     /// How many bytes the task took in the message it was read from, 0 for a task made here. A
     /// pool counts a client's queued bytes with it without encoding the task again; it is no
@@ -45,13 +54,13 @@ package struct WireTask: Sendable, Hashable {
 
     /// Identifies the task for the whole run; the RESULT carries it back.
     package var taskID: UInt64 {
-        get { storage.value.taskID }
-        set { change { $0.taskID = newValue } }
+        get { ids.taskID }
+        set { ids.taskID = newValue }
     }
     /// 1 for the first dispatch, one more for each re-dispatch after a worker was lost.
     package var attempt: UInt32 {
-        get { storage.value.attempt }
-        set { change { $0.attempt = newValue } }
+        get { ids.attempt }
+        set { ids.attempt = newValue }
     }
     /// The registered op name to run.
     package var op: String {
@@ -111,8 +120,8 @@ package struct WireTask: Sendable, Hashable {
     /// The group budget whose bytes rate the op's progress draws from (RATE, flags bit 3), `nil`
     /// for none. Sent only to workers that announced ``WireReady/Feature/progress``.
     package var budget: UInt64? {
-        get { storage.value.budget }
-        set { change { $0.budget = newValue } }
+        get { ids.budget }
+        set { ids.budget = newValue }
     }
 
     /// The op's last saved checkpoint (``FlowOperation/checkpoint``), flags bit 4, sent only to
@@ -158,16 +167,18 @@ package struct WireTask: Sendable, Hashable {
         elementIndex: Int = 0,
         timeLimitMilliseconds: UInt32 = 0
     ) {
-        storage = _FlowCopyOnWriteBox(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
+        storage = _FlowCopyOnWriteBox(Fields(op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: groupElement == nil ? 0 : elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds))
+        ids = Ids(taskID: taskID, attempt: attempt, budget: nil)
     }
 
     package static func == (lhs: WireTask, rhs: WireTask) -> Bool {
-        lhs.storage.sharesStorage(with: rhs.storage) || lhs.storage.value == rhs.storage.value
+        lhs.ids == rhs.ids && (lhs.storage.sharesStorage(with: rhs.storage) || lhs.storage.value == rhs.storage.value)
     }
 
     package func hash(into hasher: inout Hasher) {
+        hasher.combine(ids)
         hasher.combine(storage.value)
     }
 }
@@ -235,22 +246,30 @@ extension WireTask {
     ///
     /// - Throws: on any malformed field, including reserved flag bits that are set.
     package init(reading reader: inout WireReader) throws(WireDecodingError) {
-        var parameters: WireReader.ReadMap? = nil
-        var bucket: WireReader.ReadMap? = nil
-        try self.init(reading: &reader, parameters: &parameters, bucket: &bucket)
+        var batch = BatchReading()
+        try self.init(reading: &reader, batch: &batch)
     }
 
-    /// Reads one task of a batch, sharing the parameters and bucket of the batch's task before
-    /// it when their bytes are the same (``WireReader/readValueMap(_:reusing:)``).
-    package init(reading reader: inout WireReader, parameters lastParameters: inout WireReader.ReadMap?,
-                bucket lastBucket: inout WireReader.ReadMap?) throws(WireDecodingError) {
+    /// What the tasks of one batch read before the next: its op name, parameters and bucket,
+    /// shared by the next task when their bytes are the same (``WireReader/readString(_:reusing:)``,
+    /// ``WireReader/readValueMap(_:reusing:)``).
+    package struct BatchReading: Sendable {
+        var op: WireReader.ReadString?
+        var parameters: WireReader.ReadMap?
+        var bucket: WireReader.ReadMap?
+
+        package init() {}
+    }
+
+    /// Reads one task of a batch, sharing what the batch's task before it read (``BatchReading``).
+    package init(reading reader: inout WireReader, batch: inout BatchReading) throws(WireDecodingError) {
         let start = reader.offset
         let taskID = try reader.readUInt64("task id")
         let attempt = try reader.readUInt32("attempt")
-        let op = try reader.readString("op name")
+        let op = try reader.readString("op name", reusing: &batch.op)
         let displayTag = try reader.readString("display tag")
-        let parameters = try reader.readValueMap("parameters", reusing: &lastParameters)
-        let bucket = try reader.readValueMap("bucket", reusing: &lastBucket)
+        let parameters = try reader.readValueMap("parameters", reusing: &batch.parameters)
+        let bucket = try reader.readValueMap("bucket", reusing: &batch.bucket)
         let flagsStart = reader.offset
         let flags = try reader.readUInt8("flags")
         guard flags & ~(Self.groupElementFlag | Self.operationAttemptFlag | Self.retryPolicyFlag | Self.budgetFlag
@@ -282,10 +301,11 @@ extension WireTask {
             elementIndex = try reader.readIndex("element index")
             groupElement = .some(try reader.readValue("group element"))
         }
-        storage = _FlowCopyOnWriteBox(Fields(taskID: taskID, attempt: attempt, op: op, displayTag: displayTag, parameters: parameters,
+        storage = _FlowCopyOnWriteBox(Fields(op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry,
-                                 budget: budget, checkpoint: checkpoint, placement: placement, preference: preference))
+                                 checkpoint: checkpoint, placement: placement, preference: preference))
+        ids = Ids(taskID: taskID, attempt: attempt, budget: budget)
         receivedSize = reader.offset - start
     }
 }

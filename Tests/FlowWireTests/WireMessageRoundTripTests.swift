@@ -139,6 +139,42 @@ struct WireMessageRoundTripTests {
         }
     }
 
+    @Test("a batch's tasks share an op name where it repeats the task's before, and each decodes as written")
+    func repeatedOpNamesInABatchDecodeAsWritten() throws {
+        // Runs of one op, a change, names that differ only in their last byte or their length,
+        // an op that returns after another, and a name that is not ASCII.
+        let ops = ["echo", "echo", "echo", "echp", "echo", "echoo", "ech", "Übertrag", "Übertrag", "echo"]
+        let tasks = ops.enumerated().map { index, op in
+            WireTask(taskID: UInt64(index), attempt: 1, op: op, displayTag: op, groupElement: .integer(Int64(index)), elementIndex: index)
+        }
+        let decoded = try roundTrip(.task(tasks))
+        #expect(decoded == .task(tasks))
+        guard case .task(let read) = decoded else { Issue.record("not a TASK: \(decoded)"); return }
+        #expect(read.map(\.op) == ops)
+    }
+
+    @Test("a task's id, attempt and budget are fields like the others: changing one on a copy leaves the other as it was")
+    func aTaskRenamedOnACopyLeavesTheOriginal() {
+        var original = WireTask(taskID: 7, attempt: 2, op: "echo", parameters: ["k": .integer(1)])
+        original.budget = 3
+        var copy = original
+        copy.taskID = 70
+        copy.attempt = 1
+        copy.budget = nil
+        #expect(original.taskID == 7 && original.attempt == 2 && original.budget == 3)
+        #expect(copy.taskID == 70 && copy.attempt == 1 && copy.budget == nil)
+        #expect(copy.op == "echo" && copy.parameters == ["k": .integer(1)])
+        #expect(copy != original)
+        copy.taskID = 7
+        copy.attempt = 2
+        copy.budget = 3
+        #expect(copy == original)
+        #expect(copy.hashValue == original.hashValue)
+        var other = original
+        other.budget = 4
+        #expect(other != original)
+    }
+
     @Test("a batch of 10,000 results round-trips in one body")
     func largeResultBatchRoundTrips() throws {
         let results = (0..<10_000).map { (index: Int) -> WireResult in
