@@ -168,4 +168,25 @@ import Testing
         #expect(table[Data("a".utf8)]?.inFlight == [7])
         #expect(table.count == 1)
     }
+
+    @Test func theWorkerFoundLastIsNotFoundAgainOnceWhoIsRegisteredChanged() {
+        var table = Table()
+        let a = Data("a".utf8), b = Data("b".utf8)
+        table.register(worker("a", ops: ["EchoOp"]), as: a)
+        #expect(table.withWorker(a) { $0.name } == "a")
+        // Removed: the remembered worker is gone with it.
+        table.remove(a)
+        #expect(table.withWorker(a) { $0.name } == nil)
+        // Others registered after it: the peer finds its own worker, wherever it now lies.
+        table.register(worker("b", ops: ["EchoOp"]), as: b)
+        table.register(worker("a2", ops: ["EchoOp"]), as: a)
+        #expect(table.withWorker(b) { $0.name } == "b")
+        #expect(table.withWorker(a) { $0.name } == "a2")
+        for number in 0..<64 { table.register(worker("w\(number)", ops: []), as: Data("w\(number)".utf8)) }
+        #expect(table.withWorker(a) { $0.name } == "a2")
+        #expect(table.withWorker(b) { $0.take(9, group: nil) } != nil)
+        #expect(table[b]?.inFlight == [9])
+        table.removeAll()
+        #expect(table.withWorker(b) { $0.name } == nil)
+    }
 }

@@ -40,10 +40,22 @@ extension DispatchCore {
         // No budget, no task of one: the turn's tasks are not looked through (perf: 2% of a pool).
         guard !budgets.isEmpty else { return [] }
         let newHolder = turn.order.contains { position in
-            let peer = turn.peers[position]
-            return turn.batches[position].contains { task in task.budget.map { sentRates[peer]?[Int($0)] == nil } ?? false }
+            hasNewBudget(turn.batches[position], sent: sentRates[turn.peers[position]])
         }
         return newHolder ? allocateRates(now: now) : []
+    }
+
+    /// Whether a task of `batch` draws on a budget whose share `sent` (a worker's entry of
+    /// ``sentRates``) does not hold yet. The worker's entry is looked up once a turn, and a run of
+    /// tasks of one budget asks once (perf: a lookup by routing id a task was 3% of a pool).
+    private func hasNewBudget(_ batch: [WireTask], sent: [Int: UInt64]?) -> Bool {
+        var known: UInt64?
+        for task in batch {
+            guard let budget = task.budget, budget != known else { continue }
+            guard sent?[Int(budget)] != nil else { return true }
+            known = budget
+        }
+        return false
     }
 
     /// Whether dispatch waits, up to `batchWindow` after results were handed back, for the tasks

@@ -57,7 +57,7 @@ extension PoolStateMachine {
     /// The machine's actions for the shell; results go to their clients' outboxes.
     mutating func perform(_ actions: [Core.Action]) -> [Action] {
         var out: [Action] = []
-        var results: [(result: WirePoolResult, ticket: Ticket)] = []
+        var results = Answers()
         defer { deliver(results) }
         for action in actions {
             switch action {
@@ -69,43 +69,57 @@ extension PoolStateMachine {
                 // Handed on as the worker sent it, under the client's own id and attempt.
                 result.taskID = ticket.taskID
                 result.attempt = ticket.attempt
-                results.append((WirePoolResult(worker: worker, result: result), ticket))
+                results.append(WirePoolResult(worker: worker, result: result), ticket)
             case .checkpoint(let ticket, _, let value):
                 // Sent at once: before the task's result, which waits in the outbox (§7.9).
                 out.append(.send(to: ticket.client, .checkpoint([WireCheckpoint(taskID: ticket.taskID, attempt: ticket.attempt, value: value)])))
             case .finish(let ticket, let outcome):
-                results.append((WirePoolResult(worker: outcome.worker ?? configuration.name, result: Self.wire(outcome, for: ticket)), ticket))
+                results.append(WirePoolResult(worker: outcome.worker ?? configuration.name, result: Self.wire(outcome, for: ticket)), ticket)
             }
         }
         return out
     }
 
+    /// Results on their way to their clients' outboxes, each with its ticket, in two arrays: a
+    /// pair read out of one array was copied whole for each field read (callgrind).
+    struct Answers {
+        var results: [WirePoolResult] = []
+        var tickets: [Ticket] = []
+
+        mutating func append(_ result: WirePoolResult, _ ticket: Ticket) {
+            results.append(result)
+            tickets.append(ticket)
+        }
+    }
+
     /// Puts results in their clients' outboxes, in order. A client's run of consecutive results
     /// looks the client up once (its identity hashed once, not three times a result), and its
     /// record is changed in place (see ``submit(_:from:)``).
-    mutating func deliver(_ results: [(result: WirePoolResult, ticket: Ticket)]) {
-        var start = results.startIndex
-        while start < results.endIndex {
-            let peer = results[start].ticket.client
+    mutating func deliver(_ answers: Answers) {
+        let tickets = answers.tickets
+        var start = tickets.startIndex
+        while start < tickets.endIndex {
+            let peer = tickets[start].client
             var end = start + 1
-            while end < results.endIndex, results[end].ticket.client == peer { end += 1 }
-            deliver(results[start..<end], to: peer)
+            while end < tickets.endIndex, tickets[end].client == peer { end += 1 }
+            deliver(answers, in: start..<end, to: peer)
             start = end
         }
     }
 
-    private mutating func deliver(_ results: ArraySlice<(result: WirePoolResult, ticket: Ticket)>, to peer: Data) {
-        fair.finished(peer, count: results.count)
+    private mutating func deliver(_ answers: Answers, in range: Range<Int>, to peer: Data) {
+        fair.finished(peer, count: range.count)
         guard let index = clients.index(forKey: peer) else { return }
         // Taken out of the outbox and put back: appended in place, each result copied once.
         var answered = outbox.removeValue(forKey: peer) ?? []
         withClient(at: index) { client in
-            for (result, ticket) in results {
+            for position in range {
+                let (taskID, poolTaskID) = (answers.tickets[position].taskID, answers.tickets[position].poolTaskID)
                 // Only the client's current try of its task: one it sent again has a newer id.
-                guard client.tasks[ticket.taskID] == ticket.poolTaskID else { continue }
-                client.tasks[ticket.taskID] = nil
+                guard let slot = client.tasks.index(forKey: taskID), client.tasks.values[slot] == poolTaskID else { continue }
+                client.tasks.remove(at: slot)
                 client.done += 1
-                answered.append(result)
+                answered.append(answers.results[position])
             }
         }
         if !answered.isEmpty { outbox[peer] = answered }
