@@ -57,7 +57,7 @@ extension PoolStateMachine {
     /// The machine's actions for the shell; results go to their clients' outboxes.
     mutating func perform(_ actions: [Core.Action]) -> [Action] {
         var out: [Action] = []
-        var results = Answers()
+        var results = Answers(capacity: actions.count)
         defer { deliver(results) }
         for action in actions {
             switch action {
@@ -86,6 +86,11 @@ extension PoolStateMachine {
         var results: [WirePoolResult] = []
         var tickets: [Ticket] = []
 
+        init(capacity: Int) {
+            results.reserveCapacity(capacity)
+            tickets.reserveCapacity(capacity)
+        }
+
         mutating func append(_ result: WirePoolResult, _ ticket: Ticket) {
             results.append(result)
             tickets.append(ticket)
@@ -112,6 +117,7 @@ extension PoolStateMachine {
         guard let index = clients.index(forKey: peer) else { return }
         // Taken out of the outbox and put back: appended in place, each result copied once.
         var answered = outbox.removeValue(forKey: peer) ?? []
+        answered.reserveCapacity(answered.count + range.count)
         withClient(at: index) { client in
             for position in range {
                 let (taskID, poolTaskID) = (answers.tickets[position].taskID, answers.tickets[position].poolTaskID)
