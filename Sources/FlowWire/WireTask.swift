@@ -6,7 +6,9 @@ package import Flow
 /// task is copied from the coordinator's queue into a batch, and on a worker from the batch into
 /// a run, an action and the task that runs it, and a copy of the fields themselves retained each
 /// string, map and element (perf: 5% of a worker's time). The box is the one `FlowTaskResult`
-/// keeps its fields in too (`_FlowCopyOnWriteBox`).
+/// keeps its fields in too (`_FlowCopyOnWriteBox`). The id, attempt and budget id, which a
+/// coordinator or pool sets on a task it was handed, sit beside the box, so setting them copies
+/// nothing else.
 package struct WireTask: Sendable, Hashable {
     fileprivate struct Fields: Sendable, Hashable {
         var op: String
