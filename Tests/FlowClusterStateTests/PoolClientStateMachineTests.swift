@@ -47,6 +47,52 @@ import Testing
         #expect(submitted == [1, 2, 3])
     }
 
+    /// A STATUS-REPLY listing `workers` (name, host, labels).
+    func statusReply(_ workers: [(String, String, [String: String])]) -> WireMessage {
+        let listed = workers.map { name, host, labels in
+            PoolStatus.Worker(name: name, host: host, slots: 2, busy: 0, ops: ["ListFilesOp"], labels: labels)
+        }
+        let json = String(decoding: try! PoolStatus.encoder.encode(PoolStatus(pool: "pool@host", workers: listed, runs: [])), as: UTF8.self)
+        return .statusReply(json)
+    }
+
+    func statusSends(_ actions: [Machine.Action]) -> Int {
+        actions.filter { if case .send(let peer, .status) = $0 { peer == pool } else { false } }.count
+    }
+
+    @Test func eachWorkerAsksThePoolForItsWorkersAfterItsWelcomeAndTakesTheirListByName() {
+        var client = PoolClientStateMachine(endpoint: "tcp://127.0.0.1:1", now: at(0))
+        var machine = Machine(configuration: .init())
+        var actions: [Machine.Action] = []
+        // Asked before the pool welcomed the run: STATUS waits for WELCOME.
+        client.askWorkers(actions: &actions)
+        #expect(statusSends(actions) == 0)
+        _ = client.receive(welcome(features: WireWelcome.Feature.placement), into: &machine, now: at(0.1), actions: &actions)
+        #expect(statusSends(actions) == 1)
+        // Asked again once welcomed: STATUS at once.
+        actions = []
+        client.askWorkers(actions: &actions)
+        #expect(statusSends(actions) == 1)
+        let out = client.receive(statusReply([("w2", "h2", ["role": "recorder"]), ("w1", "h1", [:])]), into: &machine, now: at(1), actions: &actions)
+        let expected = [FlowCoordinator.ConnectedWorker(name: "w1", host: "h1", slots: 2, labels: [:]),
+                        FlowCoordinator.ConnectedWorker(name: "w2", host: "h2", slots: 2, labels: ["role": "recorder"])]
+        #expect(out == [.workers(.listed(expected))])
+        #expect(expected[1].allLabels == ["host": "h2", "name": "w2", "role": "recorder"])
+    }
+
+    @Test func aStatusReplyNobodyAskedForIsASignOfLifeOnlyAndAPoolThatPlacesNoTaskSaysSo() {
+        var client = PoolClientStateMachine(endpoint: "tcp://127.0.0.1:1", now: at(0))
+        var machine = Machine(configuration: .init())
+        var actions: [Machine.Action] = []
+        _ = client.receive(welcome(), into: &machine, now: at(0.1), actions: &actions)
+        #expect(client.receive(statusReply([("w1", "h1", [:])]), into: &machine, now: at(1), actions: &actions).isEmpty)
+        // A pool without placement (WELCOME's bit 3) cannot send a task to one of its workers.
+        client.askWorkers(actions: &actions)
+        #expect(client.receive(statusReply([("w1", "h1", [:])]), into: &machine, now: at(2), actions: &actions) == [.workers(.placesNoTasks)])
+        // A reply that is not a pool's status is no list.
+        #expect(client.receive(.statusReply("not json"), into: &machine, now: at(3), actions: &actions).isEmpty)
+    }
+
     @Test func doneHandsEachResultOnWithTheWorkerThatRanIt() {
         var (client, machine, _) = welcomedClient(tasks: 2)
         var actions: [Machine.Action] = []

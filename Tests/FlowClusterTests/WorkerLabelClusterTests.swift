@@ -104,7 +104,7 @@ extension ClusterIntegrationTestsSecondLane {
         }
 
         /// `each: worker` (issue 50 item 3): a listing on every worker `on:` allows, joined in
-        /// worker-name order, each file saying which worker listed it; not through a pool.
+        /// worker-name order, each file saying which worker listed it; directly and through a pool.
         @Test func aListingWithEachWorkerRunsOnEveryLabelledWorkerAndSaysWhereEachFileIs() async throws {
             try await withCluster { cluster in
                 let data = cluster.path("data")
@@ -136,12 +136,24 @@ extension ClusterIntegrationTestsSecondLane {
                 #expect(listedBy == ["w1", "w1", "w2", "w2"], "\(files)")
                 #expect(files.matches(of: /"path": "[^"]*\/data\/a\.txt"/).count == 2, "\(files)")
 
-                // Through a pool the run sees the pool, not its workers: the step says so.
-                let (_, pool) = try await PoolTests.startPool(cluster)
-                _ = try cluster.worker(connect: pool, name: "pooled", concurrency: 2, extra: ["--label", "role=recorder"])
+                // Through a pool: on each of the pool's workers `on:` allows, as the pool lists them.
+                let (poolProcess, pool) = try await PoolTests.startPool(cluster)
+                for name in ["p2", "p1"] {
+                    _ = try cluster.worker(connect: pool, name: name, concurrency: 2, extra: ["--label", "role=recorder"])
+                }
+                _ = try cluster.worker(connect: pool, name: "p3", concurrency: 2)
+                let joined = await poolProcess.waitForOutput(timeout: 30) { _, stderr in
+                    stderr.contains("worker p3 joined") && ["p1", "p2"].allSatisfy { stderr.contains("worker \($0) has labels role=recorder") }
+                }
+                try #require(joined, "\(poolProcess.transcript)")
                 let pooled = try PoolTests.run(cluster, file, pool: pool, label: "pooled")
-                #expect(await pooled.waitForExit(timeout: 60) == .exit(1), "\(pooled.transcript)")
-                #expect(pooled.stdout.contains("a step with each: worker runs on a run's own workers"), "\(pooled.stdout)")
+                #expect(await pooled.waitForExit(timeout: 60) == .exit(0), "\(pooled.transcript)")
+                let pooledSummary = pooled.stdout
+                #expect(pooledSummary.contains("[ListFilesOp @ p1] DidFinish") && pooledSummary.contains("[ListFilesOp @ p2] DidFinish"),
+                        "\(pooledSummary)")
+                #expect(!pooledSummary.contains("[ListFilesOp @ p3]"), "\(pooledSummary)")
+                let pooledFiles = pooledSummary.split(separator: "\n").first { $0.hasPrefix("files: ") } ?? ""
+                #expect(pooledFiles.matches(of: /"worker": "(p[0-9])"/).map { String($0.1) } == ["p1", "p1", "p2", "p2"], "\(pooledFiles)")
             }
         }
 

@@ -151,6 +151,7 @@ struct CoordinatorIOLoop {
             case .setPaused(let paused): actions += machine.setPaused(paused)
             case .setBudget(let id, let name, let rates, let maxConcurrent, let adaptive):
                 machine.setBudget(id: id, name: name, rates: rates, maxConcurrent: maxConcurrent, adaptive: adaptive, now: .now)
+            case .askPoolWorkers: machine.askPoolWorkers(into: &actions)
             }
         }
         return actions

@@ -19,6 +19,8 @@ final class CoordinatorMailbox: Sendable {
         case setPaused(Bool)
         /// A group's budget, or its new rates (``FlowCoordinator/setGroupBudget(at:name:rates:maxConcurrent:adaptive:)``).
         case setBudget(id: Int, name: String, rates: FlowLimitRates, maxConcurrent: Int, adaptive: Bool)
+        /// Ask the pool this run goes through for its workers (STATUS, §14.6): `each: worker`.
+        case askPoolWorkers
     }
 
     enum PostOutcome: Sendable {
@@ -52,6 +54,9 @@ final class CoordinatorMailbox: Sendable {
     /// The connected workers as the I/O thread last showed them, and who waits for them to change.
     private struct WorkerList {
         var workers: [FlowCoordinator.ConnectedWorker] = []
+        /// Through a pool: its workers as its last STATUS-REPLY listed them (`nil` before one
+        /// came), or ``PoolWorkers/placesNoTasks`` for a pool that cannot place a task on one.
+        var poolWorkers: PoolWorkers?
         /// One more each time the I/O thread shows a new list.
         var generation: UInt64 = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -76,6 +81,31 @@ final class CoordinatorMailbox: Sendable {
     /// The workers connected now, and the generation of that list for ``workerListChange(after:)``.
     var connectedWorkersAndGeneration: (workers: [FlowCoordinator.ConnectedWorker], generation: UInt64) {
         workerList.withLock { ($0.workers, $0.generation) }
+    }
+
+    /// What a pool said of its workers.
+    enum PoolWorkers: Sendable, Equatable {
+        case listed([FlowCoordinator.ConnectedWorker])
+        /// The pool predates placing tasks (WELCOME without bit 3): a task cannot be sent to one
+        /// worker of it.
+        case placesNoTasks
+    }
+
+    /// Through a pool, its workers as it last listed them, and the list's generation; setting it
+    /// wakes the callers of ``workerListChange(after:)``.
+    var poolWorkers: (workers: PoolWorkers?, generation: UInt64) {
+        workerList.withLock { ($0.poolWorkers, $0.generation) }
+    }
+
+    /// Shows the pool's workers as its STATUS-REPLY listed them.
+    func showPoolWorkers(_ workers: PoolWorkers) {
+        let waiters = workerList.withLock { list in
+            list.poolWorkers = workers
+            list.generation += 1
+            defer { list.waiters = [:] }
+            return list.waiters.values
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns once the list of connected workers is newer than `generation` (at once if it is

@@ -19,29 +19,66 @@ extension FlowCoordinator {
 
     /// The workers a step with `each: worker` runs on (`FlowExecutor.workers(for:)`): those
     /// connected that `placement` allows, by name, once every connected worker's labels are known;
-    /// when none is, it waits for one up to the worker time-out, then gives none.
+    /// when none is, it waits for one up to the worker time-out, then gives none. Through a pool,
+    /// the pool's workers, as it lists them (``poolWorkers(for:until:)``).
     ///
-    /// - Throws: ``EachWorkerThroughPool`` for a run through a pool, whose workers it does not see.
+    /// - Throws: ``EachWorkerThroughPool`` for a run through a pool that cannot place a task on
+    ///   one of its workers (a release before placement).
     public func workers(for placement: FlowPlacement?) async throws -> [FlowWorkerIdentity]? {
         let deadline = ContinuousClock.now + configuration.workerTimeout
+        if configuration.pool != nil { return try await poolWorkers(for: placement, until: deadline) }
         while true {
             let (connected, generation) = mailbox.connectedWorkersAndGeneration
-            if connected.contains(where: \.isPool) { throw EachWorkerThroughPool() }
             let matching = connected.filter { placement?.matches($0.allLabels) ?? true }
             let settled = connected.allSatisfy(\.labelsKnown)
-            if (settled && !matching.isEmpty) || ContinuousClock.now >= deadline {
-                return matching.map { FlowWorkerIdentity(name: $0.name, host: $0.allLabels["host"] ?? $0.host) }
-            }
+            if (settled && !matching.isEmpty) || ContinuousClock.now >= deadline { return Self.identities(matching) }
             // Labels come a round trip after a worker joins, and workers join as they start:
             // looked at again when the I/O thread shows a new list, or at the deadline.
-            let mailbox = mailbox
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await mailbox.workerListChange(after: generation) }
-                group.addTask { try? await Task.sleep(until: deadline) }
-                await group.next()
-                group.cancelAll()
-            }
+            await workerListChange(after: generation, until: deadline)
             try Task.checkCancellation()
+        }
+    }
+
+    /// Through a pool (`run --pool`): the pool's workers that `placement` allows, as its
+    /// STATUS-REPLY lists them (§14.6), asked for afresh; the pool places each worker's task by
+    /// the worker's name (§14.4). A list with none of them is asked for again a moment later,
+    /// up to `deadline`.
+    private func poolWorkers(for placement: FlowPlacement?, until deadline: ContinuousClock.Instant) async throws -> [FlowWorkerIdentity] {
+        while true {
+            let asked = mailbox.poolWorkers.generation
+            switch mailbox.post(.askPoolWorkers) {
+            case .queued(let first): if first { loopExecutor.wake() }
+            case .notRunning, .stopping: return []
+            }
+            await workerListChange(after: asked, until: deadline)
+            try Task.checkCancellation()
+            switch mailbox.poolWorkers.workers {
+            case .placesNoTasks?:
+                throw EachWorkerThroughPool()
+            case .listed(let workers)?:
+                let matching = workers.filter { placement?.matches($0.allLabels) ?? true }
+                if !matching.isEmpty { return Self.identities(matching) }
+            case nil:
+                break
+            }
+            if ContinuousClock.now >= deadline { return [] }
+            // A round trip each: asked again after a pause, not at once, while none is there.
+            try? await Task.sleep(until: min(deadline, .now + .milliseconds(250)))
+        }
+    }
+
+    private static func identities(_ workers: [ConnectedWorker]) -> [FlowWorkerIdentity] {
+        workers.map { FlowWorkerIdentity(name: $0.name, host: $0.allLabels["host"] ?? $0.host) }
+    }
+
+    /// Returns when the I/O thread shows a newer list of workers than `generation`, or at `deadline`.
+    private func workerListChange(after generation: UInt64, until deadline: ContinuousClock.Instant) async {
+        let mailbox = mailbox
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await mailbox.workerListChange(after: generation) }
+            group.addTask { try? await Task.sleep(until: deadline) }
+            await group.next()
+            group.cancelAll()
         }
     }
 
@@ -192,10 +229,11 @@ extension FlowCoordinator {
     }
 }
 
-/// `each: worker` in a run through a pool: the run's coordinator sees the pool, not its workers.
+/// `each: worker` in a run through a pool that cannot place a task on one of its workers (a
+/// release before placement, WELCOME without bit 3).
 public struct EachWorkerThroughPool: Error, CustomStringConvertible {
     public var description: String {
-        "a step with each: worker runs on a run's own workers (run --bind, or --workers); through a pool (--pool) it cannot yet: "
-            + "run this flow with its own workers"
+        "a step with each: worker runs once on each of the pool's workers, and this pool cannot place a task on one of them "
+            + "(a release before placement): upgrade the pool, or run this flow with its own workers (run --bind, or --workers)"
     }
 }

@@ -106,6 +106,7 @@ public final class FlowCoordinator: FlowBatchExecutor, Service, Sendable {
                     return ready(.failure(.cannotConnect(endpoint: pool.endpoint, reason: (error as? ZMQError)?.message ?? "\(error)")))
                 }
                 defer { link.close() }
+                link.onWorkers = { [mailbox] in mailbox.showPoolWorkers($0) }
                 mailbox.open()
                 ready(.success(pool.endpoint))
                 loop.run(on: link.socket, link: link)

@@ -24,6 +24,8 @@ struct PoolClientStateMachine: Sendable {
         case log(Logger.Level, String)
         /// The pool's refusal of this run, for the run's last words (`nil`: welcomed).
         case refusal(String?)
+        /// The pool's workers, as the STATUS-REPLY asked for `each: worker` listed them.
+        case workers(CoordinatorMailbox.PoolWorkers)
     }
 
     /// The routing id under which the run machine knows the pool.
@@ -36,6 +38,10 @@ struct PoolClientStateMachine: Sendable {
     /// The last DISCONNECT reason the pool gave, for the error when it never welcomes the run.
     private(set) var refusal: String?
     private var helloSentAt: Instant
+    /// Whether the run asked for the pool's workers (`each: worker`): each WELCOME asks again.
+    private(set) var wantsWorkers = false
+    /// Whether the pool places a task on the workers its labels name (WELCOME's bit 3).
+    private(set) var placesTasks = false
 
     /// - Parameter now: when the first HELLO went.
     init(endpoint: String, now: Instant) {
@@ -65,9 +71,13 @@ struct PoolClientStateMachine: Sendable {
             // CHECKPOINT: by one that relays checkpoints (§7.9).
             guard machine.workers[peer] != nil else { return [] }
             machine.receive(message, from: peer, now: now, into: &actions)
-        case .statusReply:
-            // Not asked for by a run, but the pool's own words: a sign of life (§8.5).
+        case .statusReply(let json):
+            // Asked for by `each: worker` (§14.6); the pool's own words either way: a sign of
+            // life (§8.5).
             machine.heard(from: peer, now: now)
+            guard wantsWorkers, let status = try? PoolStatus(json: json) else { return [] }
+            // By name, as a run lists its own workers: `each: worker` joins their results in that order.
+            return [.workers(placesTasks ? .listed(status.workers.map(Self.connected).sorted { $0.name < $1.name }) : .placesNoTasks)]
         case .disconnect(let reason):
             return disconnected(reason, into: &machine, now: now, actions: &actions)
         default:
@@ -75,6 +85,19 @@ struct PoolClientStateMachine: Sendable {
             actions.append(.report(.unexpectedMessage(worker: "pool", command: message.command.description)))
         }
         return []
+    }
+
+    /// The run wants the pool's workers (`each: worker`): STATUS goes now to a pool that
+    /// welcomed the run, else after its WELCOME.
+    mutating func askWorkers<Waiter>(actions: inout [DispatchCore<Waiter>.Action]) {
+        wantsWorkers = true
+        if welcomed { actions.append(.send(to: Self.peer, .status)) }
+    }
+
+    /// A worker of a STATUS-REPLY as the run shows its own: its labels are the pool's to know
+    /// (it places the task), so they count as known.
+    static func connected(_ worker: PoolStatus.Worker) -> FlowCoordinator.ConnectedWorker {
+        FlowCoordinator.ConnectedWorker(name: worker.name, host: worker.host, slots: worker.slots, labels: worker.labels ?? [:])
     }
 
     /// A FLOW02 message from the pool that could not be decoded: malformed, yet a sign of life
@@ -122,8 +145,10 @@ struct PoolClientStateMachine: Sendable {
         if welcome.features & WireWelcome.Feature.held != 0 { out.append(.log(.warning, Self.heldText(endpoint: endpoint))) }
         welcomed = true
         refusal = nil
+        placesTasks = welcome.features & WireWelcome.Feature.placement != 0
         out.append(.refusal(nil))
         actions += machine.registerPool(welcome, peer: Self.peer, now: now)
+        if wantsWorkers { actions.append(.send(to: Self.peer, .status)) }
         return out
     }
 

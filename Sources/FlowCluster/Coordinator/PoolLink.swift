@@ -23,6 +23,8 @@ final class PoolLink {
     private var monitor: ZMQSocket?
     /// Whether the socket changed since the shell last looked (it must poll the new one).
     var replaced = false
+    /// Where the pool's workers go when its STATUS-REPLY lists them (`each: worker`).
+    var onWorkers: (@Sendable (CoordinatorMailbox.PoolWorkers) -> Void)?
 
     /// Connects and says HELLO.
     init(connection: Connection, context: ZMQContext, logger: Logger) throws {
@@ -89,6 +91,7 @@ final class PoolLink {
                 saidHello = true
             case .log(let level, let text): logger.log(level: level, "\(text)")
             case .refusal(let text): connection.refusal.set(text)
+            case .workers(let workers): onWorkers?(workers)
             }
         }
         return saidHello

@@ -91,6 +91,11 @@ struct RunStateMachine<Waiter: Sendable>: Sendable {
         client?.receive(message, into: &core, now: now, actions: &actions) ?? []
     }
 
+    /// The run wants the pool's workers (`each: worker`): STATUS, now or after WELCOME.
+    mutating func askPoolWorkers(into actions: inout [Action]) {
+        client?.askWorkers(actions: &actions)
+    }
+
     /// A FLOW02 message from the pool that could not be decoded: a sign of life all the same.
     mutating func heardMalformedFromPool(now: Instant) {
         client?.heardMalformed(into: &core, now: now)
