@@ -67,15 +67,18 @@ final class CoordinatorMailbox: Sendable {
     /// the callers of ``workerListChange(after:)``.
     var connectedWorkers: [FlowCoordinator.ConnectedWorker] {
         get { workerList.withLock { $0.workers } }
-        set {
-            let waiters = workerList.withLock { list in
-                list.workers = newValue
-                list.generation += 1
-                defer { list.waiters = [:] }
-                return list.waiters.values
-            }
-            for waiter in waiters { waiter.resume() }
+        set { changeWorkerList { $0.workers = newValue } }
+    }
+
+    /// Changes the list, makes it a generation newer and wakes who waits for that.
+    private func changeWorkerList(_ change: (inout WorkerList) -> Void) {
+        let waiters = workerList.withLock { list in
+            change(&list)
+            list.generation += 1
+            defer { list.waiters = [:] }
+            return list.waiters.values
         }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// The workers connected now, and the generation of that list for ``workerListChange(after:)``.
@@ -99,13 +102,7 @@ final class CoordinatorMailbox: Sendable {
 
     /// Shows the pool's workers as its STATUS-REPLY listed them.
     func showPoolWorkers(_ workers: PoolWorkers) {
-        let waiters = workerList.withLock { list in
-            list.poolWorkers = workers
-            list.generation += 1
-            defer { list.waiters = [:] }
-            return list.waiters.values
-        }
-        for waiter in waiters { waiter.resume() }
+        changeWorkerList { $0.poolWorkers = workers }
     }
 
     /// Returns once the list of connected workers is newer than `generation` (at once if it is
