@@ -223,6 +223,37 @@ extension ClusterIntegrationTestsSecondLane {
         /// its files with `each: worker`, each file uploads from the worker of its host
         /// (`affinity: source`) to `HOST/NAME` (`hostFolder`), to a real nginx, byte for byte.
         @Test func filesListedOnEachHostUploadFromThatHostUnderItsFolder() async throws {
+            try await uploadFromEachHost(workers: ["wa", "wb"], prefix: "/up") { cluster, file, report in
+                let run = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "30", "--min-workers", "2",
+                                                   "--json", report] + ClusterScope.fastHeartbeat, label: "run")
+                let endpoint = try await run.listeningEndpoint()
+                _ = try cluster.worker(connect: endpoint, name: "wa", concurrency: 2, extra: ["--label", "role=recorder", "--label", "host=ha"])
+                _ = try cluster.worker(connect: endpoint, name: "wb", concurrency: 2, extra: ["--label", "role=recorder", "--label", "host=hb"])
+                return run
+            }
+        }
+
+        /// The same through a pool: the run lists on each of the pool's recorders (`each: worker`
+        /// asks the pool for them) and each file goes up from the host that listed it.
+        @Test func filesListedOnEachHostOfAPoolUploadFromThatHostUnderItsFolder() async throws {
+            try await uploadFromEachHost(workers: ["pa", "pb"], prefix: "/pooled") { cluster, file, report in
+                let (poolProcess, pool) = try await PoolTests.startPool(cluster)
+                _ = try cluster.worker(connect: pool, name: "pb", concurrency: 2, extra: ["--label", "role=recorder", "--label", "host=hb"])
+                _ = try cluster.worker(connect: pool, name: "pa", concurrency: 2, extra: ["--label", "role=recorder", "--label", "host=ha"])
+                _ = try cluster.worker(connect: pool, name: "pc", concurrency: 2, extra: ["--label", "host=hc"])
+                let joined = await poolProcess.waitForOutput(timeout: 30) { _, stderr in
+                    ["pa", "pb", "pc"].allSatisfy { stderr.contains("worker \($0) has labels") }
+                }
+                try #require(joined, "\(poolProcess.transcript)")
+                return try PoolTests.run(cluster, file, pool: pool, label: "pooled", extra: ["--json", report])
+            }
+        }
+
+        /// Two files listed with `each: worker` on the recorders `workers` (hosts ha and hb, in that
+        /// order) of the run `start` begins, uploaded with `affinity: source` and `hostFolder`
+        /// to `prefix`: each host's copy arrives under its folder, sent by that host's worker.
+        func uploadFromEachHost(workers: [String], prefix: String,
+                                start: (ClusterScope, String, String) async throws -> ChildProcess) async throws {
             let server = try NginxServer()
             try await server.start()
             defer { server.stop() }
@@ -241,22 +272,19 @@ extension ClusterIntegrationTestsSecondLane {
                         on: {role: recorder}
                         with: {path: \(data)}
                       - group: {op: UploadFileOp, input: files, output: urls, maxConcurrent: 4, affinity: source,
-                                with: {url: "\(server.url("/up"))", hostFolder: true}}
+                                with: {url: "\(server.url(prefix))", hostFolder: true}}
 
                     """)
-                let run = try cluster.coordinator(["run", file, "--bind", "tcp://127.0.0.1:*", "--worker-timeout", "30", "--min-workers", "2",
-                                                   "--json", report] + ClusterScope.fastHeartbeat, label: "run")
-                let endpoint = try await run.listeningEndpoint()
-                _ = try cluster.worker(connect: endpoint, name: "wa", concurrency: 2, extra: ["--label", "role=recorder", "--label", "host=ha"])
-                _ = try cluster.worker(connect: endpoint, name: "wb", concurrency: 2, extra: ["--label", "role=recorder", "--label", "host=hb"])
+                let run = try await start(cluster, file, report)
                 #expect(await run.waitForExit(timeout: 60) == .exit(0), "\(run.transcript)")
                 for host in ["ha", "hb"] {
                     for name in ["a.bin", "b.bin"] {
-                        let stored = try? Data(contentsOf: server.storedFile("/up/\(host)/\(name)"))
+                        let stored = try? Data(contentsOf: server.storedFile("\(prefix)/\(host)/\(name)"))
                         #expect(stored == (try? Data(contentsOf: URL(fileURLWithPath: "\(data)/\(name)"))), "\(host)/\(name)\n\(run.stdout)")
                     }
                 }
-                #expect(try Self.workersByIndex(report, output: "urls") == [0: "wa", 1: "wa", 2: "wb", 3: "wb"], "\(run.stdout)")
+                let expected = [0: workers[0], 1: workers[0], 2: workers[1], 3: workers[1]]
+                #expect(try Self.workersByIndex(report, output: "urls") == expected, "\(run.stdout)")
             }
         }
     }

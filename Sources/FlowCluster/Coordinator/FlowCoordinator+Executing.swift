@@ -20,7 +20,7 @@ extension FlowCoordinator {
     /// The workers a step with `each: worker` runs on (`FlowExecutor.workers(for:)`): those
     /// connected that `placement` allows, by name, once every connected worker's labels are known;
     /// when none is, it waits for one up to the worker time-out, then gives none. Through a pool,
-    /// the pool's workers, as it lists them (``poolWorkers(for:until:)``).
+    /// the pool's workers, as it lists them (`STATUS-REPLY`).
     ///
     /// - Throws: ``EachWorkerThroughPool`` for a run through a pool that cannot place a task on
     ///   one of its workers (a release before placement).
