@@ -40,8 +40,6 @@ struct PoolClientStateMachine: Sendable {
     private var helloSentAt: Instant
     /// Whether the run asked for the pool's workers (`each: worker`): each WELCOME asks again.
     private(set) var wantsWorkers = false
-    /// Whether the pool places a task on the workers its labels name (WELCOME's bit 3).
-    private(set) var placesTasks = false
 
     /// - Parameter now: when the first HELLO went.
     init(endpoint: String, now: Instant) {
@@ -75,9 +73,11 @@ struct PoolClientStateMachine: Sendable {
             // Asked for by `each: worker` (§14.6); the pool's own words either way: a sign of
             // life (§8.5).
             machine.heard(from: peer, now: now)
-            guard wantsWorkers, let status = try? PoolStatus(json: json) else { return [] }
+            guard wantsWorkers, let pool = machine.workers[peer], let status = try? PoolStatus(json: json) else { return [] }
+            // The pool places a task on one of its workers only with WELCOME's bit 3 (§14.4).
+            guard pool.takesPlacement else { return [.workers(.placesNoTasks)] }
             // By name, as a run lists its own workers: `each: worker` joins their results in that order.
-            return [.workers(placesTasks ? .listed(status.workers.map(Self.connected).sorted { $0.name < $1.name }) : .placesNoTasks)]
+            return [.workers(.listed(status.workers.map(Self.connected).sorted { $0.name < $1.name }))]
         case .disconnect(let reason):
             return disconnected(reason, into: &machine, now: now, actions: &actions)
         default:
@@ -145,7 +145,6 @@ struct PoolClientStateMachine: Sendable {
         if welcome.features & WireWelcome.Feature.held != 0 { out.append(.log(.warning, Self.heldText(endpoint: endpoint))) }
         welcomed = true
         refusal = nil
-        placesTasks = welcome.features & WireWelcome.Feature.placement != 0
         out.append(.refusal(nil))
         actions += machine.registerPool(welcome, peer: Self.peer, now: now)
         if wantsWorkers { actions.append(.send(to: Self.peer, .status)) }

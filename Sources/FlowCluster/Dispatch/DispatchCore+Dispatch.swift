@@ -32,32 +32,6 @@ extension DispatchCore {
         return firstShares(turn, now: now) + messages + steal(now: now)
     }
 
-    /// The RATEs due at once (§15.2), before the TASKs of the turn: when a worker gets its first
-    /// task of a budget, it hears its share (and every other worker its new one) before the task,
-    /// so the op's first chunk never waits for a RATE, nor goes unlimited when a loaded machine
-    /// delays the next look past the worker's wait. Other changes wait for the next ``tick(now:)``.
-    private mutating func firstShares(_ turn: DispatchTurn, now: Instant) -> [Action] {
-        // No budget, no task of one: the turn's tasks are not looked through (perf: 2% of a pool).
-        guard !budgets.isEmpty else { return [] }
-        let newHolder = turn.order.contains { position in
-            hasNewBudget(turn.batches[position], sent: sentRates[turn.peers[position]])
-        }
-        return newHolder ? allocateRates(now: now) : []
-    }
-
-    /// Whether a task of `batch` draws on a budget whose share `sent` (a worker's entry of
-    /// ``sentRates``) does not hold yet. The worker's entry is looked up once a turn, and a run of
-    /// tasks of one budget asks once (perf: a lookup by routing id a task was 3% of a pool).
-    private func hasNewBudget(_ batch: [WireTask], sent: [Int: UInt64]?) -> Bool {
-        var known: UInt64?
-        for task in batch {
-            guard let budget = task.budget, budget != known else { continue }
-            guard sent?[Int(budget)] != nil else { return true }
-            known = budget
-        }
-        return false
-    }
-
     /// Whether dispatch waits, up to `batchWindow` after results were handed back, for the tasks
     /// the engine submits in their place; once they came or the window is over it does not.
     private mutating func holdsForSubmissions(now: Instant) -> Bool {
