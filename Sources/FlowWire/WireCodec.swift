@@ -98,8 +98,13 @@ package enum WireCodec {
     /// bytes are freed before the body's values are made. A 200 MB RESULT then costs the frame
     /// and its values, not the frame twice and its values.
     ///
-    /// - Parameter frames: the frames after any routing id; the body frame is removed.
-    package static func decode(taking frames: inout [Data]) throws(WireDecodingError) -> WireMessage {
+    /// - Parameters:
+    ///   - frames: the frames after any routing id; the body frame is removed.
+    ///   - relaying: decode for a relay (a pool): the tasks of a TASK or SUBMIT and the results of
+    ///     a RESULT keep the bytes they were read from, so that writing them again copies those
+    ///     (``WireTask/keepsReceivedBytes``, ``WireResult/encodedTail``). Only a body of at most
+    ///     ``relayedBodyLimit`` bytes is kept: each task kept holds the whole body alive.
+    package static func decode(taking frames: inout [Data], relaying: Bool = false) throws(WireDecodingError) -> WireMessage {
         guard let protocolFrame = frames.first else {
             throw WireDecodingError(.missingFrame, "missing protocol frame: the message has no frames")
         }
@@ -130,12 +135,17 @@ package enum WireCodec {
                                     + "\(WireLimits.maximumReadyBodySize) a READY within the name and op limits can have")
         }
         var reader = WireReader(frames.removeLast())
-        let message = try decodeBody(of: command, from: &reader)
+        let message = try decodeBody(of: command, from: &reader, keepingBytes: relaying && reader.remaining <= relayedBodyLimit)
         try reader.expectEnd()
         return message
     }
 
-    private static func decodeBody(of command: WireCommand, from reader: inout WireReader) throws(WireDecodingError) -> WireMessage {
+    /// The largest body whose tasks or results keep their bytes when decoded for a relay: a task
+    /// waiting at a pool keeps its whole SUBMIT body alive, so a slow task of a large one would
+    /// hold it. A large body's tasks are encoded again, which costs little beside their size.
+    package static let relayedBodyLimit = 64 * 1024
+
+    private static func decodeBody(of command: WireCommand, from reader: inout WireReader, keepingBytes: Bool) throws(WireDecodingError) -> WireMessage {
         switch command {
         case .ready:
             return .ready(try WireReady(reading: &reader))
@@ -143,14 +153,14 @@ package enum WireCodec {
             let count = try readBatchCount(minimumElementSize: WireTask.minimumEncodedSize, "task count", &reader)
             var tasks: [WireTask] = []
             tasks.reserveCapacity(count)
-            var batch = WireTask.BatchReading()
+            var batch = WireTask.BatchReading(keepingBytes: keepingBytes)
             for _ in 0..<count {
                 tasks.append(try WireTask(reading: &reader, batch: &batch))
             }
             return command == .task ? .task(tasks) : .submit(tasks)
         case .result:
             return .result(try readBatch(minimumElementSize: WireResult.minimumEncodedSize, "result count", &reader) { reader throws(WireDecodingError) in
-                try WireResult(reading: &reader)
+                try WireResult(reading: &reader, keepingTail: keepingBytes)
             })
         case .heartbeat:
             return .heartbeat

@@ -2,12 +2,41 @@ import Flow
 import Foundation
 
 extension WireResult {
-    /// A result's events, element index and output encoded ahead of its RESULT (or nothing): a
-    /// cache, equal to any other, so that a result compares and hashes by its fields alone.
+    /// A result's events, element index and output encoded ahead of its RESULT, or kept as a
+    /// pool read them to relay them into a DONE (or nothing): a cache, equal to any other, so
+    /// that a result compares and hashes by its fields alone.
+    ///
+    /// One slice holds what is kept, so that a copy of the result retains one buffer more, not two.
     package struct EncodedTail: Sendable, Hashable {
-        package internal(set) var bytes: [UInt8]?
+        /// The bytes kept: the finish state and both times first when ``head`` is kept too.
+        private var kept: ArraySlice<UInt8>?
+        /// Where in ``kept`` the events start.
+        private var tailStart = 0
+        /// Whether ``kept`` starts with the finish state and both times as read.
+        private var keepsHead = false
 
         package init() {}
+
+        /// The events, element index and output; `nil` when not kept.
+        package var bytes: ArraySlice<UInt8>? { kept.map { $0[tailStart...] } }
+
+        /// The finish state and both times as a pool read them; `nil` when not kept or one of
+        /// them changed since.
+        package var head: ArraySlice<UInt8>? { keepsHead ? kept.map { $0[..<tailStart] } : nil }
+
+        /// The finish state, times and the tail together, when both are kept: one copy for the
+        /// writer.
+        var headAndTail: ArraySlice<UInt8>? { keepsHead ? kept : nil }
+
+        /// Keeps `bytes` (``head`` first when `tailStart` is past their start).
+        init(_ bytes: ArraySlice<UInt8>, tailStart: Int) {
+            kept = bytes
+            self.tailStart = tailStart
+            keepsHead = tailStart > bytes.startIndex
+        }
+
+        /// Forgets the head: the finish state or a time changed.
+        mutating func forgetHead() { keepsHead = false }
 
         package static func == (lhs: Self, rhs: Self) -> Bool { true }
         package func hash(into hasher: inout Hasher) {}
@@ -39,7 +68,7 @@ extension WireResult {
         var writer = WireWriter(capacity: 64)
         writeTail(to: &writer)
         var copy = self
-        copy.encodedTail.bytes = writer.bytes
+        copy.encodedTail = EncodedTail(writer.bytes[...], tailStart: 0)
         return copy
     }
 

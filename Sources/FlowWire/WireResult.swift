@@ -8,15 +8,15 @@ package struct WireResult: Sendable, Hashable {
     /// The attempt from the TASK; a coordinator discards a result for any other attempt.
     package var attempt: UInt32
     /// How the op finished.
-    package var finishState: FlowFinishState
+    package var finishState: FlowFinishState { didSet { encodedTail.forgetHead() } }
     /// For a failure: whether trying again would fail the same way.
-    package var isPermanent: Bool
+    package var isPermanent: Bool { didSet { encodedTail.forgetHead() } }
     /// For a transient failure: how long the op asked to wait before another try; 0 for none.
-    package var retryAfterMilliseconds: UInt64
+    package var retryAfterMilliseconds: UInt64 { didSet { encodedTail.forgetHead() } }
     /// When the op started, on the worker's clock (microsecond resolution on the wire).
-    package var startedAt: Date
+    package var startedAt: Date { didSet { encodedTail.forgetHead() } }
     /// When the op finished, on the worker's clock (microsecond resolution on the wire).
-    package var finishedAt: Date
+    package var finishedAt: Date { didSet { encodedTail.forgetHead() } }
     /// What the op did, in the order it did it: log lines and bucket writes.
     package var events: [WireEvent] { didSet { encodedTail = EncodedTail() } }
     /// For a group element, its index in the group, from the TASK; `nil` for a serial op.
@@ -64,6 +64,10 @@ extension WireResult {
     package func write(to writer: inout WireWriter) {
         writer.writeUInt64(taskID)
         writer.writeUInt32(attempt)
+        if let kept = encodedTail.headAndTail {
+            writer.writeRaw(kept)
+            return
+        }
         writer.writeFinish(WireFinish(finishState, isPermanent: isPermanent, retryAfterMilliseconds: retryAfterMilliseconds))
         writer.writeDate(startedAt)
         writer.writeDate(finishedAt)
@@ -95,16 +99,20 @@ extension WireResult {
 
     /// Reads the result's fields in spec order.
     ///
+    /// - Parameter keepingTail: keep the bytes of the finish state, times, events, element index
+    ///   and output as read (``encodedTail``), for a pool that relays the result into a DONE.
     /// - Throws: on any malformed field.
-    package init(reading reader: inout WireReader) throws(WireDecodingError) {
+    package init(reading reader: inout WireReader, keepingTail: Bool = false) throws(WireDecodingError) {
         taskID = try reader.readUInt64("task id")
         attempt = try reader.readUInt32("attempt")
+        let headStart = reader.offset
         let finish = try reader.readFinish("finish state")
         finishState = finish.state
         isPermanent = finish.isPermanent
         retryAfterMilliseconds = finish.retryAfterMilliseconds
         startedAt = try reader.readDate("started at")
         finishedAt = try reader.readDate("finished at")
+        let tailStart = reader.offset
         let count = try reader.readCount(minimumElementSize: WireReader.minimumEventSize, "events")
         var events: [WireEvent] = []
         events.reserveCapacity(count)
@@ -123,6 +131,9 @@ extension WireResult {
             output = .some(try reader.readValue("output"))
         case let marker:
             throw WireDecodingError(.invalidField, offset: outputStart, "element: marker must be 0x00, 0x01 or 0x02, got 0x\(marker.hexDigits)")
+        }
+        if keepingTail {
+            encodedTail = EncodedTail(reader.bytes[headStart..<reader.offset], tailStart: tailStart)
         }
     }
 }

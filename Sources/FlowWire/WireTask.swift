@@ -23,6 +23,7 @@ package struct WireTask: Sendable, Hashable {
         var checkpoint: FlowValue? = .none
         var placement: [WireLabel] = []
         var preference: [WireLabel] = []
+        var received = ReceivedBytes()
     }
 
     private var storage: _FlowCopyOnWriteBox<Fields>
@@ -43,6 +44,9 @@ package struct WireTask: Sendable, Hashable {
     /// pool counts a client's queued bytes with it without encoding the task again; it is no
     /// field of the task, and equality ignores it.
     package private(set) var receivedSize = 0
+
+    /// Whether the task holds the bytes it was read from, so that writing it copies them (``ReceivedBytes``).
+    package var keepsReceivedBytes: Bool { storage.value.received.fields != nil }
 
     /// How long a coordinator lets the task wait for a worker its placement allows before it
     /// fails (a group's `affinityTimeout:`), `nil` for its worker time-out. Kept by the coordinator
@@ -67,23 +71,23 @@ package struct WireTask: Sendable, Hashable {
     /// The registered op name to run.
     package var op: String {
         get { storage.value.op }
-        set { change { $0.op = newValue } }
+        set { change { $0.op = newValue; $0.received = ReceivedBytes() } }
     }
     /// A short tag shown in the summary beside the op (e.g. `3f2a` for a group element), empty for
     /// a serial op.
     package var displayTag: String {
         get { storage.value.displayTag }
-        set { change { $0.displayTag = newValue } }
+        set { change { $0.displayTag = newValue; $0.received = ReceivedBytes() } }
     }
     /// The op's parameters.
     package var parameters: [String: FlowValue] {
         get { storage.value.parameters }
-        set { change { $0.parameters = newValue } }
+        set { change { $0.parameters = newValue; $0.received = ReceivedBytes() } }
     }
     /// The op's input bucket for a serial op; empty for a group element.
     package var bucket: [String: FlowValue] {
         get { storage.value.bucket }
-        set { change { $0.bucket = newValue } }
+        set { change { $0.bucket = newValue; $0.received = ReceivedBytes() } }
     }
     /// The array element a group element task runs on, `nil` for a serial op (flags bit 0).
     ///
@@ -91,13 +95,13 @@ package struct WireTask: Sendable, Hashable {
     /// only the worker instantiates, is the one that knows that key.
     package var groupElement: FlowValue? {
         get { storage.value.groupElement }
-        set { change { $0.groupElement = newValue } }
+        set { change { $0.groupElement = newValue; $0.received = ReceivedBytes() } }
     }
     /// The element's index in its group (0 for a serial op); it travels with the task and comes
     /// back in the RESULT, so the coordinator puts the output in its place without a lookup.
     package var elementIndex: Int {
         get { storage.value.elementIndex }
-        set { change { $0.elementIndex = newValue } }
+        set { change { $0.elementIndex = newValue; $0.received = ReceivedBytes() } }
     }
     /// How long the op may run, in milliseconds; 0 means no limit.
     package var timeLimitMilliseconds: UInt32 {
@@ -216,10 +220,15 @@ extension WireTask {
                       bucket lastBucket: inout WireWriter.WrittenMap?) {
         writer.writeUInt64(taskID)
         writer.writeUInt32(attempt)
-        writer.writeString(op)
-        writer.writeString(displayTag)
-        writer.writeValueMap(parameters, repeating: &lastParameters)
-        writer.writeValueMap(bucket, repeating: &lastBucket)
+        let received = storage.value.received
+        if let fields = received.fields {
+            writer.writeRaw(fields)
+        } else {
+            writer.writeString(op)
+            writer.writeString(displayTag)
+            writer.writeValueMap(parameters, repeating: &lastParameters)
+            writer.writeValueMap(bucket, repeating: &lastBucket)
+        }
         let attemptFlag = operationAttempt > 1 ? Self.operationAttemptFlag : 0
         let retryFlag = retry != nil ? Self.retryPolicyFlag : 0
         let budgetFlag = budget != nil ? Self.budgetFlag : 0
@@ -238,7 +247,9 @@ extension WireTask {
         if let checkpoint { writer.writeValue(checkpoint) }
         if placementFlag != 0 { WireLabel.writeList(placement, to: &writer) }
         if preferenceFlag != 0 { WireLabel.writeList(preference, to: &writer) }
-        if let groupElement {
+        if let element = received.element {
+            writer.writeRaw(element)
+        } else if let groupElement {
             writer.writeVarint(UInt64(elementIndex))
             writer.writeValue(groupElement)
         }
@@ -259,8 +270,13 @@ extension WireTask {
         var op: WireReader.ReadString?
         var parameters: WireReader.ReadMap?
         var bucket: WireReader.ReadMap?
+        /// Whether each task keeps the bytes it was read from (``ReceivedBytes``), for a pool
+        /// that relays it.
+        var keepsBytes = false
 
-        package init() {}
+        package init(keepingBytes: Bool = false) {
+            keepsBytes = keepingBytes
+        }
     }
 
     /// Reads one task of a batch, sharing what the batch's task before it read (``BatchReading``).
@@ -268,6 +284,7 @@ extension WireTask {
         let start = reader.offset
         let taskID = try reader.readUInt64("task id")
         let attempt = try reader.readUInt32("attempt")
+        let fieldsStart = reader.offset
         let op = try reader.readString("op name", reusing: &batch.op)
         let displayTag = try reader.readString("display tag")
         let parameters = try reader.readValueMap("parameters", reusing: &batch.parameters)
@@ -299,14 +316,18 @@ extension WireTask {
         // `.none`, not `nil`: `FlowValue` is `ExpressibleByNilLiteral`, and a bare `nil` can
         // become `.some(.null)`.
         var groupElement: FlowValue? = .none
+        let elementStart = reader.offset
         if flags & Self.groupElementFlag != 0 {
             elementIndex = try reader.readIndex("element index")
             groupElement = .some(try reader.readValue("group element"))
         }
+        let received = batch.keepsBytes
+            ? ReceivedBytes(reader.bytes, fields: fieldsStart..<flagsStart, element: flags & Self.groupElementFlag != 0 ? elementStart..<reader.offset : nil)
+            : ReceivedBytes()
         storage = _FlowCopyOnWriteBox(Fields(op: op, displayTag: displayTag, parameters: parameters,
                                  bucket: bucket, groupElement: groupElement, elementIndex: elementIndex,
                                  timeLimitMilliseconds: timeLimitMilliseconds, operationAttempt: operationAttempt, retry: retry,
-                                 checkpoint: checkpoint, placement: placement, preference: preference))
+                                 checkpoint: checkpoint, placement: placement, preference: preference, received: received))
         ids = Ids(taskID: taskID, attempt: attempt, budget: budget)
         receivedSize = reader.offset - start
     }

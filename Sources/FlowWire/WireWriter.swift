@@ -109,6 +109,11 @@ package struct WireWriter: Sendable {
         bytes.append(contentsOf: value)
     }
 
+    /// Appends raw bytes kept from a message read before (a relayed task or result).
+    package mutating func writeRaw(_ value: ArraySlice<UInt8>) {
+        bytes.append(contentsOf: value)
+    }
+
     /// Appends raw bytes: varint byte count, then the bytes.
     package mutating func writeBytes(_ value: Data) {
         writeVarint(UInt64(value.count))

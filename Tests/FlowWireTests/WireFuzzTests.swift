@@ -40,6 +40,10 @@ struct WireFuzzTests {
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
                 mutate(&mutated, using: &generator)
             }
+            // A pool decodes for a relay (tasks and results keep their bytes): it must accept and
+            // refuse exactly what the plain decoder does, and write what it would write.
+            var relayFrames = frames(command, body: mutated)
+            let relayed = try? WireCodec.decode(taking: &relayFrames, relaying: true)
             do {
                 let message = try WireCodec.decode(frames(command, body: mutated))
                 decodedCount += 1
@@ -48,9 +52,16 @@ struct WireFuzzTests {
                 let encoded = WireCodec.encode(message)
                 let again = try WireCodec.decode(encoded)
                 #expect(WireCodec.encode(again) == encoded, "unstable re-encoding of \(hexString(mutated))")
+                #expect(relayed == message, "relayed decoding differs for \(hexString(mutated))")
+                // The bytes relayed are those received, which may say a value another way than
+                // the encoder would (a time that is no whole number of microseconds apart): they
+                // decode to what the plain decoding does.
+                #expect(relayed.flatMap { try? WireCodec.decode(WireCodec.encode($0)) } == message,
+                        "relayed encoding differs for \(hexString(mutated))")
             } catch {
                 rejectedCount += 1
                 #expect(!error.description.isEmpty)
+                #expect(relayed == nil, "relayed decoding accepted \(hexString(mutated))")
             }
         }
         // Both outcomes must occur, or the mutations are not exercising the decoder.

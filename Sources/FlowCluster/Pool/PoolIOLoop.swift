@@ -81,7 +81,7 @@ struct PoolIOLoop {
             guard let (peerRoles, peerKey) = key.map(roles), !peerRoles.isEmpty else { return nil }
             return (peerRoles, peerKey)
         }
-        sockets.receiveEach(withKey: roles != nil, logger: logger, role: "pool", admit: admit) { inbound in
+        sockets.receiveEach(withKey: roles != nil, logger: logger, role: "pool", relaying: true, admit: admit) { inbound in
             switch inbound {
             case .revoked(let peer):
                 // Taken off both lists since its handshake: whatever it was ends, and it hears why.

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 
 extension RouterSockets {
-    /// One message the router read, as a shell hands it to its machine (``receiveEach(withKey:logger:role:admit:_:)``).
+    /// One message the router read, as a shell hands it to its machine (``receiveEach(withKey:logger:role:relaying:admit:_:)``).
     enum Inbound<Admission> {
         /// From a key no longer authorised (taken off its list since the handshake): not decoded.
         case revoked(peer: Data)
@@ -20,8 +20,10 @@ extension RouterSockets {
     /// - Parameters:
     ///   - withKey: read each message's key (with CURVE: its connection's ZAP user id).
     ///   - role: who reads, for the log line of a failed receive (which ends the turn).
+    ///   - relaying: decode for a relay (``WireCodec/decode(taking:relaying:)``): a pool's tasks
+    ///     and results keep the bytes they came in, which the TASK and DONE then copy.
     ///   - admit: what the key allows, `nil` for nothing (the message is `revoked`).
-    func receiveEach<Admission>(withKey: Bool, logger: Logger, role: String, admit: (_ key: String?) -> Admission?,
+    func receiveEach<Admission>(withKey: Bool, logger: Logger, role: String, relaying: Bool = false, admit: (_ key: String?) -> Admission?,
                                 _ handle: (Inbound<Admission>) -> Void) {
         for _ in 0..<10_000 {
             var frames: [Data]
@@ -44,7 +46,7 @@ extension RouterSockets {
             frames = []
             let decoded: WireMessage
             do {
-                decoded = try WireCodec.decode(taking: &body)
+                decoded = try WireCodec.decode(taking: &body, relaying: relaying)
             } catch {
                 handle(.malformed(peer: peer, error, body: body, signOfLife: error.code != .unsupportedVersion && error.code != .wrongProtocol))
                 continue
