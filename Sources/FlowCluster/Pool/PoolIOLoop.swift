@@ -87,7 +87,15 @@ struct PoolIOLoop {
                 // Taken off both lists since its handshake: whatever it was ends, and it hears why.
                 actions += machine.revoke(peer, now: now)
             case .message(let peer, let (peerRoles, key), let message):
+                let relays = message.command == .result || message.command == .submit
                 actions += machine.receive(message, from: peer, roles: peerRoles, key: key, now: now)
+                if relays {
+                    // Passed on at once, before the next message is read: a RESULT's DONE to its
+                    // client, a SUBMIT's TASKs to the workers.
+                    actions += machine.dispatch(now: now)
+                    perform(actions, on: router, machine: &machine, now: now)
+                    actions = []
+                }
             case .malformed(let peer, let error, let body, let signOfLife):
                 if signOfLife { machine.heard(from: peer, now: now) }
                 let event = malformed.handle(error, frames: body, from: peer, name: machine.peerName(peer), now: now) { reply in
