@@ -98,7 +98,7 @@ extension FlowOperationRegistry {
               + "x-amz-meta-mtime, stored on upload), checksum (size and the stored checksum; reads the file); false (default) sends all",
               kind: .text),
         .init("caFile", "a PEM file of certificate authorities trusted besides the machine's own", kind: .text),
-        .init("listTarget", "s3 with skipExisting: list the target prefix once per worker instead of a HEAD per file: auto (groups over "
+        .init("listTarget", "s3 with skipExisting: list each target folder once per worker instead of a HEAD per file: auto (groups over "
               + "1,000 files), true, false", kind: .text),
         .init("listing", "s3: the name of the target listing a group's tasks share (the coordinator sets it)", kind: .text),
         .init("hostFolder", "put each file under a folder named after its element's host (HOST/NAME), as each: worker lists them; false (default)",

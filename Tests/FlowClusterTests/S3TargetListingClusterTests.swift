@@ -77,4 +77,52 @@ extension ClusterIntegrationTests.S3Uploads {
             }
         }
     }
+
+    /// A tree lists folder by folder: each worker lists each folder of the target its files go
+    /// to, once, and the second run sends nothing and no `HEAD`.
+    @Test func aTreeIsListedFolderByFolderAndNotAskedFileByFile() async throws {
+        try await Self.withS3 { s3, cluster in
+            let proxy = try await S3ResumeProxy.start(in: s3)
+            defer { proxy.stop() }
+            let folder = cluster.directory.appendingPathComponent("tree")
+            for sub in ["a", "b"] {
+                try FileManager.default.createDirectory(at: folder.appendingPathComponent(sub), withIntermediateDirectories: true)
+                for index in 0..<3 {
+                    try Data("\(sub)-\(index)".utf8).write(to: folder.appendingPathComponent("\(sub)/file \(index).txt"))
+                }
+            }
+            let flow = try cluster.write("tree.yaml", """
+                flow: s3-tree
+                steps:
+                  - op: ListFilesOp
+                    with: {path: "\(folder.path)", recursive: true}
+                  - group:
+                      op: UploadFileOp
+                      input: files
+                      maxConcurrent: 4
+                      with:
+                        url: s3://photos/2026/
+                        endpoint: \(proxy.endpoint)
+                        skipExisting: true
+                        listTarget: true
+                """)
+            let first = try await Self.run(cluster, flow, folder: folder, environment: s3.credentialsEnvironment, extra: ["--workers", "2"])
+            #expect(first.termination == .exit(0), "\(first.transcript)")
+            #expect(try await s3.objects().keys.sorted() == ["2026/a/file 0.txt", "2026/a/file 1.txt", "2026/a/file 2.txt",
+                                                             "2026/b/file 0.txt", "2026/b/file 1.txt", "2026/b/file 2.txt"])
+            let afterFirst = try proxy.stats()
+            #expect(afterFirst.heads == 0 && afterFirst.singlePuts == 6, "\(afterFirst)")
+            #expect((2...4).contains(afterFirst.listObjects), "each folder once per worker that had files in it: \(afterFirst)")
+
+            let second = try await Self.run(cluster, flow, folder: folder, environment: s3.credentialsEnvironment, extra: ["--workers", "2"])
+            #expect(second.termination == .exit(0), "\(second.transcript)")
+            let afterSecond = try proxy.stats()
+            #expect(afterSecond.heads == 0 && afterSecond.singlePuts == 6, "nothing sent, nothing asked: \(afterSecond)")
+            #expect((2...4).contains(afterSecond.listObjects - afterFirst.listObjects), "\(afterSecond)")
+            for sub in ["a", "b"] {
+                #expect(second.stdout.contains("skipExisting: listed 3 objects under s3://photos/2026/\(sub)/ in 1 request"), "\(second.stdout)")
+            }
+            #expect(!second.stdout.contains("listed 6 objects"), "the whole prefix was listed at once: \(second.stdout)")
+        }
+    }
 }

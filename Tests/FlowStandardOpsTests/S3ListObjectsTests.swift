@@ -241,4 +241,28 @@ extension S3ListObjectsTests {
         }
         #expect(taken == 12)
     }
+
+    /// `skipExisting`'s listing of one folder of the target (`UploadFileOp.listing(of:folder:…)`):
+    /// the objects directly in it, not its subfolders'; and none, with a line saying so, for a
+    /// folder of more objects than the limit.
+    @Test func skipExistingListsOneFolderAndKeepsNoneLargerThanItsLimit() async throws {
+        let s3 = try await Self.store(prefix: "archive/")
+        defer { s3.stop() }
+        let target = try S3Target(parameters: FlowParameters(["url": .string("s3://\(s3.bucket)/archive/"), "endpoint": .string(s3.endpoint)],
+                                                             operation: "UploadFileOp"), environment: [:])
+        let client = S3Client(target: target, signer: SigV4Signer(credentials: Self.credentials(s3), region: target.region), objectHeaders: [],
+                              timeout: 60)
+        let year = try await UploadFileOp.listing(of: target, folder: "archive/2025/", client: client, timeout: .seconds(60))
+        #expect(year.objects.map { Set($0.keys) } == Set((0..<9).map { "archive/2025/photo \($0).jpg" }), "not raw/'s")
+        #expect(year.objects?["archive/2025/photo 3.jpg"]?.size == Int64(100 + 7 * Self.keys.firstIndex(of: "2025/photo 3.jpg")!))
+        #expect(year.line.hasPrefix("skipExisting: listed 9 objects under s3://\(s3.bucket)/archive/2025/ in 1 request,"), "\(year.line)")
+        #expect(!year.refused)
+        let top = try await UploadFileOp.listing(of: target, folder: "archive/", client: client, timeout: .seconds(60))
+        #expect(top.objects.map { Set($0.keys) } == ["archive/top a.txt", "archive/top & b.jpg"])
+
+        let tooMany = try await UploadFileOp.listing(of: target, folder: "archive/2025/", client: client, timeout: .seconds(60), limit: 8)
+        #expect(tooMany.objects == nil && !tooMany.refused)
+        #expect(tooMany.line.hasPrefix("skipExisting: s3://\(s3.bucket)/archive/2025/ holds more than 8 objects; asking with a HEAD per file in it"),
+                "\(tooMany.line)")
+    }
 }

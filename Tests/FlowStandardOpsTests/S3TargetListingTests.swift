@@ -1,5 +1,6 @@
 import Flow
 import Foundation
+import Synchronization
 import Testing
 @testable import FlowStandardOps
 
@@ -44,5 +45,46 @@ struct S3TargetListingTests {
         #expect(throws: FlowParameterError.self) {
             try UploadFileOp(parameters: FlowParameters(["url": "http://127.0.0.1:9/up", "listTarget": true], operation: "UploadFileOp"))
         }
+    }
+}
+
+/// `skipExisting` lists the target folder by folder (`UploadFileOp.listing(of:folder:…)`,
+/// `S3TargetListings`): what a folder's listing holds, its bound, and which listings are shared.
+struct S3TargetFolderListingTests {
+    @Test func aKeysListedFolderIsItsParentNeverAboveTheTargetsPrefix() {
+        #expect(UploadFileOp.listedFolder(of: "2026/a/b/x.jpg", under: "2026/") == "2026/a/b/")
+        #expect(UploadFileOp.listedFolder(of: "2026/x.jpg", under: "2026/") == "2026/")
+        #expect(UploadFileOp.listedFolder(of: "x.jpg", under: "") == "")
+        #expect(UploadFileOp.listedFolder(of: "logs/day-1/x", under: "logs/day-") == "logs/day-1/")
+        #expect(UploadFileOp.listedFolder(of: "logs/day-x", under: "logs/day-") == "logs/day-", "a prefix that is no folder lists itself")
+    }
+
+    /// Counts the listings it makes, by folder.
+    private final class Lister: Sendable {
+        let made = Mutex<[String]>([])
+        func listing(_ folder: String, refused: Bool = false) -> @Sendable () async throws -> S3TargetListings.Listing {
+            { [self] in
+                made.withLock { $0.append(folder) }
+                return (refused ? nil : [:], "listed \(folder)", refused)
+            }
+        }
+    }
+
+    @Test func eachFolderOfAGroupIsListedOnceAndARefusedGroupListsNoOtherFolder() async throws {
+        let lister = Lister()
+        let group = UUID().uuidString
+        let first = try await S3TargetListings.objects(named: group, folder: "a/", list: lister.listing("a/"))
+        let again = try await S3TargetListings.objects(named: group, folder: "a/", list: lister.listing("a/"))
+        let other = try await S3TargetListings.objects(named: group, folder: "b/", list: lister.listing("b/"))
+        #expect(lister.made.withLock { $0 } == ["a/", "b/"])
+        #expect(first.line == "listed a/" && again.line == nil && other.line == "listed b/", "each folder's line once")
+        #expect(first.objects != nil && other.objects != nil)
+
+        let refusedGroup = UUID().uuidString
+        let refused = try await S3TargetListings.objects(named: refusedGroup, folder: "a/", list: lister.listing("a/", refused: true))
+        let after = try await S3TargetListings.objects(named: refusedGroup, folder: "b/", list: lister.listing("b/"))
+        #expect(refused.objects == nil && refused.line == "listed a/")
+        #expect(after.objects == nil && after.line == nil, "no listing and no line after a refusal")
+        #expect(lister.made.withLock { $0 } == ["a/", "b/", "a/"])
     }
 }

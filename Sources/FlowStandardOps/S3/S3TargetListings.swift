@@ -1,20 +1,22 @@
 import Foundation
 import Synchronization
 
-/// The listings of S3 targets that `skipExisting` reads instead of a `HEAD` per file
-/// (`UploadFileOp`'s `listing`), one per name in this process: the first task of a group to need
-/// its listing lists the target, and every other task of the group on this worker awaits the same
-/// listing.
+/// The listings of S3 target folders that `skipExisting` reads instead of a `HEAD` per file
+/// (`UploadFileOp`'s `listing`), one per group and folder in this process: the first task of a
+/// group to need a folder's listing lists it, and every other task of the group on this worker
+/// with a file in that folder awaits the same listing.
 ///
-/// It keeps the last 4 names used (a worker of a standing pool serves many runs); a listing that
-/// failed is forgotten, so that a task tried again lists again.
+/// It keeps the last ``kept`` folders used (a tree's files come folder by folder; a worker of a
+/// standing pool serves many runs); a listing that failed is forgotten, so that a task tried again
+/// lists again. A group whose listing the store refused lists no other folder.
 enum S3TargetListings {
     /// The objects of a listing by key.
     typealias Objects = [String: S3ObjectEntry]
 
-    /// A listing: its objects (`nil` when the store refused it, and each file is asked with a
-    /// `HEAD` instead), and the line that says what it took or why it was refused.
-    typealias Listing = (objects: Objects?, line: String)
+    /// A folder's listing: its objects (`nil` when the store refused it or the folder is too large
+    /// to keep, and each file is asked with a `HEAD` instead), the line that says what it took or
+    /// why there is none, and whether the store refused it (then the group lists no more).
+    typealias Listing = (objects: Objects?, line: String, refused: Bool)
 
     private struct Kept {
         var listing: Task<Listing, any Error>
@@ -22,18 +24,24 @@ enum S3TargetListings {
         var told: Bool
     }
 
-    /// How many listings are kept.
-    static let kept = 4
+    /// How many folders' listings are kept.
+    static let kept = 8
 
     private static let listings = Mutex<[String: Kept]>([:])
 
-    /// The listing named `name`, made by `list` if no task of this process has made it.
+    /// The groups whose listing the store refused, the last 64.
+    private static let refused = Mutex<[String]>([])
+
+    /// The listing of `folder` for the group's listing `group`, made by `list` if no task of this
+    /// process has made it.
     ///
-    /// - Returns: the objects (`nil` for a refused listing), and the line describing the listing
-    ///   for the first caller only.
+    /// - Returns: the objects (`nil` for a refused or too large folder, and for every folder of a
+    ///   group refused before), and the line describing the listing for the first caller only.
     /// - Throws: what `list` threw; cancellation.
-    static func objects(named name: String, list: @escaping @Sendable () async throws -> Listing) async throws
+    static func objects(named group: String, folder: String, list: @escaping @Sendable () async throws -> Listing) async throws
         -> (objects: Objects?, line: String?) {
+        if refused.withLock({ $0.contains(group) }) { return (nil, nil) }
+        let name = group + "\u{0}" + folder
         let listing = listings.withLock { table in
             if table[name] != nil {
                 table[name]!.used = .now
@@ -45,7 +53,13 @@ enum S3TargetListings {
             return listing
         }
         do {
-            let (objects, line) = try await listing.value
+            let (objects, line, wasRefused) = try await listing.value
+            if wasRefused {
+                refused.withLock { groups in
+                    if !groups.contains(group) { groups.append(group) }
+                    if groups.count > 64 { groups.removeFirst() }
+                }
+            }
             let first = listings.withLock { table -> Bool in
                 guard table[name]?.listing == listing, table[name]?.told == false else { return false }
                 table[name]!.told = true
