@@ -87,4 +87,27 @@ struct S3TargetFolderListingTests {
         #expect(after.objects == nil && after.line == nil, "no listing and no line after a refusal")
         #expect(lister.made.withLock { $0 } == ["a/", "b/", "a/"])
     }
+
+    @Test func listingsHeldPastTheBoundAreForgottenOldestFirstAndListedAgain() async throws {
+        let made = Mutex<[String]>([])
+        let half = S3TargetListings.heldObjects / 2 + 1
+        let listing = { @Sendable (folder: String, count: Int) -> @Sendable () async throws -> S3TargetListings.Listing in
+            {
+                made.withLock { $0.append(folder) }
+                let objects = Dictionary(uniqueKeysWithValues: (0..<count).map { index in
+                    ("\(folder)\(index)", S3ObjectEntry(key: "\(folder)\(index)", size: 1, etag: "e", lastModified: ""))
+                })
+                return (objects, "listed \(folder)", false)
+            }
+        }
+        let group = UUID().uuidString
+        _ = try await S3TargetListings.objects(named: group, folder: "a/", list: listing("a/", half))
+        _ = try await S3TargetListings.objects(named: group, folder: "a/", list: listing("a/", half))
+        #expect(made.withLock { $0 } == ["a/"], "kept while within the bound")
+        // b/ takes the listings past the bound: a/, used longest ago, is forgotten, b/ kept.
+        _ = try await S3TargetListings.objects(named: group, folder: "b/", list: listing("b/", half))
+        let again = try await S3TargetListings.objects(named: group, folder: "a/", list: listing("a/", half))
+        #expect(made.withLock { $0 } == ["a/", "b/", "a/"])
+        #expect(again.objects?.count == half)
+    }
 }

@@ -6,7 +6,8 @@ import Synchronization
 /// group to need a folder's listing lists it, and every other task of the group on this worker
 /// with a file in that folder awaits the same listing.
 ///
-/// It keeps the last ``kept`` folders used (a tree's files come folder by folder; a worker of a
+/// It keeps the folders used last, at most ``kept`` of them and ``heldObjects`` listed objects
+/// together (a tree's files come folder by folder, many small folders at once; a worker of a
 /// standing pool serves many runs); a listing that failed is forgotten, so that a task tried again
 /// lists again. A group whose listing the store refused lists no other folder.
 enum S3TargetListings {
@@ -22,10 +23,16 @@ enum S3TargetListings {
         var listing: Task<Listing, any Error>
         var used: ContinuousClock.Instant
         var told: Bool
+        /// How many objects it holds, once listed.
+        var objects = 0
     }
 
-    /// How many folders' listings are kept.
-    static let kept = 8
+    /// How many folders' listings are kept at most.
+    static let kept = 64
+
+    /// How many listed objects the kept listings hold together at most (about 80 MB); the
+    /// listings used longest ago go first.
+    static let heldObjects = 400_000
 
     private static let listings = Mutex<[String: Kept]>([:])
 
@@ -61,7 +68,10 @@ enum S3TargetListings {
                 }
             }
             let first = listings.withLock { table -> Bool in
-                guard table[name]?.listing == listing, table[name]?.told == false else { return false }
+                guard table[name]?.listing == listing else { return false }
+                table[name]!.objects = objects?.count ?? 0
+                Self.forgetOldest(in: &table, keeping: name)
+                guard table[name]?.told == false else { return false }
                 table[name]!.told = true
                 return true
             }
@@ -71,6 +81,17 @@ enum S3TargetListings {
                 if table[name]?.listing == listing { table[name] = nil }
             }
             throw error
+        }
+    }
+
+    /// Forgets the listings used longest ago, not `name`'s, while they hold more than
+    /// ``heldObjects`` objects together.
+    private static func forgetOldest(in table: inout [String: Kept], keeping name: String) {
+        var total = table.values.reduce(0) { $0 + $1.objects }
+        while total > heldObjects,
+              let oldest = table.filter({ $0.key != name && $0.value.objects > 0 }).min(by: { $0.value.used < $1.value.used }) {
+            total -= oldest.value.objects
+            table[oldest.key] = nil
         }
     }
 }

@@ -13,8 +13,9 @@ import NIOHTTP1
 /// the stored time nor the stored checksum.
 ///
 /// Folder by folder, so that a worker's memory does not grow with the target: it keeps the
-/// listings of its last few folders (a tree's files come folder by folder), and a folder of more
-/// than ``folderListingLimit`` objects is not kept at all: its files are asked with a `HEAD` each.
+/// listings of the folders it used last, up to 400,000 objects together (a tree's files come folder
+/// by folder), and a folder of more than ``folderListingLimit`` objects is not kept at all: its
+/// files are asked with a `HEAD` each.
 /// Listing the whole prefix at once held every object of the target in each worker, a few hundred
 /// MB for a million objects.
 extension UploadFileOp {
@@ -32,8 +33,8 @@ extension UploadFileOp {
     static let listingThreshold = 1_000
 
     /// The most objects one folder's listing may hold; a larger folder's files are asked with a
-    /// `HEAD` each. With ``S3TargetListings/kept`` folders kept, a worker holds at most 400,000
-    /// listed objects (about 80 MB) whatever the target's size.
+    /// `HEAD` each. A worker's kept listings hold at most ``S3TargetListings/heldObjects`` objects
+    /// together (about 80 MB) whatever the target's size.
     static let folderListingLimit = 50_000
 
     /// The folder whose listing answers for `key`: the key up to its last `/`, never above the
