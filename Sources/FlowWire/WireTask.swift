@@ -58,6 +58,15 @@ package struct WireTask: Sendable, Hashable {
         storage.change(body)
     }
 
+    /// Changes a field whose bytes a relayed task keeps (``ReceivedBytes``), and forgets them.
+    @inline(__always)
+    private mutating func changeReceived(_ body: (inout Fields) -> Void) {
+        storage.change { fields in
+            body(&fields)
+            fields.received = ReceivedBytes()
+        }
+    }
+
     /// Identifies the task for the whole run; the RESULT carries it back.
     package var taskID: UInt64 {
         get { ids.taskID }
@@ -71,23 +80,23 @@ package struct WireTask: Sendable, Hashable {
     /// The registered op name to run.
     package var op: String {
         get { storage.value.op }
-        set { change { $0.op = newValue; $0.received = ReceivedBytes() } }
+        set { changeReceived { $0.op = newValue } }
     }
     /// A short tag shown in the summary beside the op (e.g. `3f2a` for a group element), empty for
     /// a serial op.
     package var displayTag: String {
         get { storage.value.displayTag }
-        set { change { $0.displayTag = newValue; $0.received = ReceivedBytes() } }
+        set { changeReceived { $0.displayTag = newValue } }
     }
     /// The op's parameters.
     package var parameters: [String: FlowValue] {
         get { storage.value.parameters }
-        set { change { $0.parameters = newValue; $0.received = ReceivedBytes() } }
+        set { changeReceived { $0.parameters = newValue } }
     }
     /// The op's input bucket for a serial op; empty for a group element.
     package var bucket: [String: FlowValue] {
         get { storage.value.bucket }
-        set { change { $0.bucket = newValue; $0.received = ReceivedBytes() } }
+        set { changeReceived { $0.bucket = newValue } }
     }
     /// The array element a group element task runs on, `nil` for a serial op (flags bit 0).
     ///
@@ -95,13 +104,13 @@ package struct WireTask: Sendable, Hashable {
     /// only the worker instantiates, is the one that knows that key.
     package var groupElement: FlowValue? {
         get { storage.value.groupElement }
-        set { change { $0.groupElement = newValue; $0.received = ReceivedBytes() } }
+        set { changeReceived { $0.groupElement = newValue } }
     }
     /// The element's index in its group (0 for a serial op); it travels with the task and comes
     /// back in the RESULT, so the coordinator puts the output in its place without a lookup.
     package var elementIndex: Int {
         get { storage.value.elementIndex }
-        set { change { $0.elementIndex = newValue; $0.received = ReceivedBytes() } }
+        set { changeReceived { $0.elementIndex = newValue } }
     }
     /// How long the op may run, in milliseconds; 0 means no limit.
     package var timeLimitMilliseconds: UInt32 {

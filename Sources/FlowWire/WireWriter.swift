@@ -104,12 +104,8 @@ package struct WireWriter: Sendable {
         bytes.append(contentsOf: utf8)
     }
 
-    /// Appends bytes encoded already, as they are.
-    package mutating func writeRaw(_ value: [UInt8]) {
-        bytes.append(contentsOf: value)
-    }
-
-    /// Appends raw bytes kept from a message read before (a relayed task or result).
+    /// Appends bytes encoded already, as they are: a result's tail encoded ahead, or the bytes a
+    /// relayed task or result kept from the message it was read from.
     package mutating func writeRaw(_ value: ArraySlice<UInt8>) {
         bytes.append(contentsOf: value)
     }

@@ -41,13 +41,11 @@ import NIOSSL
 ///   A skipped file logs `skipped NAME: …` and a `manifest {…}` line with `"skipped": "same
 ///   size"` (or `same modtime`, `same checksum`) and the stored object's size, checksum and ETag.
 /// - `listTarget` (`auto`, `true` or `false`; default `auto`): on S3 with `skipExisting`, whether
-///   each worker lists each target folder its files go to, once for the group, instead of a
-///   `HEAD` per file: for groups of more than 1,000 elements (`auto`), always, or never. The
-///   coordinator names the listing a group's tasks share (`listing`). A file not listed is sent
-///   with no request before it; `size` judges a listed one by its listed size, `modtime` and
-///   `checksum` still `HEAD` it. A listing the store refuses (403, 405, 501) falls back to a
-///   `HEAD` per file, logged once; so does a folder of more than 50,000 objects, which no worker
-///   keeps in memory.
+///   each worker lists each target folder its files go to, once, instead of a `HEAD` per file: for
+///   groups of more than 1,000 elements (`auto`), always, or never (see `UploadFileOp+TargetListing`).
+///   A file not listed is sent with no request before it; `size` judges a listed one by its listed
+///   size, `modtime` and `checksum` still `HEAD` it. A refused listing (403, 405, 501) or a folder
+///   of more than 50,000 objects falls back to a `HEAD` per file, logged once.
 /// - `checksum` (`crc32c`, `crc64nvme`, `sha256`, `md5` or `none`; default `crc64nvme` for S3, as
 ///   the AWS CLI, `none` for HTTP): computed while the file is read, never in a second read. On S3
 ///   it is sent for the store to check (`x-amz-checksum-*`, per part in a multipart upload;
